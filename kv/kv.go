@@ -286,4 +286,3 @@ func ID(key []byte) uint64 {
 	}
 	return binary.BigEndian.Uint64(key)
 }
-
