@@ -1,26 +1,80 @@
-// Package kv is ownsona's one file: a bbolt database opened with an exclusive lock, with a
-// schema version and ordered migrations, big-endian uint64 keys, and consistent backups.
-// It knows nothing of memories; it hides bbolt behind its own DB, Tx, Bucket and Cursor.
+// Package kv is ownsona's one database file: a bbolt file opened with an
+// exclusive lock, a schema version with ordered migrations, buckets of byte
+// keys and values, consistent online backup and a page consistency check.
+// It knows nothing of memories; it hides bbolt so that no bbolt type appears
+// in the rest of the program.
 //
 // The simplest use:
 //
-//	db, err := kv.Open("ownsona.db", kv.Options{Migrations: migrations})
+//	db, err := kv.Open("ownsona.db", kv.Options{Migrations: []kv.Migration{
+//		{Version: 1, Name: "create notes", Up: func(tx *kv.Tx) error {
+//			_, err := tx.CreateBucketIfNotExists("notes")
+//			return err
+//		}},
+//	}})
+//	if err != nil {
+//		return err
+//	}
 //	defer db.Close()
+//
 //	err = db.Update(func(tx *kv.Tx) error {
-//		b := tx.Bucket("memories")
+//		b := tx.Bucket("notes")
 //		id, err := b.NextSequence()
 //		if err != nil {
 //			return err
 //		}
-//		return b.Put(kv.Key(id), value)
+//		return b.Put(kv.Key(id), []byte("hello"))
 //	})
 //
-// Caveats, as bbolt's:
-//   - One process at a time: Open takes the file's lock and, after Options.Timeout, fails with
-//     ErrInUse. Within the process a DB is safe for concurrent use; Update transactions run
-//     one at a time and every commit is synced to disk (NoSync is never set).
-//   - Bytes returned by Bucket.Get are copies and live on. Bytes passed to ForEach callbacks and
-//     returned by a Cursor point into the memory map and are valid only inside the transaction.
-//   - Keys from NextSequence are never handed out twice, even after deletes.
-//   - A file written by a newer schema is refused with ErrNewerSchema and not modified.
+// # The file
+//
+// Open creates a missing file with mode 0600 (an existing file keeps its
+// mode) and takes an exclusive lock on it (a shared one with
+// Options.ReadOnly). A second opener, in this process or another, waits at
+// most Options.Timeout (1s by default) and then fails with an error wrapping
+// ErrInUse that names the path. Every commit is synced to disk: the file
+// never trades durability for speed.
+//
+// The bucket "meta" belongs to kv: its key "schema_version" holds the schema
+// version as a big-endian uint64. Do not write to it.
+//
+// # Schema versions and migrations
+//
+// Options.Migrations lists the schema changes, versions 1..N in order. Open
+// runs the pending ones (those above the file's version) in order, each in
+// its own Update together with its version bump, so a failing migration
+// leaves the file at the previous version and Open returns an error naming
+// it. A file whose version is above N was written by a newer ownsona: Open
+// refuses it with ErrNewerSchema before anything can write to it (it is
+// first inspected through a read-only open), so the file's bytes are never
+// modified. A ReadOnly open runs no migrations; SchemaVersion tells the
+// caller how far behind the file is.
+//
+// # Concurrency
+//
+// A DB is safe for concurrent use by many goroutines. Any number of View
+// transactions run at once; Update transactions run one at a time and block
+// each other (never readers). Do not start an Update from inside a View or
+// an Update on the same goroutine: it deadlocks. A long View (Backup is
+// one) keeps the file from being remapped, so writes that grow the file wait
+// for it. Close waits for running transactions to finish.
+//
+// A Tx, and the Buckets and Cursors obtained from it, belong to the function
+// they were passed to: use them from that goroutine only, and never after
+// the function returns.
+//
+// # Lifetime of bytes
+//
+// Bucket.Get returns a copy, valid forever and safe to modify. Every other
+// slice kv hands out — the k and v passed to a ForEach callback and those
+// returned by Cursor methods — points into the database's memory map: it is
+// valid only until the transaction ends and must never be modified. Copy
+// what you keep (bytes.Clone). Put may keep referring to the key and value
+// it was given until the transaction ends: do not modify them before then.
+//
+// # Keys
+//
+// Key(id) encodes an id as 8 big-endian bytes, so a cursor walks ids in
+// numeric order; ID is its inverse. Bucket.NextSequence gives ids that are
+// never reused, even after a delete.
 package kv

@@ -5,148 +5,300 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-	bolterrors "go.etcd.io/bbolt/errors"
 )
 
+// Errors returned by kv, wrapped with the operation and, for Open, the path. Test with errors.Is.
 var (
-	// ErrInUse is returned by Open when another process holds the file's lock.
+	// ErrInUse: Open could not take the file's lock within Options.Timeout because another
+	// DB holds it (in this process or another, e.g. a running `ownsona serve`).
 	ErrInUse = errors.New("database file is in use by another process")
-	// ErrNewerSchema is returned by Open when the file was written by a newer version.
+	// ErrNewerSchema: Open found a schema version above len(Options.Migrations). The file is
+	// left untouched.
 	ErrNewerSchema = errors.New("database was written by a newer version of ownsona")
+	// ErrNotFound: DeleteBucket of a bucket that does not exist. Callers may also use it for
+	// their own lookups.
+	ErrNotFound = errors.New("not found")
+	// ErrReadOnly: Update on a DB opened with Options.ReadOnly, or a write inside View.
+	ErrReadOnly = errors.New("database or transaction is read-only")
+	// ErrClosed: a transaction, Backup or Check on a closed DB.
+	ErrClosed = errors.New("database is closed")
 )
+
+// DefaultTimeout is how long Open waits for the file's lock when Options.Timeout is zero.
+const DefaultTimeout = time.Second
 
 const (
-	metaBucket    = "meta"
-	schemaVersion = "schema_version"
+	metaBucket = "meta"
+	versionKey = "schema_version"
 )
 
 // Options for Open. The zero value is usable.
 type Options struct {
-	// Timeout is how long Open waits for the file's lock. If zero, 1s.
+	// Timeout is how long Open waits for the file's lock before failing with ErrInUse.
+	// If zero, DefaultTimeout (1s). If negative, Open tries once and does not wait.
 	Timeout time.Duration
-	// ReadOnly opens the file without writing; migrations are not run.
+	// ReadOnly opens the file with a shared lock (other read-only openers may share it, a
+	// read-write one may not) and never writes: Update fails with ErrReadOnly and pending
+	// migrations are not run. The file must exist.
 	ReadOnly bool
-	// Migrations are the schema changes, versions 1..N in order.
+	// Migrations are the schema changes: Migrations[i].Version must be i+1, each with a Name
+	// and an Up. Append only: never change or reorder a released migration.
 	Migrations []Migration
 }
 
-// Migration is one schema change. Up runs inside one Update together with the version bump.
+// Migration is one schema change, from version Version-1 to Version.
 type Migration struct {
 	Version int
-	Name    string
-	Up      func(tx *Tx) error
+	Name    string // short, for error messages: "create memory buckets"
+	// Up makes the change. It runs inside one Update together with the version bump: if it
+	// returns an error, neither its writes nor the bump are committed.
+	Up func(tx *Tx) error
 }
 
-// DB is the one file. It is safe for concurrent use: many View transactions run at once, Update
-// transactions one at a time.
+// DB is the open database file. It is safe for concurrent use (see the package doc).
 type DB struct {
-	bolt *bolt.DB
-	path string
+	path     string
+	readOnly bool
+	bolt     *bolt.DB
+
+	mu     sync.Mutex // guards closed
+	closed bool
 }
 
-// Open opens (creating with mode 0600) the file at path, takes its exclusive lock, refuses a file
-// from a newer schema without modifying it, and runs pending migrations.
+// Open opens the database file at path, creating it with mode 0600 if it does not exist, and
+// takes its lock (see Options.Timeout). A file from a newer schema is refused with
+// ErrNewerSchema and is not modified. Otherwise pending migrations run in order, each in its
+// own Update with its version bump; a failing one stops Open with an error naming it.
 func Open(path string, opts Options) (*DB, error) {
-	for i, m := range opts.Migrations {
-		if m.Version != i+1 {
-			return nil, fmt.Errorf("open %s: migration %q has version %d, want %d", path, m.Name, m.Version, i+1)
-		}
+	if err := validate(opts.Migrations); err != nil {
+		return nil, fmt.Errorf("open db %s: %w", path, err)
 	}
+	supported := uint64(len(opts.Migrations))
 	timeout := opts.Timeout
 	if timeout == 0 {
-		timeout = time.Second
+		timeout = DefaultTimeout
 	}
-	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, ReadOnly: opts.ReadOnly})
-	if errors.Is(err, bolterrors.ErrTimeout) {
-		return nil, fmt.Errorf("%s: %w (is `ownsona serve` running on it?)", path, ErrInUse)
+
+	// Inspect an existing file through a read-only open first, so that a file from a newer
+	// schema is never opened for writing (bbolt may write when opening read-write).
+	if !opts.ReadOnly {
+		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
+			b, err := openBolt(path, true, timeout)
+			if err != nil {
+				return nil, err
+			}
+			_, _, err = fileVersion(b, path, supported)
+			if cerr := b.Close(); err == nil && cerr != nil {
+				err = fmt.Errorf("open db %s: %w", path, cerr)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
 	}
+
+	b, err := openBolt(path, opts.ReadOnly, timeout)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, err
 	}
-	db := &DB{bolt: b, path: path}
-	if err := db.migrate(opts); err != nil {
-		b.Close()
+	db := &DB{path: path, readOnly: opts.ReadOnly, bolt: b}
+	if err := db.migrate(opts.Migrations); err != nil {
+		_ = db.Close()
 		return nil, err
 	}
 	return db, nil
 }
 
-func (db *DB) migrate(opts Options) error {
-	have, err := db.SchemaVersion()
-	if err != nil {
-		return err
-	}
-	want := len(opts.Migrations)
-	if have > want {
-		return fmt.Errorf("%s: %w: the file has schema version %d, this binary supports up to %d; upgrade ownsona", db.path, ErrNewerSchema, have, want)
-	}
-	if opts.ReadOnly {
-		return nil
-	}
-	if have == 0 && want == 0 {
-		return db.Update(func(tx *Tx) error { _, err := tx.CreateBucketIfNotExists(metaBucket); return err })
-	}
-	for _, m := range opts.Migrations[have:] {
-		err := db.Update(func(tx *Tx) error {
-			meta, err := tx.CreateBucketIfNotExists(metaBucket)
-			if err != nil {
-				return err
-			}
-			if err := m.Up(tx); err != nil {
-				return err
-			}
-			return meta.Put([]byte(schemaVersion), Key(uint64(m.Version)))
-		})
-		if err != nil {
-			return fmt.Errorf("migrate %s to version %d (%s): %w", db.path, m.Version, m.Name, err)
+// validate checks that migrations are numbered 1..N and complete.
+func validate(ms []Migration) error {
+	for i, m := range ms {
+		switch {
+		case m.Version != i+1:
+			return fmt.Errorf("migration %q at index %d has version %d, want %d", m.Name, i, m.Version, i+1)
+		case m.Name == "":
+			return fmt.Errorf("migration %d has no name", m.Version)
+		case m.Up == nil:
+			return fmt.Errorf("migration %d %q has no Up", m.Version, m.Name)
 		}
 	}
 	return nil
 }
 
-// SchemaVersion is the version recorded in the file; 0 for a new file.
+// openBolt opens the file with the lock timeout, never with NoSync or NoGrowSync.
+func openBolt(path string, readOnly bool, timeout time.Duration) (*bolt.DB, error) {
+	o := *bolt.DefaultOptions
+	o.Timeout = timeout
+	o.ReadOnly = readOnly
+	o.NoSync = false
+	o.NoGrowSync = false
+	b, err := bolt.Open(path, 0o600, &o)
+	switch {
+	case errors.Is(err, bolt.ErrTimeout):
+		return nil, fmt.Errorf("open db %s: %w (maybe a running `ownsona serve`)", path, ErrInUse)
+	case err != nil:
+		var pe *fs.PathError
+		if errors.As(err, &pe) { // already names the path
+			return nil, fmt.Errorf("open db: %w", err)
+		}
+		return nil, fmt.Errorf("open db %s: %w", path, err)
+	}
+	return b, nil
+}
+
+// fileVersion reads the schema version in a read transaction and refuses one above supported.
+// stamped reports whether the file has its meta bucket.
+func fileVersion(b *bolt.DB, path string, supported uint64) (v uint64, stamped bool, err error) {
+	err = b.View(func(tx *bolt.Tx) error {
+		stamped = tx.Bucket([]byte(metaBucket)) != nil
+		v, err = readVersion(tx)
+		return err
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("open db %s: %w", path, err)
+	}
+	if v > supported {
+		return 0, false, fmt.Errorf("open db %s: the file has schema version %d, this binary supports up to %d; upgrade ownsona: %w",
+			path, v, supported, ErrNewerSchema)
+	}
+	return v, stamped, nil
+}
+
+// readVersion returns the stored schema version: 0 for a new, empty file. A file with buckets
+// but no meta bucket is not ours and is refused rather than migrated.
+func readVersion(tx *bolt.Tx) (uint64, error) {
+	meta := tx.Bucket([]byte(metaBucket))
+	if meta == nil {
+		if k, _ := tx.Cursor().First(); k != nil {
+			return 0, fmt.Errorf("not an ownsona database: no %q bucket", metaBucket)
+		}
+		return 0, nil
+	}
+	v := meta.Get([]byte(versionKey))
+	if v == nil {
+		return 0, nil
+	}
+	if len(v) != 8 {
+		return 0, fmt.Errorf("corrupt schema version: %d bytes, want 8", len(v))
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+func putVersion(tx *bolt.Tx, v uint64) error {
+	meta, err := tx.CreateBucketIfNotExists([]byte(metaBucket))
+	if err != nil {
+		return err
+	}
+	return meta.Put([]byte(versionKey), Key(v))
+}
+
+// migrate checks the version under the lock just taken and runs the pending migrations.
+func (db *DB) migrate(ms []Migration) error {
+	v, stamped, err := fileVersion(db.bolt, db.path, uint64(len(ms)))
+	if err != nil || db.readOnly {
+		return err
+	}
+	if !stamped {
+		// Stamp a new file as ours, so that it is never mistaken for a foreign one.
+		err := db.bolt.Update(func(tx *bolt.Tx) error { return putVersion(tx, v) })
+		if err != nil {
+			return fmt.Errorf("open db %s: write schema version: %w", db.path, err)
+		}
+	}
+	for _, m := range ms[v:] {
+		err := db.bolt.Update(func(btx *bolt.Tx) error {
+			if err := m.Up(&Tx{tx: btx}); err != nil {
+				return err
+			}
+			return putVersion(btx, uint64(m.Version))
+		})
+		if err != nil {
+			return fmt.Errorf("open db %s: migration %d %q: %w", db.path, m.Version, m.Name, err)
+		}
+	}
+	return nil
+}
+
+// Close releases the file and its lock, after running transactions finish. It may be called
+// on a nil DB and more than once; later calls return nil.
+func (db *DB) Close() error {
+	if db == nil {
+		return nil
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed || db.bolt == nil {
+		return nil
+	}
+	db.closed = true
+	if err := db.bolt.Close(); err != nil {
+		return fmt.Errorf("close db: %w", err)
+	}
+	return nil
+}
+
+// Path is the path the DB was opened with.
+func (db *DB) Path() string { return db.path }
+
+// SchemaVersion is the schema version recorded in the file: len(Options.Migrations) after a
+// read-write Open, possibly less after a ReadOnly one.
 func (db *DB) SchemaVersion() (int, error) {
 	var v uint64
 	err := db.View(func(tx *Tx) error {
-		if meta := tx.Bucket(metaBucket); meta != nil {
-			if b := meta.Get([]byte(schemaVersion)); b != nil {
-				v = ID(b)
-			}
-		}
-		return nil
+		var err error
+		v, err = readVersion(tx.tx)
+		return err
 	})
-	return int(v), err
-}
-
-// Path is the file's path.
-func (db *DB) Path() string { return db.path }
-
-// Close releases the file. It tolerates nil and repeated calls.
-func (db *DB) Close() error {
-	if db == nil || db.bolt == nil {
-		return nil
+	if err != nil {
+		return 0, fmt.Errorf("schema version: %w", err)
 	}
-	err := db.bolt.Close()
-	db.bolt = nil
-	return err
+	return int(v), nil
 }
 
-// Update runs fn in a read-write transaction, committed (and synced to disk) when fn returns
-// nil, rolled back otherwise. One logical operation is one Update.
+// Update runs fn in a read-write transaction. If fn returns nil the transaction is committed
+// and synced to disk before Update returns; otherwise (or if fn panics) it is rolled back and
+// fn's error is returned as is. One logical operation is one Update: its writes become visible
+// all at once or not at all.
 func (db *DB) Update(fn func(tx *Tx) error) error {
-	return db.bolt.Update(func(tx *bolt.Tx) error { return fn(&Tx{tx}) })
+	var fnErr error
+	err := db.bolt.Update(func(btx *bolt.Tx) error {
+		fnErr = fn(&Tx{tx: btx})
+		return fnErr
+	})
+	if fnErr != nil {
+		return fnErr // bbolt returns fn's error unchanged after the rollback
+	}
+	if err != nil {
+		return fmt.Errorf("update: %w", boltErr(err))
+	}
+	return nil
 }
 
-// View runs fn in a read-only transaction.
+// View runs fn in a read-only transaction, which sees one consistent snapshot of the file.
+// fn's error is returned as is.
 func (db *DB) View(fn func(tx *Tx) error) error {
-	return db.bolt.View(func(tx *bolt.Tx) error { return fn(&Tx{tx}) })
+	var fnErr error
+	err := db.bolt.View(func(btx *bolt.Tx) error {
+		fnErr = fn(&Tx{tx: btx})
+		return fnErr
+	})
+	if fnErr != nil {
+		return fnErr
+	}
+	if err != nil {
+		return fmt.Errorf("view: %w", boltErr(err))
+	}
+	return nil
 }
 
-// Backup writes a consistent snapshot of the whole file to w, from one read transaction, while
-// writers carry on.
+// Backup writes a consistent snapshot of the whole file to w from one read transaction, while
+// other readers and writers carry on, and returns the number of bytes written. The output is a
+// database file that Open accepts.
 func (db *DB) Backup(w io.Writer) (int64, error) {
 	var n int64
 	err := db.bolt.View(func(tx *bolt.Tx) error {
@@ -154,132 +306,57 @@ func (db *DB) Backup(w io.Writer) (int64, error) {
 		n, err = tx.WriteTo(w)
 		return err
 	})
-	return n, err
+	if err != nil {
+		return n, fmt.Errorf("backup db: %w", boltErr(err))
+	}
+	return n, nil
 }
 
-// Check runs bbolt's page-level consistency check and returns every problem found, joined.
+// Check runs bbolt's page consistency check over the whole file and returns every problem
+// found, joined (nil if none). On a read-write DB it holds the write lock (and rolls back), so
+// writers wait while it runs.
 func (db *DB) Check() error {
+	var tx *bolt.Tx
+	var err error
+	if db.readOnly {
+		tx, err = db.bolt.Begin(false)
+	} else {
+		// bbolt's check is safe alongside writers only in a writable transaction.
+		tx, err = db.bolt.Begin(true)
+	}
+	if err != nil {
+		return fmt.Errorf("check db: %w", boltErr(err))
+	}
+	defer func() { _ = tx.Rollback() }()
 	var errs []error
-	err := db.bolt.View(func(tx *bolt.Tx) error {
-		for err := range tx.Check() {
-			errs = append(errs, err)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
+	for err := range tx.Check() {
+		errs = append(errs, err)
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("check db: %w", err)
+	}
+	return nil
 }
 
-// Tx is a transaction. It is valid only inside the function it was passed to.
-type Tx struct{ tx *bolt.Tx }
-
-// Bucket returns the named top-level bucket, or nil when it does not exist.
-func (tx *Tx) Bucket(name string) *Bucket {
-	b := tx.tx.Bucket([]byte(name))
-	if b == nil {
-		return nil
+// boltErr translates bbolt's errors into kv's sentinels, so callers never need bbolt.
+func boltErr(err error) error {
+	switch {
+	case errors.Is(err, bolt.ErrDatabaseNotOpen):
+		return ErrClosed
+	case errors.Is(err, bolt.ErrDatabaseReadOnly), errors.Is(err, bolt.ErrTxNotWritable):
+		return ErrReadOnly
+	case errors.Is(err, bolt.ErrBucketNotFound):
+		return ErrNotFound
 	}
-	return &Bucket{b}
+	return err
 }
 
-// CreateBucketIfNotExists returns the named bucket, creating it (write transactions only).
-func (tx *Tx) CreateBucketIfNotExists(name string) (*Bucket, error) {
-	b, err := tx.tx.CreateBucketIfNotExists([]byte(name))
-	if err != nil {
-		return nil, fmt.Errorf("create bucket %s: %w", name, err)
-	}
-	return &Bucket{b}, nil
-}
-
-// DeleteBucket removes the named bucket and everything in it.
-func (tx *Tx) DeleteBucket(name string) error { return tx.tx.DeleteBucket([]byte(name)) }
-
-// Writable reports whether tx is a read-write transaction.
-func (tx *Tx) Writable() bool { return tx.tx.Writable() }
-
-// Bucket is a sorted key/value collection inside a transaction.
-type Bucket struct{ b *bolt.Bucket }
-
-// Get returns a copy of key's value, or nil when absent. The copy outlives the transaction.
-func (b *Bucket) Get(key []byte) []byte {
-	v := b.b.Get(key)
-	if v == nil {
-		return nil
-	}
-	return append([]byte(nil), v...)
-}
-
-// Put sets key to value.
-func (b *Bucket) Put(key, value []byte) error { return b.b.Put(key, value) }
-
-// Delete removes key; absent keys are not an error.
-func (b *Bucket) Delete(key []byte) error { return b.b.Delete(key) }
-
-// NextSequence returns the bucket's next sequence number, starting at 1; numbers are never
-// handed out twice, even after deletes.
-func (b *Bucket) NextSequence() (uint64, error) { return b.b.NextSequence() }
-
-// Sequence is the bucket's current sequence number.
-func (b *Bucket) Sequence() uint64 { return b.b.Sequence() }
-
-// SetSequence sets the bucket's sequence number.
-func (b *Bucket) SetSequence(v uint64) error { return b.b.SetSequence(v) }
-
-// ForEach calls fn for every key in order; k and v are valid only during fn.
-func (b *Bucket) ForEach(fn func(k, v []byte) error) error { return b.b.ForEach(fn) }
-
-// Bucket returns a nested bucket, or nil.
-func (b *Bucket) Bucket(name string) *Bucket {
-	nb := b.b.Bucket([]byte(name))
-	if nb == nil {
-		return nil
-	}
-	return &Bucket{nb}
-}
-
-// CreateBucketIfNotExists returns a nested bucket, creating it.
-func (b *Bucket) CreateBucketIfNotExists(name string) (*Bucket, error) {
-	nb, err := b.b.CreateBucketIfNotExists([]byte(name))
-	if err != nil {
-		return nil, err
-	}
-	return &Bucket{nb}, nil
-}
-
-// Stats returns the number of keys in the bucket.
-func (b *Bucket) Stats() int { return b.b.Stats().KeyN }
-
-// Cursor iterates a bucket in key order.
-func (b *Bucket) Cursor() *Cursor { return &Cursor{b.b.Cursor()} }
-
-// Cursor walks a bucket. Returned keys and values are valid only inside the transaction.
-type Cursor struct{ c *bolt.Cursor }
-
-// First moves to the first key.
-func (c *Cursor) First() (k, v []byte) { return c.c.First() }
-
-// Last moves to the last key.
-func (c *Cursor) Last() (k, v []byte) { return c.c.Last() }
-
-// Next moves to the next key.
-func (c *Cursor) Next() (k, v []byte) { return c.c.Next() }
-
-// Prev moves to the previous key.
-func (c *Cursor) Prev() (k, v []byte) { return c.c.Prev() }
-
-// Seek moves to key, or the next key after it.
-func (c *Cursor) Seek(key []byte) (k, v []byte) { return c.c.Seek(key) }
-
-// Key encodes an id as 8 big-endian bytes, so keys sort in id order.
+// Key encodes an id as 8 big-endian bytes, so that keys sort in numeric order.
 func Key(id uint64) []byte {
-	b := make([]byte, 8)
-	binary.BigEndian.PutUint64(b, id)
-	return b
+	return binary.BigEndian.AppendUint64(make([]byte, 0, 8), id)
 }
 
-// ID decodes a Key; 0 when key is not 8 bytes.
+// ID decodes a Key. It returns 0 when key is not 8 bytes long.
 func ID(key []byte) uint64 {
 	if len(key) != 8 {
 		return 0
