@@ -1,0 +1,39 @@
+# ownsona: see README.md. Every target works on a fresh machine with Go (and Node for e2e).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X github.com/ownsona/ownsona/app.Version=$(VERSION)
+GO ?= go
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+FUZZTIME ?= 20s
+
+.PHONY: build run test e2e bench fuzz check clean
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ownsona .
+
+run: build
+	./bin/ownsona serve
+
+test:
+	$(GO) vet ./...
+	$(GO) test -race -timeout 15m ./...
+
+e2e: build
+	cd testdata/e2e && npm ci --no-audit --no-fund && OWNSONA_BIN=$(CURDIR)/bin/ownsona node --test
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./app/ | tee bench.out | $(GO) run ./app/internal/benchtable
+
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+check:
+	@test -z "$$(gofmt -l .)" || (gofmt -l .; echo "gofmt: files above need formatting"; exit 1)
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
+clean:
+	rm -rf bin dist bench.out

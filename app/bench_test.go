@@ -1,0 +1,199 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Benchmarks behind `make bench`. Each runs a fixed amount of work once (-benchtime 1x) and
+// reports its figures as metrics, which app/internal/benchtable prints as a table.
+
+var benchWords = []string{
+	"coffee", "tea", "garden", "sister", "brother", "mother", "father", "son", "daughter", "birthday",
+	"meeting", "project", "deadline", "allergy", "doctor", "dentist", "holiday", "flight", "hotel", "car",
+	"bike", "running", "marathon", "piano", "guitar", "book", "novel", "movie", "series", "recipe",
+	"pasta", "sushi", "vegetarian", "peanuts", "dog", "cat", "school", "teacher", "office", "manager",
+	"salary", "mortgage", "rent", "apartment", "house", "kitchen", "paint", "blue", "green", "winter",
+	"summer", "ski", "beach", "lisbon", "berlin", "tokyo", "colby", "ana", "prefers", "likes", "hates",
+	"works", "lives", "visits", "plans", "bought", "sold", "learning", "spanish", "german", "python", "go",
+}
+
+func benchText(r *rand.Rand, i int) string {
+	n := 6 + r.IntN(10)
+	words := make([]string, n)
+	for j := range words {
+		words[j] = benchWords[r.IntN(len(benchWords))]
+	}
+	return fmt.Sprintf("%d %s", i, joinWords(words))
+}
+
+func joinWords(w []string) string {
+	out := ""
+	for i, s := range w {
+		if i > 0 {
+			out += " "
+		}
+		out += s
+	}
+	return out
+}
+
+// benchApp opens an App with n synthetic memories, loaded in batches of 200.
+func benchApp(b *testing.B, path string, n int) *App {
+	b.Helper()
+	cfg := NewConfig()
+	cfg.DB, cfg.LogLevel = path, "error"
+	a, err := Open(cfg, io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(7, uint64(n)))
+	have := a.svc.stats().Total
+	for have < n {
+		var items []any
+		for len(items) < 200 && have+len(items) < n {
+			items = append(items, map[string]any{"text": benchText(r, have+len(items)), "tags": []string{fmt.Sprint("t", r.IntN(20))}})
+		}
+		args, _ := json.Marshal(map[string]any{"items": items, "dedup_policy": "insert"})
+		if _, err := a.rememberBatch(context.Background(), args); err != nil {
+			b.Fatal(err)
+		}
+		have += len(items)
+	}
+	return a
+}
+
+var (
+	bench100kOnce sync.Once
+	bench100kPath string
+)
+
+// bench100k builds the 100k-memory file once per run and returns its path.
+func bench100k(b *testing.B) string {
+	bench100kOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "ownsona-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		bench100kPath = filepath.Join(dir, "100k.db")
+		benchApp(b, bench100kPath, 100_000).Close()
+	})
+	return bench100kPath
+}
+
+func reportRSS(b *testing.B) {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		b.ReportMetric(float64(ru.Maxrss)/1024, "peak_rss_MiB")
+	}
+}
+
+func BenchmarkRemember(b *testing.B) {
+	a := benchApp(b, filepath.Join(b.TempDir(), "db"), 0)
+	defer a.Close()
+	r := rand.New(rand.NewPCG(1, 1))
+	const n = 300
+	b.ResetTimer()
+	start := time.Now()
+	for i := range n {
+		args, _ := json.Marshal(map[string]any{"text": benchText(r, i)})
+		if _, err := a.remember(context.Background(), args); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(n/time.Since(start).Seconds(), "memories/s")
+	reportRSS(b)
+}
+
+func BenchmarkRememberBatch(b *testing.B) {
+	a := benchApp(b, filepath.Join(b.TempDir(), "db"), 0)
+	defer a.Close()
+	r := rand.New(rand.NewPCG(1, 2))
+	const batches = 20
+	b.ResetTimer()
+	start := time.Now()
+	for k := range batches {
+		items := make([]any, 200)
+		for i := range items {
+			items[i] = map[string]any{"text": benchText(r, k*200+i)}
+		}
+		args, _ := json.Marshal(map[string]any{"items": items})
+		if _, err := a.rememberBatch(context.Background(), args); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(batches*200/time.Since(start).Seconds(), "memories/s")
+	reportRSS(b)
+}
+
+// recallLatency runs queries and reports p50/p99 in microseconds.
+func recallLatency(b *testing.B, a *App) {
+	r := rand.New(rand.NewPCG(3, 3))
+	const queries = 300
+	lat := make([]time.Duration, queries)
+	b.ResetTimer()
+	for i := range lat {
+		q := benchWords[r.IntN(len(benchWords))] + " " + benchWords[r.IntN(len(benchWords))]
+		args, _ := json.Marshal(map[string]any{"query": q, "limit": 8})
+		start := time.Now()
+		if _, err := a.recall(context.Background(), args); err != nil {
+			b.Fatal(err)
+		}
+		lat[i] = time.Since(start)
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[queries/2].Microseconds()), "p50_us")
+	b.ReportMetric(float64(lat[queries*99/100].Microseconds()), "p99_us")
+	reportRSS(b)
+}
+
+func BenchmarkRecall(b *testing.B) {
+	for _, n := range []int{1_000, 10_000} {
+		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
+			a := benchApp(b, filepath.Join(b.TempDir(), "db"), n)
+			defer a.Close()
+			recallLatency(b, a)
+		})
+	}
+	b.Run("100k", func(b *testing.B) {
+		cfg := NewConfig()
+		cfg.DB, cfg.LogLevel = bench100k(b), "error"
+		a, err := Open(cfg, io.Discard)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer a.Close()
+		recallLatency(b, a)
+	})
+}
+
+// BenchmarkStartup100k measures opening a 100k-memory file (loading the cache and building the
+// indexes) until the first recall answers.
+func BenchmarkStartup100k(b *testing.B) {
+	path := bench100k(b)
+	cfg := NewConfig()
+	cfg.DB, cfg.LogLevel = path, "error"
+	b.ResetTimer()
+	start := time.Now()
+	a, err := Open(cfg, io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := a.recall(context.Background(), json.RawMessage(`{"query":"coffee garden"}`)); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(time.Since(start).Milliseconds()), "startup_ms")
+	a.Close()
+	reportRSS(b)
+	os.RemoveAll(filepath.Dir(path))
+}

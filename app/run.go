@@ -1,0 +1,232 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/rpc"
+	"github.com/ownsona/ownsona/vector"
+)
+
+// Version is set by the build (-ldflags "-X github.com/ownsona/ownsona/app.Version=…").
+var Version = "dev"
+
+// App is one running ownsona: the file, the memory service and the MCP server over them.
+type App struct {
+	cfg     Config
+	log     zerolog.Logger
+	now     func() time.Time
+	started time.Time
+
+	db  *kv.DB
+	svc *Service
+	mcp *rpc.Server
+
+	rememberItem, updateItem *rpc.Schema // batch items, validated one by one
+
+	ln   net.Listener
+	http *http.Server
+}
+
+// Open opens the file and builds the service and the MCP server. Close releases them.
+func Open(cfg Config, stderr io.Writer) (*App, error) {
+	a := &App{cfg: cfg, now: cfg.Now}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	a.started = a.now()
+	a.log = newLogger(stderr, cfg.LogLevel)
+	emb, err := newEmbedder(cfg)
+	if err != nil {
+		return nil, err
+	}
+	a.db, err = kv.Open(cfg.DB, kv.Options{Migrations: migrations})
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", cfg.DB, err)
+	}
+	a.svc, err = openService(a.db, serviceConfig{Embedder: emb, Now: a.now, Log: a.log,
+		MaxTextChars: cfg.MaxTextChars, DedupThreshold: cfg.DedupThreshold})
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.mcp = a.newRPCServer()
+	st := a.svc.stats()
+	a.log.Info().Str("db", cfg.DB).Int("memories", st.Total).Str("embedder", cfg.Embedder).Str("version", cfg.Version).Msg("opened")
+	return a, nil
+}
+
+// Close stops serving and releases everything in reverse order of opening; it tolerates
+// partial opens and repeat calls and returns the first error.
+func (a *App) Close() error {
+	if a == nil {
+		return nil
+	}
+	var errs []error
+	if a.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		errs = append(errs, a.http.Shutdown(ctx))
+		cancel()
+		a.http = nil
+	}
+	if a.svc != nil {
+		errs = append(errs, a.svc.Close())
+		a.svc = nil
+	}
+	if a.db != nil {
+		errs = append(errs, a.db.Close())
+		a.db = nil
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func newEmbedder(cfg Config) (vector.Embedder, error) {
+	switch cfg.Embedder {
+	case "openai":
+		e, err := vector.NewOpenAI(vector.OpenAIConfig{URL: cfg.EmbedURL, Model: cfg.EmbedModel, APIKey: cfg.EmbedAPIKey, Timeout: cfg.EmbedTimeout})
+		if err != nil {
+			return nil, usageErr("embedder openai: %v", err)
+		}
+		return e, nil
+	}
+	return nil, nil
+}
+
+func newLogger(w io.Writer, level string) zerolog.Logger {
+	lvl, err := zerolog.ParseLevel(level)
+	if err != nil {
+		lvl = zerolog.InfoLevel
+	}
+	return zerolog.New(w).Level(lvl).With().Timestamp().Logger()
+}
+
+// Run is ownsona's command line: main calls it with the process's arguments (without the
+// program name), environment and standard streams.
+func Run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cmd := "help"
+	if len(args) > 0 {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "help", "-h", "-help", "--help":
+		return usage(stdout)
+	case "version", "--version":
+		fmt.Fprintln(stdout, "ownsona", Version)
+		return nil
+	case "serve", "stdio":
+	default:
+		return usageErr("unknown command %q (see 'ownsona help')", cmd)
+	}
+	cfg, rest, err := loadConfig(cmd, args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return usage(stdout)
+	}
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageErr("%s: unexpected argument %q", cmd, rest[0])
+	}
+	cfg.Version = Version
+	switch cmd {
+	case "serve":
+		return serve(ctx, cfg, stderr)
+	default:
+		return stdio(ctx, cfg, stdin, stdout, stderr)
+	}
+}
+
+func serve(ctx context.Context, cfg Config, stderr io.Writer) error {
+	if err := checkLoopback(cfg.Addr); err != nil {
+		return err
+	}
+	a, err := Open(cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if err := a.Listen(); err != nil {
+		return err
+	}
+	a.log.Info().Str("url", "http://"+a.Addr()+"/mcp").Msg("serving MCP over HTTP")
+	<-ctx.Done()
+	a.log.Info().Msg("shutting down")
+	return a.Close()
+}
+
+func stdio(ctx context.Context, cfg Config, stdin io.Reader, stdout, stderr io.Writer) error {
+	a, err := Open(cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	a.log.Info().Msg("serving MCP on stdio")
+	if err := a.mcp.ServeStdio(ctx, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("stdio: %w", err)
+	}
+	return a.Close()
+}
+
+// usage prints the subcommands and every setting.
+func usage(w io.Writer) error {
+	fmt.Fprint(w, `ownsona: a personal memory server for AI assistants, in one file.
+
+Usage:
+  ownsona serve [flags]    serve MCP over HTTP at http://ADDR/mcp
+  ownsona stdio [flags]    serve MCP on standard input/output (for Claude Desktop, Claude Code, Cursor)
+  ownsona version          print the version
+  ownsona help             print this help
+
+Settings (flag, environment variable, default):
+`)
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	c := NewConfig()
+	for _, s := range c.settings() {
+		name := "--" + s.flag
+		if s.flag == "" {
+			name = "(env only)"
+		}
+		def := fmt.Sprint(deref(s.ptr))
+		if def == "" || def == "0" || def == "0s" {
+			def = "-"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", name, s.env, def, s.help)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nLogs are JSON lines on standard error; standard output belongs to the stdio transport.")
+	return nil
+}
+
+func deref(p any) any {
+	switch v := p.(type) {
+	case *string:
+		return *v
+	case *int:
+		return *v
+	case *float64:
+		return *v
+	case *time.Duration:
+		return *v
+	}
+	return ""
+}
+
+// Getenv adapts os.Getenv for Run.
+func Getenv(key string) string { return strings.TrimSpace(os.Getenv(key)) }
