@@ -140,8 +140,8 @@ func (a *App) tools() []*rpc.Tool {
 		},
 		{
 			Name: "get_memory", Title: "Get a memory",
-			Description: "Fetch one memory by id, including forgotten (soft-deleted) ones with their tombstone." + asData,
-			InputSchema: mustJSON(object(schema{"id": idSchema}, "id")),
+			Description:  "Fetch one memory by id, including forgotten (soft-deleted) ones with their tombstone." + asData,
+			InputSchema:  mustJSON(object(schema{"id": idSchema}, "id")),
 			OutputSchema: mustJSON(output(schema{"memory": memorySchema})),
 			Annotations:  readOnly(),
 			Handler:      a.handler("get_memory", a.getMemory),
@@ -174,8 +174,8 @@ func (a *App) tools() []*rpc.Tool {
 		},
 		{
 			Name: "confirm", Title: "Confirm a memory",
-			Description: "Record that a memory is still true now (sets last_confirmed_at), e.g. when the user reaffirms it.",
-			InputSchema: mustJSON(object(schema{"id": idSchema}, "id")),
+			Description:  "Record that a memory is still true now (sets last_confirmed_at), e.g. when the user reaffirms it.",
+			InputSchema:  mustJSON(object(schema{"id": idSchema}, "id")),
 			OutputSchema: mustJSON(output(schema{"memory_id": idSchema, "last_confirmed_at": schema{"type": "string"}})),
 			Annotations:  writes(false, true),
 			Handler:      a.handler("confirm", a.confirm),
@@ -241,8 +241,8 @@ func (a *App) tools() []*rpc.Tool {
 		},
 		{
 			Name: "count_memories", Title: "Count memories",
-			Description: "Count memories matching filters (active ones unless include_deleted).",
-			InputSchema: mustJSON(object(with(filterProps(), schema{"source_provider": strLen("only memories from this provider", 1, 100)}))),
+			Description:  "Count memories matching filters (active ones unless include_deleted).",
+			InputSchema:  mustJSON(object(with(filterProps(), schema{"source_provider": strLen("only memories from this provider", 1, 100)}))),
 			OutputSchema: mustJSON(output(schema{"count": schema{"type": "integer"}})),
 			Annotations:  readOnly(),
 			Handler:      a.handler("count_memories", a.countMemories),
@@ -275,8 +275,8 @@ func (a *App) tools() []*rpc.Tool {
 		},
 		{
 			Name: "export_memories", Title: "Export memories",
-			Description: "Return every memory, oldest first, with all fields (forgotten ones too unless include_deleted is false); at most 1000, beyond which use `ownsona export` on the server." + asData,
-			InputSchema: mustJSON(object(schema{"include_deleted": boolean("include forgotten and expired memories (default true)")})),
+			Description:  "Return every memory, oldest first, with all fields (forgotten ones too unless include_deleted is false); at most 1000, beyond which use `ownsona export` on the server." + asData,
+			InputSchema:  mustJSON(object(schema{"include_deleted": boolean("include forgotten and expired memories (default true)")})),
 			OutputSchema: mustJSON(output(schema{"count": schema{"type": "integer"}, "memories": memories})),
 			Annotations:  readOnly(),
 			Handler:      a.handler("export_memories", a.exportMemories),
