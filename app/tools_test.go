@@ -338,7 +338,7 @@ func TestTools_TagsStatsExport(t *testing.T) {
 	mustOK(t, a, "remember", map[string]any{"text": "Father likes jazz", "tags": []string{"family"}, "importance": 0.5})
 	mustOK(t, a, "remember", map[string]any{"text": "Untagged note about nothing"})
 	tags := mustOK(t, a, "list_tags", map[string]any{})["tags"].([]any)
-	if got, want := fmt.Sprint(tags), "[map[count:2 tag:family] map[count:1 tag:birthdays]]"; got != want {
+	if got, want := fmt.Sprint(tags), "[map[count:2 tag:family] map[count:1 tag:birthday]]"; got != want {
 		t.Errorf("tags = %v, want %v", got, want)
 	}
 	if n := mustOK(t, a, "count_memories", map[string]any{"untagged_only": true})["count"]; n != 1.0 {

@@ -54,5 +54,5 @@ func invalidRequest(reason string) *Error {
 }
 
 func invalidParams(field, reason string) *Error {
-	return &Error{Code: CodeInvalidParams, Message: "invalid params", Data: map[string]string{"field": field, "reason": reason}}
+	return &Error{Code: CodeInvalidParams, Message: "invalid params: " + field + ": " + reason, Data: map[string]string{"field": field, "reason": reason}}
 }

@@ -409,7 +409,7 @@ func (s *Server) handleOne(ctx context.Context, ss *session, data []byte) (resp 
 		if !hasID {
 			return nil, false
 		}
-		return errorResponse(id, &Error{Code: CodeInvalidParams, Message: "invalid params", Data: map[string]string{"field": "params", "reason": "must be an object"}}), false
+		return errorResponse(id, invalidParams("params", "must be an object")), false
 	}
 	if !hasID {
 		s.notification(ss, method, params)
