@@ -1,16 +1,41 @@
 // Package vector is ownsona's similarity core: a tokenizer, a BM25 lexical index, an exact
-// cosine index over a contiguous matrix, score fusion, and embedders that turn text into
-// vectors. It knows nothing of bbolt, HTTP or MCP: IDs in, scored IDs out.
+// cosine index over one contiguous matrix, score fusion, and embedders that turn text into
+// vectors. It knows nothing of bbolt, HTTP or MCP: uint64 ids in, scored ids out.
 //
 // The simplest use:
 //
 //	lex := vector.NewBM25()
 //	lex.Add(1, "I prefer dark roast coffee")
-//	hits := lex.Search("coffee", 8, nil) // []Scored, best first
+//	lex.Add(2, "My son Colby lives in Los Angeles")
+//	hits := lex.Search("coffee", 8, nil) // [{1 0.73}]: best first, scores > 0
 //
-// Indexes are caches: the caller owns the truth and rebuilds them at startup. They are safe for
-// concurrent use (many readers, one writer). Filters run during the scan, before the top-k cut,
-// so a selective filter never starves the result.
+// and with an embedder:
+//
+//	emb, _ := vector.NewOpenAI(vector.OpenAIConfig{URL: "http://localhost:11434/v1", Model: "nomic-embed-text"})
+//	vecs, _ := emb.Embed(ctx, texts, vector.Document)
+//	dense := vector.NewExact(len(vecs[0]))
+//	dense.Add(1, vecs[0])
+//	ranked := vector.Fuse(lex.Search(q, 50, f), dense.Search(qvec, 50, f), 0.5, 0.5, 8)
+//
+// # Caveats
+//
+//   - The indexes are caches. The caller owns the truth (the database) and rebuilds them at
+//     startup; nothing here is persisted.
+//   - BM25 and Exact are safe for concurrent use: many searches run at once, writes take an
+//     exclusive lock. A Filter runs while the index's read lock is held, so it must not call
+//     into the same index (not even Search: a waiting writer would deadlock it).
+//   - A Filter is applied during the scan, before the top-k cut: a selective filter never
+//     starves the result of matches that pass it.
+//   - Rankings are deterministic: higher score first, and on equal scores the higher id first.
+//   - Scores of different indexes are not comparable (BM25 is unbounded, cosine is in [-1, 1]);
+//     Fuse normalizes them before combining.
+//   - Exact.Add keeps a normalized copy of its argument and Get returns a copy; the vectors
+//     Embed returns belong to the caller.
+//   - Memory: BM25 keeps 8 bytes per distinct term per document plus its dictionary and a
+//     score accumulator of 4 bytes per document for each concurrent search; Exact keeps
+//     4·dim bytes per vector.
+//   - The OpenAI embedder retries only what can succeed later (network errors, timeouts, 429,
+//     5xx) and reports it as ErrUnavailable; its errors never contain the API key.
 package vector
 
 import "errors"
@@ -21,8 +46,10 @@ type Scored struct {
 	Score float32
 }
 
-// Filter admits an id into a search; nil admits every id.
+// Filter admits an id into a search; a nil Filter admits every id. It is called at most once
+// per candidate and runs under the index's read lock.
 type Filter func(id uint64) bool
 
-// ErrDimension is returned when a vector's length differs from the index's dimension.
+// ErrDimension is returned (wrapped) when a vector's length differs from the index's dimension,
+// or when an embedding service answers with vectors of the wrong length.
 var ErrDimension = errors.New("vector dimension mismatch")
