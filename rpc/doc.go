@@ -1,25 +1,59 @@
 // Package rpc is ownsona's JSON-RPC 2.0 and MCP framing: a strict decoder, method dispatch,
 // protocol-version negotiation, errors, pagination, argument validation against each tool's
-// inputSchema, and the stdio and Streamable HTTP transports. It knows nothing of memories or
-// OAuth: the app hands it tables of tools, resources and prompts.
+// inputSchema, and the stdio and Streamable HTTP transports. It implements JSON-RPC 2.0
+// (jsonrpc.org/specification) and the server side of MCP 2025-11-25 (also negotiating
+// 2025-06-18, 2025-03-26 and 2024-11-05). It knows nothing of memories or OAuth: the app hands
+// it tables of tools, resources and prompts.
 //
 // The simplest use:
 //
 //	s := &rpc.Server{Info: rpc.Implementation{Name: "ownsona", Version: "1.0"}, Tools: tools}
-//	err := s.ServeStdio(ctx, os.Stdin, os.Stdout) // or http.Handle("/mcp", s)
+//	if err := s.Check(); err != nil { ... }        // bad schemas, duplicate names
+//	err := s.ServeStdio(ctx, os.Stdin, os.Stdout)  // or mux.Handle("/mcp", s)
 //
-// Decoding is strict and never repairs input: invalid JSON or UTF-8, duplicate object keys
-// anywhere in a message, nesting deeper than 64 and objects with more than 10,000 keys are parse
-// errors (-32700); envelope keys must be exactly jsonrpc, id, method and params (-32600).
+// # Decoding
 //
-// Errors, one table:
+// Every message passes a strict scanner before anything is unmarshalled, and is never
+// repaired: invalid JSON, invalid UTF-8 (raw, or a lone or reversed \u surrogate), a duplicate
+// key in any object (compared after unescaping, so "a" and "\u0061" collide), nesting deeper
+// than 64 and objects with more than 10,000 keys are -32700. An envelope has exactly the keys
+// jsonrpc ("2.0"), id (string, number or null, echoed byte for byte), method and params (an
+// object); any other key, such as "Method", "paramſ" or "method\u0000", is -32600 and nothing
+// runs. Params are read by exact key, never through encoding/json's case-insensitive struct
+// matching. Batches (at most 20 messages) are accepted only when the client named no revision,
+// or one up to 2025-03-26 (MCP removed them in 2025-06-18).
 //
-//	-32700 parse error         -32600 invalid request      -32601 method not found
-//	-32602 invalid params      -32603 internal error       -32000 server error
-//	-32001 storage error       -32002 resource not found   -32003 authorization error
-//	-32004 rate limited        -32005 embedding error
+// # Errors
 //
-// Tool argument errors (ArgError) are -32602 with data{field, reason} for clients on protocol
-// 2025-06-18 and older, and an isError result carrying the same field and reason on 2025-11-25,
-// as that revision asks. A Server is safe for concurrent use once its fields are set.
+// One table, with the HTTP status of a single request answered with it:
+//
+//	code    message                      when                                          HTTP
+//	-32700  parse error                  not strict JSON; data{reason}                 400
+//	-32600  invalid request              bad envelope or batch; data{reason}           400
+//	-32600  message too large            a line or body over 4 MiB                     400/413
+//	-32600  unsupported protocol version MCP-Protocol-Version; data{requested,supported} 400
+//	-32601  method not found             data{method}                                  200
+//	-32602  invalid params: F: R         data{field, reason}                           200
+//	-32603  internal error               handler failure (details only to OnError)     200
+//	-32000  server error                 app-defined (e.g. tool not in the allowlist)  200
+//	-32001  storage error                app-defined                                   200
+//	-32002  resource not found           ErrResourceNotFound; data{uri}                200
+//	-32003  authorization error          app-defined                                   200
+//	-32004  rate limited                 app-defined                                   200
+//	-32005  embedding error              app-defined                                   200
+//
+// A handler answers with any of them by returning an *Error (wrapped or not). An *ArgError
+// (InvalidArgument) from a tool, or a schema violation, is -32602 for clients on protocol
+// 2025-06-18 and older, and an isError result carrying the same field and reason for
+// 2025-11-25, as that revision asks (Server.ToolErrorResult shapes it).
+//
+// # Caveats
+//
+// The server is stateless over HTTP: any method works without initialize, each POST is its own
+// session, and the revision is the MCP-Protocol-Version header (2025-03-26 when absent). Over
+// stdio the connection is the session: initialize negotiates the revision and records the
+// client, and notifications/cancelled cancels a request in flight. There is no SSE stream yet,
+// so Progress reaches only stdio clients; logging/setLevel is accepted but the server sends no
+// log notifications; resources cannot be subscribed to. The tables are read once (Check);
+// changing them later has no effect.
 package rpc

@@ -1,40 +1,45 @@
 package rpc
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strconv"
 )
 
-// JSON-RPC and ownsona error codes.
+// JSON-RPC 2.0 and ownsona error codes: the one table (doc.go repeats it with the HTTP statuses).
 const (
-	CodeParseError       = -32700
-	CodeInvalidRequest   = -32600
-	CodeMethodNotFound   = -32601
-	CodeInvalidParams    = -32602
-	CodeInternalError    = -32603
-	CodeServerError      = -32000
-	CodeStorageError     = -32001
-	CodeResourceNotFound = -32002
-	CodeAuthorization    = -32003
-	CodeRateLimited      = -32004
-	CodeEmbedding        = -32005
+	CodeParseError       = -32700 // the message is not strict JSON (HTTP 400)
+	CodeInvalidRequest   = -32600 // not a valid JSON-RPC envelope (HTTP 400)
+	CodeMethodNotFound   = -32601 // unknown method, or a capability this server lacks
+	CodeInvalidParams    = -32602 // params or arguments are wrong: data{field, reason}
+	CodeInternalError    = -32603 // a handler failed; details go to Server.OnError only
+	CodeServerError      = -32000 // generic server-side refusal (e.g. a tool not in the allowlist)
+	CodeStorageError     = -32001 // the database failed
+	CodeResourceNotFound = -32002 // resources/read of an unknown URI: data{uri}
+	CodeAuthorization    = -32003 // the caller may not do this
+	CodeRateLimited      = -32004 // too many requests
+	CodeEmbedding        = -32005 // the embedding service failed
 )
 
-// Error is a JSON-RPC error object. Handlers may return one to answer with it verbatim.
+// Error is a JSON-RPC error object, {"code","message","data"?}. A handler that returns one
+// (possibly wrapped) answers the request with it verbatim.
 type Error struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
 	Data    any    `json:"data,omitempty"`
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("jsonrpc error %d: %s", e.Code, e.Message) }
+func (e *Error) Error() string { return "jsonrpc error " + strconv.Itoa(e.Code) + ": " + e.Message }
 
-// ErrResourceNotFound is returned (possibly wrapped) by Server.ReadResource for an unknown URI;
-// the client sees -32002 with data{uri}.
+// ErrResourceNotFound is returned (possibly wrapped) by Server.ReadResource for a URI it does
+// not know; the client sees -32002 "resource not found" with data{uri}.
 var ErrResourceNotFound = errors.New("resource not found")
 
-// ArgError is an invalid tool or prompt argument: the field (a JSON path such as
-// "items[3].text") and why.
+// ArgError is an invalid tool or prompt argument: the field, as a JSON path such as
+// "items[3].text", and why it was refused. For tools/call it is a -32602 error with
+// data{field, reason} on protocol 2025-06-18 and older and an isError result on 2025-11-25;
+// for prompts and completions it is always -32602.
 type ArgError struct {
 	Field  string
 	Reason string
@@ -42,17 +47,59 @@ type ArgError struct {
 
 func (e *ArgError) Error() string { return e.Field + ": " + e.Reason }
 
-// InvalidArgument returns an *ArgError for handlers.
+// InvalidArgument returns an *ArgError, for handlers.
 func InvalidArgument(field, reason string) error { return &ArgError{Field: field, Reason: reason} }
 
+// parseError is -32700: the message is not strict JSON.
 func parseError(reason string) *Error {
 	return &Error{Code: CodeParseError, Message: "parse error", Data: map[string]string{"reason": reason}}
 }
 
+// invalidRequest is -32600: the message is JSON but not a request this server accepts.
 func invalidRequest(reason string) *Error {
 	return &Error{Code: CodeInvalidRequest, Message: "invalid request", Data: map[string]string{"reason": reason}}
 }
 
+// tooLarge is -32600 for a stdio line or HTTP body over maxMessage.
+func tooLarge() *Error {
+	return &Error{Code: CodeInvalidRequest, Message: "message too large",
+		Data: map[string]string{"reason": fmt.Sprintf("a message is limited to %d bytes (4 MiB)", maxMessage)}}
+}
+
+// invalidParams is -32602 naming the field at fault. The message repeats field and reason for
+// clients that show only the message.
 func invalidParams(field, reason string) *Error {
-	return &Error{Code: CodeInvalidParams, Message: "invalid params: " + field + ": " + reason, Data: map[string]string{"field": field, "reason": reason}}
+	return &Error{Code: CodeInvalidParams, Message: "invalid params: " + field + ": " + reason,
+		Data: map[string]string{"field": field, "reason": reason}}
+}
+
+func methodNotFound(method string) *Error {
+	return &Error{Code: CodeMethodNotFound, Message: "method not found", Data: map[string]string{"method": method}}
+}
+
+func internalError() *Error { return &Error{Code: CodeInternalError, Message: "internal error"} }
+
+// toError maps what a handler returned to the JSON-RPC error the client sees. Internal errors
+// (anything that is not an *Error, *ArgError or ErrResourceNotFound) are reported to OnError and
+// shown only as "internal error".
+func (s *Server) toError(ctx context.Context, method string, err error) *Error {
+	var re *Error
+	var ae *ArgError
+	switch {
+	case errors.As(err, &re):
+		return re
+	case errors.As(err, &ae):
+		return invalidParams(ae.Field, ae.Reason)
+	case errors.Is(err, ErrResourceNotFound):
+		return &Error{Code: CodeResourceNotFound, Message: "resource not found"}
+	}
+	s.reportInternal(ctx, method, err)
+	return internalError()
+}
+
+// reportInternal tells OnError about an internal error.
+func (s *Server) reportInternal(ctx context.Context, method string, err error) {
+	if s.OnError != nil {
+		s.OnError(ctx, method, err)
+	}
 }

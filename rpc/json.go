@@ -1,23 +1,32 @@
 package rpc
 
+// The strict JSON decoder. RFC 8259 JSON, minus what encoding/json silently accepts or repairs:
+// invalid UTF-8 (replaced by U+FFFD there), lone or reversed \u surrogates (also replaced),
+// duplicate object keys (the last one wins there, and case-insensitive struct matching lets
+// "Method", "paramſ" or "\u212Aey" stand in for a field), unbounded nesting and key counts.
+// checkJSON runs over every message before anything is unmarshalled, so later stages may use
+// encoding/json on the (now unambiguous) bytes as long as they match keys exactly.
+
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
-	"strconv"
+	"iter"
+	"slices"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// Limits of the strict decoder.
+// Limits of the strict decoder and the transports.
 const (
-	maxDepth      = 64
-	maxObjectKeys = 10000
+	maxDepth      = 64      // nested arrays and objects
+	maxObjectKeys = 10000   // keys in one object
+	maxMessage    = 4 << 20 // bytes in one stdio line or HTTP body
+	maxBatch      = 20      // requests in one batch
 )
 
-// checkJSON validates data as exactly one JSON value (RFC 8259) with surrounding whitespace,
-// rejecting what encoding/json would silently accept or repair: invalid UTF-8 (raw or as lone
-// \u surrogates), duplicate keys in any object (compared after unescaping), nesting deeper than
-// maxDepth and objects with more than maxObjectKeys keys. The error names the problem and its
-// byte offset.
+// checkJSON reports whether data is exactly one strict JSON value, optionally surrounded by
+// JSON whitespace. The error names the problem and its byte offset.
 func checkJSON(data []byte) error {
 	p := &jsonChecker{data: data}
 	p.space()
@@ -36,15 +45,8 @@ type jsonChecker struct {
 	pos  int
 }
 
-type jsonError struct {
-	offset int
-	reason string
-}
-
-func (e *jsonError) Error() string { return fmt.Sprintf("%s at byte %d", e.reason, e.offset) }
-
 func (p *jsonChecker) errorf(format string, args ...any) error {
-	return &jsonError{offset: p.pos, reason: fmt.Sprintf(format, args...)}
+	return fmt.Errorf(format+" at byte %d", append(args, p.pos)...)
 }
 
 func (p *jsonChecker) space() {
@@ -68,7 +70,7 @@ func (p *jsonChecker) value(depth int) error {
 	case c == '[':
 		return p.array(depth + 1)
 	case c == '"':
-		_, err := p.str()
+		_, err := p.str(false)
 		return err
 	case c == '-' || c >= '0' && c <= '9':
 		return p.number()
@@ -78,16 +80,15 @@ func (p *jsonChecker) value(depth int) error {
 		return p.literal("false")
 	case c == 'n':
 		return p.literal("null")
+	case c >= utf8.RuneSelf:
+		return p.errorf("unexpected non-ASCII byte 0x%02x", c)
 	default:
-		if c >= 0x80 {
-			return p.errorf("unexpected non-ASCII byte")
-		}
 		return p.errorf("unexpected character %q", c)
 	}
 }
 
 func (p *jsonChecker) literal(word string) error {
-	if len(p.data)-p.pos < len(word) || string(p.data[p.pos:p.pos+len(word)]) != word {
+	if !bytes.HasPrefix(p.data[p.pos:], []byte(word)) {
 		return p.errorf("invalid literal")
 	}
 	p.pos += len(word)
@@ -104,24 +105,43 @@ func (p *jsonChecker) object(depth int) error {
 		p.pos++
 		return nil
 	}
-	keys := map[string]struct{}{}
-	for {
+	// Keys are compared as bytes: the first 16 in an array on the stack, so that the many
+	// small objects of a message cost no allocation; a map beyond.
+	var small [16][]byte
+	var big map[string]struct{}
+	for n := 0; ; n++ {
 		p.space()
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
 			return p.errorf("expected a string key")
 		}
+		if n >= maxObjectKeys {
+			return p.errorf("object with more than %d keys", maxObjectKeys)
+		}
 		start := p.pos
-		key, err := p.str()
+		key, err := p.str(true)
 		if err != nil {
 			return err
 		}
-		if _, dup := keys[key]; dup {
+		dup := false
+		switch {
+		case n < len(small):
+			for _, k := range small[:n] {
+				dup = dup || bytes.Equal(k, key)
+			}
+			small[n] = key
+		default:
+			if big == nil {
+				big = make(map[string]struct{}, 2*len(small))
+				for _, k := range small {
+					big[string(k)] = struct{}{}
+				}
+			}
+			_, dup = big[string(key)]
+			big[string(key)] = struct{}{}
+		}
+		if dup {
 			p.pos = start
 			return p.errorf("duplicate key %q", key)
-		}
-		keys[key] = struct{}{}
-		if len(keys) > maxObjectKeys {
-			return p.errorf("object with more than %d keys", maxObjectKeys)
 		}
 		p.space()
 		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
@@ -179,95 +199,137 @@ func (p *jsonChecker) array(depth int) error {
 	}
 }
 
-// str checks a string starting at '"' and returns its unescaped value.
-func (p *jsonChecker) str() (string, error) {
+// str checks the string at p.pos (its opening quote) and, when want is set, returns its
+// unescaped value: a slice of the input when it has no escapes, else a copy.
+func (p *jsonChecker) str(want bool) ([]byte, error) {
 	p.pos++ // opening quote
-	var out []byte
+	start := p.pos
+	var out []byte // nil until the first escape
 	for {
 		if p.pos >= len(p.data) {
-			return "", p.errorf("unterminated string")
+			return nil, p.errorf("unterminated string")
 		}
 		c := p.data[p.pos]
 		switch {
 		case c == '"':
-			p.pos++
-			return string(out), nil
-		case c == '\\':
-			if p.pos+1 >= len(p.data) {
-				return "", p.errorf("unterminated escape")
+			var s []byte
+			if want {
+				s = out
+				if s == nil {
+					s = p.data[start:p.pos:p.pos]
+				}
 			}
-			e := p.data[p.pos+1]
-			p.pos += 2
-			switch e {
-			case '"', '\\', '/':
-				out = append(out, e)
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
-				r, err := p.hex4()
-				if err != nil {
-					return "", err
-				}
-				if utf16.IsSurrogate(r) {
-					if r >= 0xDC00 || p.pos+1 >= len(p.data) || p.data[p.pos] != '\\' || p.data[p.pos+1] != 'u' {
-						return "", p.errorf("lone UTF-16 surrogate in a \\u escape")
-					}
-					p.pos += 2
-					r2, err := p.hex4()
-					if err != nil {
-						return "", err
-					}
-					r = utf16.DecodeRune(r, r2)
-					if r == utf8.RuneError {
-						return "", p.errorf("invalid UTF-16 surrogate pair in a \\u escape")
-					}
-				}
+			p.pos++
+			return s, nil
+		case c == '\\':
+			if want && out == nil {
+				out = append([]byte{}, p.data[start:p.pos]...)
+			}
+			r, err := p.escape()
+			if err != nil {
+				return nil, err
+			}
+			if want {
 				out = utf8.AppendRune(out, r)
-			default:
-				p.pos--
-				return "", p.errorf("invalid escape \\%c", e)
 			}
 		case c < 0x20:
-			return "", p.errorf("control character in a string")
+			return nil, p.errorf("control character 0x%02x in a string", c)
 		case c < utf8.RuneSelf:
-			out = append(out, c)
+			if out != nil {
+				out = append(out, c)
+			}
 			p.pos++
 		default:
 			r, size := utf8.DecodeRune(p.data[p.pos:])
 			if r == utf8.RuneError && size <= 1 {
-				return "", p.errorf("invalid UTF-8")
+				return nil, p.errorf("invalid UTF-8")
 			}
-			out = append(out, p.data[p.pos:p.pos+size]...)
+			if out != nil {
+				out = append(out, p.data[p.pos:p.pos+size]...)
+			}
 			p.pos += size
 		}
 	}
 }
 
-func (p *jsonChecker) hex4() (rune, error) {
-	if p.pos+4 > len(p.data) {
-		return 0, p.errorf("short \\u escape")
+// escape decodes the escape at p.pos (a backslash), joining a \u surrogate pair.
+func (p *jsonChecker) escape() (rune, error) {
+	if p.pos+1 >= len(p.data) {
+		return 0, p.errorf("unterminated escape")
 	}
-	v, err := strconv.ParseUint(string(p.data[p.pos:p.pos+4]), 16, 32)
-	if err != nil {
+	e := p.data[p.pos+1]
+	switch e {
+	case '"', '\\', '/':
+		p.pos += 2
+		return rune(e), nil
+	case 'b':
+		p.pos += 2
+		return '\b', nil
+	case 'f':
+		p.pos += 2
+		return '\f', nil
+	case 'n':
+		p.pos += 2
+		return '\n', nil
+	case 'r':
+		p.pos += 2
+		return '\r', nil
+	case 't':
+		p.pos += 2
+		return '\t', nil
+	case 'u':
+	default:
+		return 0, p.errorf("invalid escape \\%c", e)
+	}
+	r, ok := hex4(p.data[p.pos+2:])
+	if !ok {
 		return 0, p.errorf("invalid \\u escape")
 	}
-	p.pos += 4
-	return rune(v), nil
+	if !utf16.IsSurrogate(r) {
+		p.pos += 6
+		return r, nil
+	}
+	if r >= 0xDC00 {
+		return 0, p.errorf("lone UTF-16 low surrogate \\u%04x", r)
+	}
+	rest := p.data[p.pos+6:]
+	if len(rest) < 2 || rest[0] != '\\' || rest[1] != 'u' {
+		return 0, p.errorf("lone UTF-16 high surrogate \\u%04x", r)
+	}
+	r2, ok := hex4(rest[2:])
+	if !ok {
+		return 0, p.errorf("invalid \\u escape")
+	}
+	joined := utf16.DecodeRune(r, r2)
+	if joined == utf8.RuneError {
+		return 0, p.errorf("lone UTF-16 high surrogate \\u%04x", r)
+	}
+	p.pos += 12
+	return joined, nil
+}
+
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
 
 func (p *jsonChecker) number() error {
-	start := p.pos
-	if p.data[p.pos] == '-' {
-		p.pos++
-	}
 	digits := func() int {
 		n := 0
 		for p.pos < len(p.data) && p.data[p.pos] >= '0' && p.data[p.pos] <= '9' {
@@ -276,10 +338,13 @@ func (p *jsonChecker) number() error {
 		}
 		return n
 	}
-	if p.pos < len(p.data) && p.data[p.pos] == '0' {
+	if p.data[p.pos] == '-' {
 		p.pos++
-	} else if digits() == 0 {
-		p.pos = start
+	}
+	switch {
+	case p.pos < len(p.data) && p.data[p.pos] == '0':
+		p.pos++
+	case digits() == 0:
 		return p.errorf("invalid number")
 	}
 	if p.pos < len(p.data) && p.data[p.pos] == '.' {
@@ -298,4 +363,225 @@ func (p *jsonChecker) number() error {
 		}
 	}
 	return nil
+}
+
+// ---- envelopes ----
+
+// request is one decoded JSON-RPC envelope (a batch holds several).
+type request struct {
+	id       json.RawMessage // the id exactly as sent; nil for a notification
+	method   string
+	params   json.RawMessage // nil when absent or null
+	invalid  *Error          // the envelope is unacceptable: answer with this and run nothing
+	badParam *Error          // params is not an object: answer a request with this
+	response bool            // a client-sent response object (result or error, no method)
+}
+
+var envelopeKeys = []string{"jsonrpc", "id", "method", "params"}
+
+// decodeMessage decodes one message: a single envelope or a batch. The error is for the
+// message as a whole (parse errors, an empty or oversized batch); a bad element of a batch
+// carries its own error.
+func decodeMessage(data []byte) (reqs []request, batch bool, fail *Error) {
+	if err := checkJSON(data); err != nil {
+		return nil, false, parseError(err.Error())
+	}
+	data = bytes.TrimLeft(data, " \t\r\n")
+	if data[0] != '[' {
+		return []request{decodeEnvelope(data)}, false, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(data, &items); err != nil { // cannot fail after checkJSON
+		return nil, true, parseError(err.Error())
+	}
+	switch {
+	case len(items) == 0:
+		return nil, true, invalidRequest("empty batch")
+	case len(items) > maxBatch:
+		return nil, true, invalidRequest(fmt.Sprintf("batch of %d messages; the limit is %d", len(items), maxBatch))
+	}
+	reqs = make([]request, len(items))
+	for i, item := range items {
+		reqs[i] = decodeEnvelope(item)
+	}
+	return reqs, true, nil
+}
+
+// decodeEnvelope decodes one envelope that checkJSON has accepted. Keys match exactly.
+func decodeEnvelope(data []byte) request {
+	var env map[string]json.RawMessage
+	if data[0] != '{' || json.Unmarshal(data, &env) != nil {
+		return request{invalid: invalidRequest("a message must be a JSON object")}
+	}
+	var r request
+	if id, ok := env["id"]; ok {
+		switch c := id[0]; {
+		case c == '"', c == '-', c >= '0' && c <= '9', string(id) == "null":
+			r.id = id
+		default:
+			return request{invalid: invalidRequest("id must be a string, a number or null")}
+		}
+	}
+	_, hasMethod := env["method"]
+	_, hasResult := env["result"]
+	_, hasError := env["error"]
+	if !hasMethod && (hasResult || hasError) {
+		return request{id: r.id, response: true}
+	}
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if !slices.Contains(envelopeKeys, k) {
+			r.invalid = invalidRequest(fmt.Sprintf("unknown member %q; a request has only jsonrpc, id, method and params", k))
+			return r
+		}
+	}
+	var version string
+	if v := env["jsonrpc"]; v == nil || v[0] != '"' || json.Unmarshal(v, &version) != nil || version != "2.0" {
+		r.invalid = invalidRequest(`jsonrpc must be "2.0"`)
+		return r
+	}
+	if m := env["method"]; !hasMethod || m[0] != '"' || json.Unmarshal(m, &r.method) != nil {
+		r.invalid = invalidRequest("method must be a string")
+		return r
+	}
+	switch params := env["params"]; {
+	case params == nil, string(params) == "null":
+	case params[0] == '{':
+		r.params = params
+	case params[0] == '[':
+		r.badParam = invalidParams("params", "must be an object, not an array")
+	default:
+		r.invalid = invalidRequest("params must be an object")
+	}
+	return r
+}
+
+// ---- walking checked JSON ----
+
+// The helpers below walk JSON that checkJSON has accepted, without decoding it: they assume
+// well-formed input and do not re-check it.
+
+// skipSpace returns the index of the first non-whitespace byte at or after i.
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the index just after the value that starts at data[i].
+func skipValue(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		for i++; ; i++ {
+			switch data[i] {
+			case '\\':
+				i++
+			case '"':
+				return i + 1
+			}
+		}
+	case '{', '[':
+		depth := 0
+		for ; ; i++ {
+			switch data[i] {
+			case '"':
+				i = skipValue(data, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+	}
+	for ; i < len(data); i++ { // a number or a literal
+		switch data[i] {
+		case ' ', '\t', '\r', '\n', ',', ']', '}':
+			return i
+		}
+	}
+	return i
+}
+
+// elements yields the elements of the array raw.
+func elements(raw []byte) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		i := skipSpace(raw, 1)
+		for raw[i] != ']' {
+			end := skipValue(raw, i)
+			if !yield(raw[i:end]) {
+				return
+			}
+			i = skipSpace(raw, end)
+			if raw[i] == ',' {
+				i = skipSpace(raw, i+1)
+			}
+		}
+	}
+}
+
+// fields yields the keys (unescaped) and values of the object raw. A key is a slice of raw
+// unless it has escapes; it is valid until the next iteration only if copied.
+func fields(raw []byte) iter.Seq2[[]byte, []byte] {
+	return func(yield func([]byte, []byte) bool) {
+		i := skipSpace(raw, 1)
+		for raw[i] != '}' {
+			end := skipValue(raw, i)
+			key := unquote(raw[i:end])
+			i = skipSpace(raw, end) + 1 // ':'
+			i = skipSpace(raw, i)
+			end = skipValue(raw, i)
+			if !yield(key, raw[i:end]) {
+				return
+			}
+			i = skipSpace(raw, end)
+			if raw[i] == ',' {
+				i = skipSpace(raw, i+1)
+			}
+		}
+	}
+}
+
+// unquote returns the value of the string raw (with its quotes): a slice of raw when it has
+// no escapes.
+func unquote(raw []byte) []byte {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return raw[1 : len(raw)-1]
+	}
+	var s string
+	json.Unmarshal(raw, &s) // cannot fail on checked input
+	return []byte(s)
+}
+
+// ---- encoding ----
+
+// marshal encodes v as compact JSON without HTML escaping, so that text reaches clients as
+// written ("<" stays "<").
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// members decodes a JSON object into its members by exact key (encoding/json matches struct
+// fields case-insensitively; a map never does). raw has passed checkJSON, so keys are unique.
+func members(raw json.RawMessage) (map[string]json.RawMessage, bool) {
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil, false
+	}
+	return m, true
 }

@@ -1,39 +1,76 @@
 package rpc
 
+// Argument validation against a tool's inputSchema: the subset of JSON Schema (2020-12) that
+// tool arguments need. Keywords outside the subset are refused when the schema is compiled, so
+// that nothing a schema promises goes silently unchecked.
+
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 )
 
-// schemaNode is the subset of JSON Schema that tool arguments use: type (one or a list),
-// properties, required, additionalProperties: false, enum, minimum, maximum, minLength,
-// maxLength, minItems, maxItems, items and format "date-time".
-type schemaNode struct {
-	Types      []string
-	Properties map[string]*schemaNode
-	Required   []string
-	Closed     bool // additionalProperties: false
-	Enum       []any
-	Minimum    *float64
-	Maximum    *float64
-	MinLength  *int
-	MaxLength  *int
-	MinItems   *int
-	MaxItems   *int
-	Items      *schemaNode
-	Format     string
+// Keywords a schema may carry without effect on validation (JSON Schema annotations).
+var annotationKeywords = []string{
+	"$schema", "$id", "$comment", "$defs", "definitions", "title", "description", "default",
+	"examples", "deprecated", "readOnly", "writeOnly", "contentMediaType", "contentEncoding",
 }
 
-// Schema is a compiled JSON Schema (the subset above) for validating arguments outside tools/call.
+// Keywords that validate.
+var validationKeywords = []string{
+	"type", "properties", "required", "additionalProperties", "enum", "const", "minimum",
+	"maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "minItems",
+	"maxItems", "items", "format",
+}
+
+var schemaTypes = []string{"object", "array", "string", "integer", "number", "boolean", "null"}
+
+// schemaNode is one compiled (sub)schema.
+type schemaNode struct {
+	never      bool // the boolean schema false
+	types      []string
+	properties map[string]*schemaNode
+	propNames  []string // the keys of properties, sorted
+	required   []string
+	closed     bool // additionalProperties: false
+	enum       []any
+	constant   *any
+	minimum    *bound
+	maximum    *bound
+	exclMin    *bound
+	exclMax    *bound
+	minLength  int // -1 when absent, as are the three below
+	maxLength  int
+	minItems   int
+	maxItems   int
+	items      *schemaNode
+	format     string
+}
+
+// bound is a numeric limit, kept as written for messages and as a decimal for comparing.
+type bound struct {
+	text string
+	dec  decimal
+}
+
+// Schema is a compiled JSON Schema, for validating values outside tools/call (a batch tool's
+// items, one by one). Safe for concurrent use.
 type Schema struct{ n *schemaNode }
 
-// CompileSchema compiles raw.
+// CompileSchema compiles a JSON Schema using only the supported keywords: type (a name or a
+// list of object, array, string, integer, number, boolean, null; an integer is a number
+// written without a fraction or exponent), properties, required,
+// additionalProperties (true or false), enum, const, minimum, maximum, exclusiveMinimum,
+// exclusiveMaximum, minLength, maxLength (in characters), minItems, maxItems, items (one
+// schema) and format ("date-time" is checked as RFC 3339; other formats are annotations), plus
+// annotations such as description and default. Any other keyword is an error. An empty raw is
+// {"type":"object"}.
 func CompileSchema(raw json.RawMessage) (*Schema, error) {
 	n, err := compileSchema(raw)
 	if err != nil {
@@ -42,233 +79,385 @@ func CompileSchema(raw json.RawMessage) (*Schema, error) {
 	return &Schema{n}, nil
 }
 
-// Validate checks one JSON value; the first violation is an *ArgError whose field is prefixed
-// with prefix (e.g. "items[3]").
+// Validate checks one JSON value against the schema; raw must be strict JSON (see checkJSON:
+// no duplicate keys, valid UTF-8). The first violation is returned as an
+// *ArgError whose Field is a path under prefix (e.g. "items[3].text" for prefix "items[3]");
+// a violation of the value itself names prefix, or "arguments" when prefix is empty.
 func (s *Schema) Validate(prefix string, raw json.RawMessage) error {
+	if checkJSON(raw) != nil {
+		return &ArgError{Field: rootField(prefix), Reason: "is not valid JSON"}
+	}
+	return s.n.validateRoot(prefix, raw)
+}
+
+// compileSchema compiles a tool's schema.
+func compileSchema(raw json.RawMessage) (*schemaNode, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage(`{"type":"object"}`)
+	}
+	if err := checkJSON(raw); err != nil {
+		return nil, fmt.Errorf("schema is not strict JSON: %w", err)
+	}
+	v, err := decodeValue(raw)
+	if err != nil {
+		return nil, err
+	}
+	return compileNode("", v)
+}
+
+// decodeValue decodes JSON with numbers kept as json.Number.
+func decodeValue(raw []byte) (any, error) {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	var v any
 	if err := d.Decode(&v); err != nil {
-		return &ArgError{Field: prefix, Reason: "is not valid JSON"}
-	}
-	return s.n.validate(prefix, v)
-}
-
-// compileSchema parses a tool's inputSchema; an empty schema accepts any object.
-func compileSchema(raw json.RawMessage) (*schemaNode, error) {
-	if len(raw) == 0 {
-		return &schemaNode{Types: []string{"object"}}, nil
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, err
 	}
-	return compileNode(m)
+	if d.More() {
+		return nil, fmt.Errorf("data after the JSON value")
+	}
+	return v, nil
 }
 
-func compileNode(m map[string]any) (*schemaNode, error) {
-	n := &schemaNode{}
+func compileNode(at string, v any) (*schemaNode, error) {
+	fail := func(format string, args ...any) error {
+		where := at
+		if where == "" {
+			where = "schema"
+		}
+		return fmt.Errorf("%s: %s", where, fmt.Sprintf(format, args...))
+	}
+	switch b := v.(type) {
+	case bool:
+		return &schemaNode{never: !b, minLength: -1, maxLength: -1, minItems: -1, maxItems: -1}, nil
+	case map[string]any:
+	default:
+		return nil, fail("a schema must be an object or a boolean")
+	}
+	m := v.(map[string]any)
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if !slices.Contains(validationKeywords, k) && !slices.Contains(annotationKeywords, k) {
+			return nil, fail("unsupported keyword %q", k)
+		}
+	}
+	n := &schemaNode{minLength: -1, maxLength: -1, minItems: -1, maxItems: -1}
 	switch t := m["type"].(type) {
+	case nil:
 	case string:
-		n.Types = []string{t}
+		n.types = []string{t}
 	case []any:
 		for _, x := range t {
 			s, ok := x.(string)
 			if !ok {
-				return nil, fmt.Errorf("type list holds %v", x)
+				return nil, fail("type must be a name or a list of names")
 			}
-			n.Types = append(n.Types, s)
+			n.types = append(n.types, s)
+		}
+	default:
+		return nil, fail("type must be a name or a list of names")
+	}
+	for _, t := range n.types {
+		if !slices.Contains(schemaTypes, t) {
+			return nil, fail("unknown type %q", t)
 		}
 	}
-	if props, ok := m["properties"].(map[string]any); ok {
-		n.Properties = map[string]*schemaNode{}
-		for k, v := range props {
-			pm, ok := v.(map[string]any)
-			if !ok {
-				return nil, fmt.Errorf("property %s is not a schema", k)
-			}
-			c, err := compileNode(pm)
+	if p, ok := m["properties"]; ok {
+		props, ok := p.(map[string]any)
+		if !ok {
+			return nil, fail("properties must be an object")
+		}
+		n.properties = map[string]*schemaNode{}
+		for _, k := range slices.Sorted(maps.Keys(props)) {
+			c, err := compileNode(joinPath(at+".properties", k), props[k])
 			if err != nil {
-				return nil, fmt.Errorf("property %s: %w", k, err)
+				return nil, err
 			}
-			n.Properties[k] = c
+			n.properties[k] = c
+			n.propNames = append(n.propNames, k)
 		}
 	}
-	if req, ok := m["required"].([]any); ok {
-		for _, r := range req {
-			if s, ok := r.(string); ok {
-				n.Required = append(n.Required, s)
+	if r, ok := m["required"]; ok {
+		list, ok := r.([]any)
+		if !ok {
+			return nil, fail("required must be a list of names")
+		}
+		for _, x := range list {
+			s, ok := x.(string)
+			if !ok {
+				return nil, fail("required must be a list of names")
 			}
+			n.required = append(n.required, s)
 		}
 	}
-	if ap, ok := m["additionalProperties"].(bool); ok && !ap {
-		n.Closed = true
-	}
-	if e, ok := m["enum"].([]any); ok {
-		n.Enum = e
-	}
-	num := func(key string) *float64 {
-		if f, ok := m[key].(float64); ok {
-			return &f
+	switch ap := m["additionalProperties"].(type) {
+	case nil:
+		if _, ok := m["additionalProperties"]; ok {
+			return nil, fail("additionalProperties must be true or false")
 		}
-		return nil
+	case bool:
+		n.closed = !ap
+	default:
+		return nil, fail("additionalProperties must be true or false (schemas are not supported)")
 	}
-	count := func(key string) *int {
-		if f, ok := m[key].(float64); ok {
-			i := int(f)
-			return &i
+	if e, ok := m["enum"]; ok {
+		list, ok := e.([]any)
+		if !ok || len(list) == 0 {
+			return nil, fail("enum must be a non-empty list")
 		}
-		return nil
+		n.enum = list
 	}
-	n.Minimum, n.Maximum = num("minimum"), num("maximum")
-	n.MinLength, n.MaxLength = count("minLength"), count("maxLength")
-	n.MinItems, n.MaxItems = count("minItems"), count("maxItems")
-	if it, ok := m["items"].(map[string]any); ok {
-		c, err := compileNode(it)
+	if c, ok := m["const"]; ok {
+		n.constant = &c
+	}
+	for _, b := range []struct {
+		key string
+		dst **bound
+	}{{"minimum", &n.minimum}, {"maximum", &n.maximum}, {"exclusiveMinimum", &n.exclMin}, {"exclusiveMaximum", &n.exclMax}} {
+		x, ok := m[b.key]
+		if !ok {
+			continue
+		}
+		num, ok := x.(json.Number)
+		if !ok {
+			return nil, fail("%s must be a number", b.key)
+		}
+		*b.dst = &bound{text: num.String(), dec: parseDecimal(num.String())}
+	}
+	for _, c := range []struct {
+		key string
+		dst *int
+	}{{"minLength", &n.minLength}, {"maxLength", &n.maxLength}, {"minItems", &n.minItems}, {"maxItems", &n.maxItems}} {
+		x, ok := m[c.key]
+		if !ok {
+			continue
+		}
+		num, _ := x.(json.Number)
+		i, err := strconv.Atoi(num.String())
+		if err != nil || i < 0 {
+			return nil, fail("%s must be a non-negative integer", c.key)
+		}
+		*c.dst = i
+	}
+	if it, ok := m["items"]; ok {
+		c, err := compileNode(at+".items", it)
 		if err != nil {
-			return nil, fmt.Errorf("items: %w", err)
+			return nil, err
 		}
-		n.Items = c
+		n.items = c
 	}
-	n.Format, _ = m["format"].(string)
+	if f, ok := m["format"]; ok {
+		s, ok := f.(string)
+		if !ok {
+			return nil, fail("format must be a string")
+		}
+		n.format = s
+	}
 	return n, nil
 }
 
-// validateJSON checks arguments (raw JSON) against the schema; the first violation is an
-// *ArgError naming the field by its path.
-func (n *schemaNode) validateJSON(raw json.RawMessage) error {
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return &ArgError{Field: "arguments", Reason: "are not valid JSON"}
+func rootField(prefix string) string {
+	if prefix == "" {
+		return "arguments"
 	}
-	if _, ok := v.(map[string]any); !ok {
-		return &ArgError{Field: "arguments", Reason: "must be an object"}
-	}
-	return n.validate("", v)
+	return prefix
 }
 
-func join(path, key string) string {
+func joinPath(path, key string) string {
 	if path == "" {
 		return key
 	}
 	return path + "." + key
 }
 
-func typeOf(v any) string {
-	switch x := v.(type) {
-	case nil:
+// typeOf names the JSON type of a checked raw value. A number is an "integer" when it is
+// written without a fraction or an exponent: what Go decodes into an int. (JSON Schema would
+// also count 2.0 and 1e2, which a handler's json.Unmarshal into an int then refuses.)
+func typeOf(raw []byte) string {
+	switch raw[0] {
+	case 'n':
 		return "null"
-	case bool:
+	case 't', 'f':
 		return "boolean"
-	case string:
+	case '"':
 		return "string"
-	case []any:
+	case '[':
 		return "array"
-	case map[string]any:
+	case '{':
 		return "object"
-	case json.Number:
-		if isInteger(x) {
-			return "integer"
-		}
+	}
+	if bytes.ContainsAny(raw, ".eE") {
 		return "number"
 	}
-	return "unknown"
+	return "integer"
 }
 
-func isInteger(n json.Number) bool {
-	s := string(n)
-	if !strings.ContainsAny(s, ".eE") {
-		return true
+// validateRoot validates raw (checked JSON, no surrounding space) and names the field at
+// fault under prefix; a violation of the value itself names prefix, or "arguments".
+func (n *schemaNode) validateRoot(prefix string, raw []byte) error {
+	err := n.validate(true, raw)
+	if err == nil {
+		return nil
 	}
-	f, err := n.Float64()
-	return err == nil && f == math.Trunc(f) && !math.IsInf(f, 0)
+	switch {
+	case err.Field == "":
+		err.Field = rootField(prefix)
+	case prefix != "":
+		err.Field = childPath(prefix, err.Field)
+	}
+	return err
 }
 
-func (n *schemaNode) validate(path string, v any) error {
-	field := path
-	if field == "" {
-		field = "arguments"
+// childPath joins a path and a path below it: "items" and "[3].text" or "text".
+func childPath(path, below string) string {
+	switch {
+	case below == "":
+		return path
+	case strings.HasPrefix(below, "["):
+		return path + below
 	}
-	if len(n.Types) > 0 {
-		t := typeOf(v)
-		ok := slices.Contains(n.Types, t) || (t == "integer" && slices.Contains(n.Types, "number"))
-		if !ok {
-			return &ArgError{Field: field, Reason: "must be " + describeTypes(n.Types)}
+	return path + "." + below
+}
+
+// validate checks the raw value against the schema. The error's Field is relative to the
+// value ("" for the value itself, "items[3].text" below it), so that paths are built only for
+// the one violation reported; root marks the value validation started from.
+func (n *schemaNode) validate(root bool, raw []byte) *ArgError {
+	bad := func(format string, args ...any) *ArgError {
+		return &ArgError{Reason: fmt.Sprintf(format, args...)}
+	}
+	if n.never {
+		return bad("is not allowed")
+	}
+	t := typeOf(raw)
+	if len(n.types) > 0 && !slices.Contains(n.types, t) && !(t == "integer" && slices.Contains(n.types, "number")) {
+		return bad("must be %s", describeTypes(n.types))
+	}
+	if n.constant != nil || n.enum != nil {
+		v, _ := decodeValue(raw)
+		if n.constant != nil && !jsonEqual(*n.constant, v) {
+			return bad("must be %s", describeValues([]any{*n.constant}))
+		}
+		if n.enum != nil && !slices.ContainsFunc(n.enum, func(e any) bool { return jsonEqual(e, v) }) {
+			return bad("must be one of %s", describeValues(n.enum))
 		}
 	}
-	if len(n.Enum) > 0 && !slices.ContainsFunc(n.Enum, func(e any) bool { return fmt.Sprint(e) == fmt.Sprint(v) && typeOf(v) == "string" }) {
-		names := make([]string, len(n.Enum))
-		for i, e := range n.Enum {
-			names[i] = fmt.Sprint(e)
+	switch t {
+	case "integer", "number":
+		if n.minimum == nil && n.maximum == nil && n.exclMin == nil && n.exclMax == nil {
+			return nil
 		}
-		return &ArgError{Field: field, Reason: "must be one of " + strings.Join(names, ", ")}
-	}
-	switch x := v.(type) {
-	case json.Number:
-		f, _ := x.Float64()
-		if n.Minimum != nil && f < *n.Minimum {
-			return &ArgError{Field: field, Reason: fmt.Sprintf("must be at least %v", *n.Minimum)}
+		d := parseDecimal(string(raw))
+		switch {
+		case n.minimum != nil && d.cmp(n.minimum.dec) < 0:
+			return bad("must be at least %s", n.minimum.text)
+		case n.exclMin != nil && d.cmp(n.exclMin.dec) <= 0:
+			return bad("must be greater than %s", n.exclMin.text)
+		case n.maximum != nil && d.cmp(n.maximum.dec) > 0:
+			return bad("must be at most %s", n.maximum.text)
+		case n.exclMax != nil && d.cmp(n.exclMax.dec) >= 0:
+			return bad("must be less than %s", n.exclMax.text)
 		}
-		if n.Maximum != nil && f > *n.Maximum {
-			return &ArgError{Field: field, Reason: fmt.Sprintf("must be at most %v", *n.Maximum)}
+	case "string":
+		if n.minLength < 0 && n.maxLength < 0 && n.format != "date-time" {
+			return nil
 		}
-	case string:
-		l := utf8.RuneCountInString(x)
-		if n.MinLength != nil && l < *n.MinLength {
-			if *n.MinLength == 1 {
-				return &ArgError{Field: field, Reason: "must not be empty"}
+		x := unquote(raw)
+		l := utf8.RuneCount(x)
+		switch {
+		case n.minLength == 1 && l == 0:
+			return bad("must not be empty")
+		case n.minLength >= 0 && l < n.minLength:
+			return bad("has %d characters; the minimum is %d", l, n.minLength)
+		case n.maxLength >= 0 && l > n.maxLength:
+			return bad("has %d characters; the limit is %d", l, n.maxLength)
+		}
+		if n.format == "date-time" {
+			if _, err := time.Parse(time.RFC3339Nano, string(x)); err != nil {
+				return bad("%s is not an RFC 3339 date-time such as 2026-05-17T14:00:00Z", quote(string(x)))
 			}
-			return &ArgError{Field: field, Reason: fmt.Sprintf("must have at least %d characters", *n.MinLength)}
 		}
-		if n.MaxLength != nil && l > *n.MaxLength {
-			return &ArgError{Field: field, Reason: fmt.Sprintf("has %d characters; the limit is %d", l, *n.MaxLength)}
-		}
-		if n.Format == "date-time" {
-			if _, err := time.Parse(time.RFC3339Nano, x); err != nil {
-				return &ArgError{Field: field, Reason: fmt.Sprintf("%q is not an RFC 3339 date-time such as 2026-05-17T14:00:00Z", x)}
+	case "array":
+		if n.minItems >= 0 || n.maxItems >= 0 {
+			count := 0
+			for range elements(raw) {
+				count++
+			}
+			switch {
+			case n.minItems >= 0 && count < n.minItems:
+				return bad("has %d items; the minimum is %d", count, n.minItems)
+			case n.maxItems >= 0 && count > n.maxItems:
+				return bad("has %d items; the limit is %d", count, n.maxItems)
 			}
 		}
-	case []any:
-		if n.MinItems != nil && len(x) < *n.MinItems {
-			return &ArgError{Field: field, Reason: fmt.Sprintf("must have at least %d items", *n.MinItems)}
-		}
-		if n.MaxItems != nil && len(x) > *n.MaxItems {
-			return &ArgError{Field: field, Reason: fmt.Sprintf("has %d items; the limit is %d", len(x), *n.MaxItems)}
-		}
-		if n.Items != nil {
-			for i, el := range x {
-				if err := n.Items.validate(fmt.Sprintf("%s[%d]", field, i), el); err != nil {
+		if n.items != nil {
+			i := 0
+			for el := range elements(raw) {
+				if err := n.items.validate(false, el); err != nil {
+					err.Field = childPath("["+strconv.Itoa(i)+"]", err.Field)
 					return err
 				}
+				i++
 			}
 		}
-	case map[string]any:
-		for _, r := range n.Required {
-			if _, ok := x[r]; !ok {
-				return &ArgError{Field: join(path, r), Reason: "is required"}
+	case "object":
+		return n.validateObject(root, raw)
+	}
+	return nil
+}
+
+func (n *schemaNode) validateObject(root bool, raw []byte) *ArgError {
+	// Members that look like a property but are not it, then unknown members, in the order
+	// sent.
+	for k := range fields(raw) {
+		if _, ok := n.properties[string(k)]; ok {
+			continue
+		}
+		key := string(k)
+		for _, name := range n.propNames {
+			if lookalike(key, name) {
+				return &ArgError{Field: key, Reason: fmt.Sprintf("must be spelled exactly %q", name)}
 			}
 		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			p, ok := n.Properties[k]
-			if !ok {
-				if n.Closed {
-					return &ArgError{Field: join(path, k), Reason: "is not a known argument"}
-				}
-				continue
+		if n.closed {
+			reason := "is not a known field"
+			if root {
+				reason = "is not a known argument"
 			}
-			if err := p.validate(join(path, k), x[k]); err != nil {
+			return &ArgError{Field: key, Reason: reason}
+		}
+	}
+	for _, r := range n.required {
+		found := false
+		for k := range fields(raw) {
+			if string(k) == r {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return &ArgError{Field: r, Reason: "is required"}
+		}
+	}
+	if len(n.properties) == 0 {
+		return nil
+	}
+	for k, v := range fields(raw) {
+		if p, ok := n.properties[string(k)]; ok {
+			if err := p.validate(false, v); err != nil {
+				err.Field = childPath(string(k), err.Field)
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// quote quotes a value for a message, shortened to 64 characters.
+func quote(s string) string {
+	if utf8.RuneCountInString(s) > 64 {
+		s = string([]rune(s)[:64]) + "…"
+	}
+	return strconv.Quote(s)
 }
 
 func describeTypes(ts []string) string {
@@ -284,4 +473,117 @@ func describeTypes(ts []string) string {
 		}
 	}
 	return strings.Join(words, " or ")
+}
+
+// describeValues lists enum values: strings as they are, anything else as JSON.
+func describeValues(vs []any) string {
+	words := make([]string, len(vs))
+	for i, v := range vs {
+		if s, ok := v.(string); ok {
+			words[i] = s
+			continue
+		}
+		b, _ := marshal(v)
+		words[i] = string(b)
+	}
+	return strings.Join(words, ", ")
+}
+
+// jsonEqual compares decoded JSON values; numbers compare by value (1.0 equals 1).
+func jsonEqual(a, b any) bool {
+	switch x := a.(type) {
+	case json.Number:
+		y, ok := b.(json.Number)
+		return ok && parseDecimal(x.String()).cmp(parseDecimal(y.String())) == 0
+	case []any:
+		y, ok := b.([]any)
+		return ok && slices.EqualFunc(x, y, jsonEqual)
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		return ok && maps.EqualFunc(x, y, jsonEqual)
+	case string, bool, nil:
+		return a == b
+	}
+	return false
+}
+
+// decimal is an exact JSON number: 0.digits × 10^exp, negative when neg. digits has no leading
+// or trailing zeros; "" is zero. Comparing decimals instead of float64 keeps 2^53+1 above 2^53
+// and 1e400 above any maximum.
+type decimal struct {
+	neg    bool
+	digits string
+	exp    int64
+}
+
+// parseDecimal parses a JSON number (already validated).
+func parseDecimal(s string) decimal {
+	var d decimal
+	if strings.HasPrefix(s, "-") {
+		d.neg, s = true, s[1:]
+	}
+	mant, expText, _ := strings.Cut(strings.ToLower(s), "e")
+	intPart, frac, _ := strings.Cut(mant, ".")
+	digits := intPart + frac
+	d.exp = int64(len(intPart)) + parseExponent(expText)
+	trimmed := strings.TrimLeft(digits, "0")
+	d.exp -= int64(len(digits) - len(trimmed))
+	d.digits = strings.TrimRight(trimmed, "0")
+	if d.digits == "" {
+		return decimal{}
+	}
+	return d
+}
+
+// parseExponent parses an exponent, clamped to ±1e15: far beyond any number of digits a
+// message can hold, so the clamp never changes an order.
+func parseExponent(s string) int64 {
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimLeft(s, "+-")
+	s = strings.TrimLeft(s, "0")
+	if len(s) > 15 {
+		s = "1000000000000000"
+	}
+	e, _ := strconv.ParseInt(s, 10, 64) // "" → 0
+	if neg {
+		return -e
+	}
+	return e
+}
+
+func (d decimal) sign() int {
+	switch {
+	case d.digits == "":
+		return 0
+	case d.neg:
+		return -1
+	}
+	return 1
+}
+
+// cmp returns -1, 0 or +1 as d is less than, equal to or greater than e.
+func (d decimal) cmp(e decimal) int {
+	if ds, es := d.sign(), e.sign(); ds != es || ds == 0 {
+		switch {
+		case ds < es:
+			return -1
+		case ds > es:
+			return 1
+		}
+		return 0
+	}
+	m := 0
+	switch {
+	case d.exp != e.exp:
+		m = -1
+		if d.exp > e.exp {
+			m = 1
+		}
+	default:
+		m = strings.Compare(d.digits, e.digits)
+	}
+	if d.neg {
+		return -m
+	}
+	return m
 }

@@ -1,122 +1,249 @@
 package rpc
 
+// The stdio transport (MCP 2025-11-25, basic/transports): newline-delimited JSON-RPC on the
+// server's stdin and stdout.
+
 import (
 	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 )
 
-// maxMessage caps one message: a stdio line or an HTTP body.
-const maxMessage = 4 << 20
+const (
+	// stdioRunning bounds the handlers running at once on one stdio connection.
+	stdioRunning = 8
+	// stdioPending bounds the messages accepted but not yet answered; beyond it the reader
+	// waits, so a flood of requests cannot hold more than stdioPending lines in memory.
+	stdioPending = 32
+)
 
-// stdioConcurrency bounds the requests handled at once on stdio, so that a cancellation can
-// overtake the request it cancels.
-const stdioConcurrency = 8
-
-// ServeStdio serves newline-delimited JSON-RPC messages from in, writing each response as one
-// line to out (and nothing else), until in ends (after in-flight requests finish) or ctx is done.
+// ServeStdio serves one MCP connection: newline-delimited JSON-RPC messages from in (LF or
+// CRLF; empty lines ignored), each answer written to out as one line. Nothing else is ever
+// written to out. Requests run concurrently (at most 8 at a time), so that a
+// notifications/cancelled can reach the request it cancels, which then gets no response;
+// responses may therefore come out of order. A line over 4 MiB is answered -32600 "message too
+// large" and skipped. Client-sent responses are ignored. The initialize request is answered
+// before the next line is read.
+//
+// ServeStdio returns nil when in ends, after answering the requests in flight; ctx.Err() when
+// ctx is done (the requests in flight see their contexts cancelled and are waited for; a
+// goroutine blocked reading in stays until in returns); the error when reading in or writing
+// out fails.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var wmu sync.Mutex
-	write := func(b []byte) {
-		wmu.Lock()
-		defer wmu.Unlock()
-		out.Write(append(b, '\n'))
-	}
-	ss := &session{transport: "stdio", notify: write}
-	sem := make(chan struct{}, stdioConcurrency)
+	w := &lineWriter{out: out, failed: cancel}
+	ss := &session{transport: "stdio", notify: w.write}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	r := bufio.NewReaderSize(in, 64<<10)
-	lines := make(chan []byte)
-	readErr := make(chan error, 1)
+	running := make(chan struct{}, stdioRunning)
+	pending := make(chan struct{}, stdioPending)
+
+	lines := make(chan stdioLine)
+	var readErr error
 	go func() {
 		defer close(lines)
+		r := bufio.NewReaderSize(in, 64<<10)
 		for {
-			line, err := readLine(r)
-			if errors.Is(err, errTooLong) {
-				line = nil
-			} else if err != nil {
-				readErr <- err
+			line, tooLong, err := readLine(r)
+			if err != nil {
+				readErr = err
 				return
 			}
 			select {
-			case lines <- line:
+			case lines <- stdioLine{line, tooLong}:
 			case <-ctx.Done():
 				return
 			}
 		}
 	}()
+
 	for {
+		var l stdioLine
+		var ok bool
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case line, ok := <-lines:
-			if !ok {
-				wg.Wait()
-				if err := <-readErr; !errors.Is(err, io.EOF) {
-					return err
-				}
-				return nil
+			return w.errOr(ctx.Err())
+		case l, ok = <-lines:
+		}
+		if !ok {
+			wg.Wait()
+			if readErr != nil && !errors.Is(readErr, io.EOF) {
+				return fmt.Errorf("read: %w", readErr)
 			}
-			if line == nil {
-				write(marshal(errorResponse(nil, invalidRequest("message too large: the limit is 4 MiB"))))
-				continue
-			}
-			line = bytes.TrimSpace(line)
-			if len(line) == 0 {
-				continue
-			}
+			return w.errOr(nil)
+		}
+		if l.tooLong {
+			w.write((&response{err: tooLarge()}).encode())
+			continue
+		}
+		if len(bytes.Trim(l.line, " \t\r")) == 0 {
+			continue
+		}
+		job := s.accept(ctx, ss, l.line)
+		if job == nil {
+			continue
+		}
+		if !job.batch && len(job.items) == 1 && job.items[0].call != nil && job.items[0].call.req.method == "initialize" {
+			job.run(s, ss, w) // before reading on: later requests see the negotiated revision
+			continue
+		}
+		select {
+		case pending <- struct{}{}:
+		case <-ctx.Done():
+			job.abandon(s, ss)
+			return w.errOr(ctx.Err())
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-pending; wg.Done() }()
 			select {
-			case sem <- struct{}{}:
+			case running <- struct{}{}:
 			case <-ctx.Done():
-				return ctx.Err()
+				job.abandon(s, ss)
+				return
 			}
-			wg.Add(1)
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				if resp, _ := s.process(ctx, ss, line); resp != nil {
-					write(resp)
-				}
-			}()
+			defer func() { <-running }()
+			job.run(s, ss, w)
+		}()
+	}
+}
+
+type stdioLine struct {
+	line    []byte
+	tooLong bool
+}
+
+// stdioJob is one message read from stdin, its requests registered as in flight.
+type stdioJob struct {
+	batch bool
+	items []stdioItem
+}
+
+// stdioItem is one element: an answer already known, or a call to run.
+type stdioItem struct {
+	resp *response
+	call *call
+}
+
+// accept decodes a line, handles its notifications and registers its requests, in the order
+// read, so that a cancellation on a later line finds the request it names. nil means nothing
+// to answer and nothing to run.
+func (s *Server) accept(ctx context.Context, ss *session, line []byte) *stdioJob {
+	reqs, batch, fail := decodeMessage(line)
+	if fail == nil && batch && !ss.batchAllowed() {
+		fail = invalidRequest("batches are not supported in protocol version " + ss.protocol())
+	}
+	if fail != nil {
+		return &stdioJob{items: []stdioItem{{resp: &response{err: fail}}}}
+	}
+	job := &stdioJob{batch: batch}
+	for i := range reqs {
+		r := &reqs[i]
+		switch {
+		case r.response: // an answer to a request this server never sends
+		case r.invalid != nil:
+			job.items = append(job.items, stdioItem{resp: &response{id: r.id, err: r.invalid}})
+		case r.id == nil:
+			s.notification(ss, r)
+		default:
+			job.items = append(job.items, stdioItem{call: s.begin(ctx, ss, r)})
+		}
+	}
+	if len(job.items) == 0 {
+		return nil
+	}
+	return job
+}
+
+// run runs the job's calls one after another and writes the answer, leaving out cancelled
+// requests.
+func (j *stdioJob) run(s *Server, ss *session, w *lineWriter) {
+	var out []*response
+	for _, it := range j.items {
+		resp := it.resp
+		if it.call != nil {
+			resp = s.exec(ss, it.call)
+		}
+		if resp != nil {
+			out = append(out, resp)
+		}
+	}
+	if len(out) > 0 {
+		w.write(encodeAll(j.batch, out))
+	}
+}
+
+// abandon unregisters the job's calls without running them.
+func (j *stdioJob) abandon(s *Server, ss *session) {
+	for _, it := range j.items {
+		if it.call != nil {
+			s.end(ss, it.call)
 		}
 	}
 }
 
-var errTooLong = errors.New("line too long")
+// lineWriter writes whole lines under a mutex. After a write fails it writes nothing more and
+// stops the connection.
+type lineWriter struct {
+	mu     sync.Mutex
+	out    io.Writer
+	err    error
+	failed func()
+}
 
-// readLine reads one line of at most maxMessage bytes; a longer line is consumed and reported
-// as errTooLong. The last line may lack its newline.
-func readLine(r *bufio.Reader) ([]byte, error) {
-	var line []byte
-	tooLong := false
+func (w *lineWriter) write(b []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return
+	}
+	if _, err := w.out.Write(append(b, '\n')); err != nil {
+		w.err = fmt.Errorf("write: %w", err)
+		w.failed()
+	}
+}
+
+func (w *lineWriter) errOr(err error) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	return err
+}
+
+// readLine reads one line without its LF (or CRLF). A line over maxMessage is consumed to its
+// end and reported as tooLong. The last line may lack its newline; then io.EOF follows.
+func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
 	for {
 		chunk, err := r.ReadSlice('\n')
 		if !tooLong {
-			line = append(line, chunk...)
-			if len(line) > maxMessage+1 {
+			if len(line)+len(chunk) > maxMessage+2 { // room for CRLF
 				tooLong, line = true, nil
+			} else {
+				line = append(line, chunk...)
 			}
 		}
 		switch {
-		case err == nil:
-			if tooLong {
-				return nil, errTooLong
-			}
-			return line, nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
-		case errors.Is(err, io.EOF) && len(line) > 0 && !tooLong:
-			return line, nil
-		default:
-			if tooLong && errors.Is(err, io.EOF) {
-				return nil, errTooLong
-			}
-			return nil, err
+		case errors.Is(err, io.EOF) && (len(line) > 0 || tooLong):
+		case err != nil:
+			return nil, false, err
 		}
+		if tooLong {
+			return nil, true, nil
+		}
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(line) > maxMessage {
+			return nil, true, nil
+		}
+		return line, false, nil
 	}
 }

@@ -1,0 +1,148 @@
+package rpc
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestServer_ServeHTTP(t *testing.T) {
+	f := MustOpenFixture(t)
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	note := `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	for _, tc := range []struct {
+		name, method, body string
+		hdr                map[string]string
+		status             int
+		allow, ctype       string
+		body2              string // substring of the response body; "" = empty body
+	}{
+		{"ping", "POST", ping, nil, 200, "", "application/json", `{"jsonrpc":"2.0","id":1,"result":{}}`},
+		{"GET", "GET", "", nil, 405, "POST", "application/json", `"code":-32600`},
+		{"DELETE", "DELETE", "", nil, 405, "POST", "application/json", `"code":-32600`},
+		{"PUT", "PUT", ping, nil, 405, "POST", "application/json", `"code":-32600`},
+		{"PATCH", "PATCH", ping, nil, 405, "POST", "application/json", `"code":-32600`},
+		{"no Content-Type", "POST", ping, map[string]string{"Content-Type": ""}, 415, "", "application/json", `Content-Type must be application/json`},
+		{"text/plain", "POST", ping, map[string]string{"Content-Type": "text/plain"}, 415, "", "application/json", `Content-Type must be application/json`},
+		{"form", "POST", ping, map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415, "", "application/json", `Content-Type must be application/json`},
+		{"malformed Content-Type", "POST", ping, map[string]string{"Content-Type": "application/json; charset"}, 415, "", "application/json", `Content-Type must be application/json`},
+		{"Content-Type with charset", "POST", ping, map[string]string{"Content-Type": "application/json; charset=utf-8"}, 200, "", "application/json", `"result":{}`},
+		{"Content-Type upper case", "POST", ping, map[string]string{"Content-Type": "Application/JSON"}, 200, "", "application/json", `"result":{}`},
+		{"other charset", "POST", ping, map[string]string{"Content-Type": "application/json; charset=utf-16"}, 415, "", "application/json", `the charset must be utf-8`},
+		{"unsupported revision", "POST", ping, map[string]string{"MCP-Protocol-Version": "2026-07-28"}, 400, "", "application/json", `"data":{"requested":"2026-07-28","supported":["2025-11-25","2025-06-18","2025-03-26","2024-11-05"]}`},
+		{"every supported revision", "POST", ping, map[string]string{"MCP-Protocol-Version": "2024-11-05"}, 200, "", "application/json", `"result":{}`},
+		{"empty body", "POST", "", nil, 400, "", "application/json", `"code":-32700`},
+		{"parse error", "POST", `{"jsonrpc":`, nil, 400, "", "application/json", `"code":-32700`},
+		{"invalid request", "POST", `{"jsonrpc":"2.0","id":1,"method":"ping","x":1}`, nil, 400, "", "application/json", `"code":-32600`},
+		{"client response", "POST", `{"jsonrpc":"2.0","id":1,"result":{}}`, nil, 400, "", "application/json", `"code":-32600`},
+		{"method not found is 200", "POST", `{"jsonrpc":"2.0","id":1,"method":"x"}`, nil, 200, "", "application/json", `"code":-32601`},
+		{"invalid params is 200", "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}`, nil, 200, "", "application/json", `"code":-32602`},
+		{"internal error is 200", "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fail","arguments":{"mode":"internal"}}}`, nil, 200, "", "application/json", `"code":-32603`},
+		{"notification, MCP client", "POST", note, map[string]string{"Accept": "application/json, text/event-stream"}, 202, "", "", ""},
+		{"notification, Accept with parameters", "POST", note, map[string]string{"Accept": "application/json;q=1, TEXT/EVENT-STREAM;q=0.5"}, 202, "", "", ""},
+		{"notification, plain caller", "POST", note, map[string]string{"Accept": "application/json"}, 204, "", "", ""},
+		{"notification, no Accept", "POST", note, nil, 204, "", "", ""},
+		{"notification, lookalike media type", "POST", note, map[string]string{"Accept": "text/event-streams"}, 204, "", "", ""},
+		{"batch of notifications", "POST", `[` + note + `,` + note + `]`, map[string]string{"Accept": "text/event-stream"}, 202, "", "", ""},
+		{"batch refused on 2025-06-18", "POST", `[` + ping + `]`, map[string]string{"MCP-Protocol-Version": "2025-06-18"}, 400, "", "application/json", `batches are not supported in protocol version 2025-06-18`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest(tc.method, "/mcp", strings.NewReader(tc.body))
+			r.Header.Set("Content-Type", "application/json")
+			for k, v := range tc.hdr {
+				if v == "" {
+					r.Header.Del(k)
+				} else {
+					r.Header.Set(k, v)
+				}
+			}
+			w := httptest.NewRecorder()
+			f.ServeHTTP(w, r)
+			if w.Code != tc.status {
+				t.Errorf("status %d, want %d (%s)", w.Code, tc.status, w.Body)
+			}
+			if got := w.Header().Get("Allow"); got != tc.allow {
+				t.Errorf("Allow %q, want %q", got, tc.allow)
+			}
+			if got := w.Header().Get("Content-Type"); got != tc.ctype {
+				t.Errorf("Content-Type %q, want %q", got, tc.ctype)
+			}
+			switch {
+			case tc.body2 == "" && w.Body.Len() != 0:
+				t.Errorf("body %q, want none", w.Body)
+			case tc.body2 != "" && !strings.Contains(w.Body.String(), tc.body2):
+				t.Errorf("body %s, want it to contain %s", w.Body, tc.body2)
+			}
+		})
+	}
+}
+
+func TestServer_ServeHTTPBodyLimit(t *testing.T) {
+	f := MustOpenFixture(t)
+	head, tail := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"`, `"}}`
+	exact := head + strings.Repeat("a", maxMessage-len(head)-len(tail)) + tail
+	srv := httptest.NewServer(f.Server)
+	defer srv.Close()
+	for _, tc := range []struct {
+		name    string
+		body    string
+		chunked bool // no Content-Length: the limit is found while reading
+		status  int
+	}{
+		{"exactly 4 MiB", exact, false, 200},
+		{"exactly 4 MiB, chunked", exact, true, 200},
+		{"one byte over", exact + " ", false, 413},
+		{"one byte over, chunked", exact + " ", true, 413},
+		{"10 MiB (SECURITY LA-01)", strings.Repeat(" ", 10<<20), false, 413},
+		{"10 MiB, chunked", strings.Repeat(" ", 10<<20), true, 413},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var body io.Reader = strings.NewReader(tc.body)
+			if tc.chunked {
+				body = io.MultiReader(body) // hides the length
+			}
+			req, err := http.NewRequest(http.MethodPost, srv.URL, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			got, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.status {
+				t.Errorf("status %d, want %d: %.200s", resp.StatusCode, tc.status, got)
+			}
+			if tc.status == 413 {
+				want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"message too large","data":{"reason":"a message is limited to 4194304 bytes (4 MiB)"}}}`
+				if string(got) != want {
+					t.Errorf("body %s, want %s", got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestServer_ServeHTTPContext checks that handlers see the request's context and HTTP facts.
+func TestServer_ServeHTTPContext(t *testing.T) {
+	f := MustOpenFixture(t)
+	for _, tc := range []struct{ header, want string }{
+		{"", "2025-03-26"}, {"2025-06-18", "2025-06-18"}, {"2025-11-25", "2025-11-25"},
+	} {
+		_, body := post(t, f.Server, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}`, "MCP-Protocol-Version", tc.header)
+		if !strings.Contains(body, `"transport":"http","version":"`+tc.want+`"`) {
+			t.Errorf("header %q: %s", tc.header, body)
+		}
+	}
+	t.Run("no session survives a request", func(t *testing.T) {
+		post(t, f.Server, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`)
+		_, body := post(t, f.Server, `[{"jsonrpc":"2.0","id":2,"method":"ping"}]`)
+		if body != `[{"jsonrpc":"2.0","id":2,"result":{}}]` {
+			t.Errorf("a later batch without a header saw the earlier initialize: %s", body)
+		}
+	})
+}

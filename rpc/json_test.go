@@ -1,0 +1,447 @@
+package rpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestCheckJSON(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     string // "" = accepted; else a substring of the error
+	}{
+		{"empty object", `{}`, ""},
+		{"scalars and whitespace", " \t\r\n[1, -0, -0.5e+3, 1E-2, \"a\\u00e9\\/\", true, false, null] ", ""},
+		{"surrogate pair", `"\ud83d\ude00"`, ""},
+		{"uppercase hex escape", `"\uD83D\uDE00"`, ""},
+		{"raw UTF-8", "\"h\u00e9llo \u4e16\u754c \U0001F600\"", ""},
+		{"NUL escape is fine in a value", `{"a":"\u0000"}`, ""},
+		{"huge number", `[1e400, 123456789012345678901234567890]`, ""},
+		{"nested 64", strings.Repeat("[", 64) + strings.Repeat("]", 64), ""},
+
+		{"empty input", ``, "unexpected end of input"},
+		{"only whitespace", `  `, "unexpected end of input"},
+		{"duplicate key", `{"a":1,"a":2}`, `duplicate key "a"`},
+		{"duplicate after unescaping", `{"a":1,"\u0061":2}`, `duplicate key "a"`},
+		{"duplicate escaped slash", `{"/":1,"\/":2}`, `duplicate key "/"`},
+		{"duplicate deep inside", `{"x":[{"y":{"k":1,"k":2}}]}`, `duplicate key "k"`},
+		{"same key in sibling objects is fine", `[{"a":1},{"a":1}]`, ""},
+		{"case variants are distinct keys", `{"a":1,"A":2}`, ""},
+		{"nested 65", strings.Repeat("[", 65) + strings.Repeat("]", 65), "nesting deeper than 64"},
+		{"objects nested 65", strings.Repeat(`{"a":`, 65) + "1" + strings.Repeat("}", 65), "nesting deeper than 64"},
+		{"trailing value", `{} {}`, "unexpected data after"},
+		{"trailing comma in array", `[1,]`, "unexpected character"},
+		{"trailing comma in object", `{"a":1,}`, "expected a string key"},
+		{"missing colon", `{"a" 1}`, "expected ':'"},
+		{"single quotes", `{'a':1}`, "expected a string key"},
+		{"unquoted key", `{a:1}`, "expected a string key"},
+		{"leading zero", `[01]`, "expected ',' or ']'"},
+		{"bare minus", `[-]`, "invalid number"},
+		{"no digits after point", `[1.]`, "no digits after '.'"},
+		{"leading point", `[.5]`, "unexpected character"},
+		{"plus sign", `[+1]`, "unexpected character"},
+		{"empty exponent", `[1e]`, "no digits in the exponent"},
+		{"NaN", `[NaN]`, "unexpected character"},
+		{"bad literal", `[nul]`, "invalid literal"},
+		{"truncated literal", `tru`, "invalid literal"},
+		{"unterminated string", `"abc`, "unterminated string"},
+		{"bad escape", `"\x41"`, `invalid escape \x`},
+		{"short unicode escape", `"\u12"`, `invalid \u escape`},
+		{"non-hex unicode escape", `"\u12g4"`, `invalid \u escape`},
+		{"raw tab in string", "\"a\tb\"", "control character 0x09"},
+		{"raw newline in string", "\"a\nb\"", "control character 0x0a"},
+		{"lone high surrogate", `"\ud800"`, "lone UTF-16 high surrogate"},
+		{"high surrogate then letter", `"\ud800x"`, "lone UTF-16 high surrogate"},
+		{"high surrogate then BMP escape", `"\ud800\u0041"`, "lone UTF-16 high surrogate"},
+		{"two high surrogates", `"\ud800\ud800"`, "lone UTF-16 high surrogate"},
+		{"lone low surrogate", `"\udc00"`, "lone UTF-16 low surrogate"},
+		{"reversed pair", `"\ude00\ud83d"`, "lone UTF-16 low surrogate"},
+		{"surrogate in a key", `{"\ud800":1}`, "lone UTF-16 high surrogate"},
+		{"invalid UTF-8 byte", "\"a\xffb\"", "invalid UTF-8"},
+		{"invalid UTF-8 in a key", "{\"k\xc3\":1}", "invalid UTF-8"},
+		{"truncated sequence", "\"\xc3\"", "invalid UTF-8"},
+		{"overlong encoding", "\"\xc0\xaf\"", "invalid UTF-8"},
+		{"UTF-8 encoded surrogate", "\"\xed\xa0\x80\"", "invalid UTF-8"},
+		{"beyond U+10FFFF", "\"\xf4\x90\x80\x80\"", "invalid UTF-8"},
+		{"byte order mark", "\xef\xbb\xbf{}", "non-ASCII byte 0xef"},
+		{"vertical tab is not whitespace", "\v{}", "unexpected character"},
+		{"non-breaking space is not whitespace", "\u00a0{}", "non-ASCII byte"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := checkJSON([]byte(tc.in))
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("checkJSON(%q) = %v, want accepted", tc.in, err)
+			case tc.want != "" && err == nil:
+				t.Errorf("checkJSON(%q) accepted, want an error with %q", tc.in, tc.want)
+			case tc.want != "" && !strings.Contains(err.Error(), tc.want):
+				t.Errorf("checkJSON(%q) = %v, want an error with %q", tc.in, err, tc.want)
+			}
+			if err == nil && !json.Valid([]byte(tc.in)) {
+				t.Errorf("accepted %q, which encoding/json calls invalid", tc.in)
+			}
+		})
+	}
+}
+
+func TestCheckJSON_Limits(t *testing.T) {
+	keys := func(n int) string {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `"k%d":0`, i)
+		}
+		b.WriteString("}")
+		return b.String()
+	}
+	for _, tc := range []struct {
+		name, in string
+		want     string
+	}{
+		{"10000 keys", keys(maxObjectKeys), ""},
+		{"10001 keys", keys(maxObjectKeys + 1), "more than 10000 keys"},
+		{"100k nested arrays (SECURITY LA-02)", strings.Repeat("[", 100000) + strings.Repeat("]", 100000), "nesting deeper than 64"},
+		{"100k nested, unbalanced", strings.Repeat("[", 100000), "nesting deeper than 64"},
+		{"100k-key object (SECURITY LA-03)", keys(100000), "more than 10000 keys"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := checkJSON([]byte(tc.in))
+			if tc.want == "" {
+				if err != nil {
+					t.Errorf("got %v, want accepted", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want an error with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecodeMessage(t *testing.T) {
+	for _, tc := range []struct {
+		name, in   string
+		wantFail   int    // code of a whole-message error, 0 if none
+		wantID     string // the element's id as kept
+		wantMethod string
+		invalid    string // substring of the element's -32600 reason
+		badParam   bool
+		response   bool
+	}{
+		{name: "request", in: `{"jsonrpc":"2.0","id":7,"method":"ping","params":{}}`, wantID: "7", wantMethod: "ping"},
+		{name: "leading whitespace", in: " \n{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\r\n", wantID: "7", wantMethod: "ping"},
+		{name: "escaped method", in: `{"jsonrpc":"2\u002e0","id":"a","method":"tools\/list"}`, wantID: `"a"`, wantMethod: "tools/list"},
+		{name: "id kept byte for byte", in: `{"jsonrpc":"2.0","id":  -1.50E+02 ,"method":"ping"}`, wantID: "-1.50E+02", wantMethod: "ping"},
+		{name: "notification", in: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, wantMethod: "notifications/initialized"},
+		{name: "duplicate method", in: `{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}`, wantFail: CodeParseError},
+		{name: "Method", in: `{"jsonrpc":"2.0","id":1,"Method":"a"}`, wantID: "1", invalid: `unknown member "Method"`},
+		{name: "PARAMS", in: `{"jsonrpc":"2.0","id":1,"method":"a","PARAMS":{}}`, wantID: "1", invalid: `unknown member "PARAMS"`},
+		{name: "long s", in: `{"jsonrpc":"2.0","id":1,"method":"a","paramſ":{}}`, wantID: "1", invalid: `unknown member "paramſ"`},
+		{name: "Kelvin", in: `{"jsonrpc":"2.0","id":1,"method":"a","\u212Aey":{}}`, wantID: "1", invalid: "unknown member \"\u212aey\""},
+		{name: "NUL suffix", in: `{"jsonrpc":"2.0","id":1,"method":"a","method\u0000":"b"}`, wantID: "1", invalid: `unknown member "method\x00"`},
+		{name: "ID", in: `{"jsonrpc":"2.0","ID":1,"method":"a"}`, invalid: `unknown member "ID"`},
+		{name: "object id", in: `{"jsonrpc":"2.0","id":{},"method":"a"}`, invalid: "id must be"},
+		{name: "bool id", in: `{"jsonrpc":"2.0","id":false,"method":"a"}`, invalid: "id must be"},
+		{name: "wrong version", in: `{"jsonrpc":"2.0 ","id":1,"method":"a"}`, wantID: "1", invalid: "jsonrpc must be"},
+		{name: "no method", in: `{"jsonrpc":"2.0","id":1}`, wantID: "1", invalid: "method must be a string"},
+		{name: "null method", in: `{"jsonrpc":"2.0","id":1,"method":null}`, wantID: "1", invalid: "method must be a string"},
+		{name: "array params", in: `{"jsonrpc":"2.0","id":1,"method":"a","params":[1]}`, wantID: "1", wantMethod: "a", badParam: true},
+		{name: "number params", in: `{"jsonrpc":"2.0","id":1,"method":"a","params":1}`, wantID: "1", invalid: "params must be an object"},
+		{name: "response", in: `{"jsonrpc":"2.0","id":1,"result":null}`, wantID: "1", response: true},
+		{name: "error response", in: `{"jsonrpc":"2.0","id":null,"error":{}}`, wantID: "null", response: true},
+		{name: "not an object", in: `42`, invalid: "must be a JSON object"},
+		{name: "empty batch", in: `[]`, wantFail: CodeInvalidRequest},
+		{name: "batch of 21", in: "[" + strings.Repeat(`1,`, 20) + "1]", wantFail: CodeInvalidRequest},
+		{name: "invalid UTF-8", in: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\xff\"}", wantFail: CodeParseError},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reqs, _, fail := decodeMessage([]byte(tc.in))
+			if tc.wantFail != 0 {
+				if fail == nil || fail.Code != tc.wantFail {
+					t.Fatalf("fail = %v, want code %d", fail, tc.wantFail)
+				}
+				return
+			}
+			if fail != nil || len(reqs) != 1 {
+				t.Fatalf("decodeMessage = %d requests, %v", len(reqs), fail)
+			}
+			r := reqs[0]
+			if got := string(r.id); got != tc.wantID {
+				t.Errorf("id = %q, want %q", got, tc.wantID)
+			}
+			if r.response != tc.response {
+				t.Errorf("response = %v, want %v", r.response, tc.response)
+			}
+			if (r.badParam != nil) != tc.badParam {
+				t.Errorf("badParam = %v, want %v", r.badParam, tc.badParam)
+			}
+			switch {
+			case tc.invalid == "" && r.invalid != nil:
+				t.Errorf("invalid = %v, want valid", r.invalid.Data)
+			case tc.invalid != "" && (r.invalid == nil || !strings.Contains(fmt.Sprint(r.invalid.Data), tc.invalid)):
+				t.Errorf("invalid = %v, want a reason with %q", r.invalid, tc.invalid)
+			case tc.invalid == "" && !tc.response && r.method != tc.wantMethod:
+				t.Errorf("method = %q, want %q", r.method, tc.wantMethod)
+			}
+		})
+	}
+}
+
+func TestDecimal_Cmp(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"0", "-0", 0}, {"0", "0.000e5", 0}, {"1", "1.0", 0}, {"1", "10e-1", 0}, {"100", "1e2", 0},
+		{"1", "2", -1}, {"-1", "1", -1}, {"-2", "-1", -1}, {"0.5", "1", -1}, {"-0.5", "0", -1},
+		{"9007199254740993", "9007199254740992", 1}, {"1e400", "1.7976931348623157e308", 1},
+		{"-1e400", "-1e399", -1}, {"1e-400", "0", 1}, {"0.12", "0.123", -1}, {"120", "12.3", 1},
+		{"1e99999999999999999999", "1e100", 1}, {"1e-99999999999999999999", "1e-100", -1},
+	} {
+		t.Run(tc.a+"_"+tc.b, func(t *testing.T) {
+			if got := parseDecimal(tc.a).cmp(parseDecimal(tc.b)); got != tc.want {
+				t.Errorf("cmp(%s, %s) = %d, want %d", tc.a, tc.b, got, tc.want)
+			}
+			if got := parseDecimal(tc.b).cmp(parseDecimal(tc.a)); got != -tc.want {
+				t.Errorf("cmp(%s, %s) = %d, want %d", tc.b, tc.a, got, -tc.want)
+			}
+		})
+	}
+}
+
+// referenceCheck is an independent strict check built only from encoding/json and
+// unicode/utf8: the Decoder's token walk (with UseNumber, so that 1e400 is not an error)
+// detects duplicate keys after unescaping, counts depth and keys, and requires exactly one
+// value. It is more lenient than checkJSON in one known way: encoding/json turns lone
+// surrogate escapes into U+FFFD instead of refusing them.
+func referenceCheck(data []byte) error {
+	if !utf8.Valid(data) {
+		return errors.New("invalid UTF-8")
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	type frame struct {
+		object bool
+		keys   map[string]bool
+		key    bool // in an object, the next token is a key
+	}
+	var stack []*frame
+	values := 0
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.object && top.key && tok != json.Delim('}') {
+			k := tok.(string)
+			if top.keys[k] {
+				return fmt.Errorf("duplicate key %q", k)
+			}
+			top.keys[k] = true
+			if len(top.keys) > maxObjectKeys {
+				return errors.New("too many keys")
+			}
+			top.key = false
+			continue
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			stack = append(stack, &frame{object: tok == json.Delim('{'), keys: map[string]bool{}, key: true})
+			if len(stack) > maxDepth {
+				return errors.New("too deep")
+			}
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		// A value (a scalar or a closed container) is complete.
+		if len(stack) == 0 {
+			values++
+		} else if f := stack[len(stack)-1]; f.object {
+			f.key = true
+		}
+	}
+	if values != 1 {
+		return fmt.Errorf("%d top-level values", values)
+	}
+	return nil
+}
+
+// walk decodes checked JSON with the raw walkers (fields, elements, unquote, skipValue).
+func walk(raw []byte) any {
+	switch typeOf(raw) {
+	case "object":
+		m := map[string]any{}
+		for k, v := range fields(raw) {
+			m[string(k)] = walk(v)
+		}
+		return m
+	case "array":
+		a := []any{}
+		for el := range elements(raw) {
+			a = append(a, walk(el))
+		}
+		return a
+	case "string":
+		return string(unquote(raw))
+	case "null":
+		return nil
+	case "boolean":
+		return raw[0] == 't'
+	}
+	return json.Number(raw)
+}
+
+func TestWalk(t *testing.T) {
+	for _, in := range []string{
+		`{}`, `[]`, `"a"`, `-1.5e3`, `true`, `false`, `null`,
+		`{ "a" : [ 1 , { "b" : "c\"}" } , [ ] , { } ] , "\u0041\n" : null , "e" : -0 }`,
+		"[\n\t\"]\",\r\n \"[\", 1e400 ,true,false ,null]",
+		`{"k":{"k":{"k":[[[["\\"]]]]}}}`,
+	} {
+		want, err := decodeValue([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := walk([]byte(in)); !jsonEqual(got, want) {
+			t.Errorf("walk(%s) = %#v, want %#v", in, got, want)
+		}
+	}
+}
+
+// referenceEnvelope decodes what referenceCheck accepted into its members.
+func referenceEnvelope(data []byte) (map[string]json.RawMessage, bool) {
+	var m map[string]json.RawMessage
+	return m, json.Unmarshal(data, &m) == nil
+}
+
+func TestReferenceCheck(t *testing.T) {
+	for in, ok := range map[string]bool{
+		`{}`: true, `[{"a":1},{"a":1}]`: true, `{"a":{"a":1}}`: true, `1e400`: true, `{"a":[]}`: true,
+		`{"a":1,"a":2}`: false, `{"a":1,"\u0061":2}`: false, `{} {}`: false, `1 2`: false,
+		"\"\xff\"": false, strings.Repeat("[", 65) + strings.Repeat("]", 65): false, ``: false,
+		`{"a":{},"b":{},"a":1}`: false,
+	} {
+		if got := referenceCheck([]byte(in)) == nil; got != ok {
+			t.Errorf("referenceCheck(%.40q) ok = %v, want %v", in, got, ok)
+		}
+	}
+}
+
+// FuzzDecodeEnvelope checks the strict decoder against referenceCheck: it never accepts what
+// the reference rejects; an accepted envelope has exactly the reference's members, its
+// method, and an id that is re-marshalled byte for byte; nothing panics, and the whole
+// pipeline (Handle) answers everything.
+func FuzzDecodeEnvelope(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call"}`,
+		`{"jsonrpc":"2.0","id":1,"Method":"tools/call","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","PARAMS":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","paramſ":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","\u212A":1}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","\u212Aey":1}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","method\u0000":"tools/call"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a","text":"b"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","Name":"fail","arguments":{"text":"a"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a","Text":"b"}}}`,
+		`{"jsonrpc":"2.0","id":9223372036854775808,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1e400,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"\ud83d\ude00<&>","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"\ud800","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":null,"result":{}}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]`,
+		`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffing\"}",
+		strings.Repeat("[", 70) + strings.Repeat("]", 70),
+	} {
+		f.Add([]byte(seed))
+	}
+	fx := MustOpenFixture(f)
+	close(fx.release) // the slow tool returns at once
+	f.Fuzz(func(t *testing.T, data []byte) {
+		reqs, batch, fail := decodeMessage(data)
+		ref := referenceCheck(data)
+		if fail != nil && fail.Code == CodeParseError {
+			if out := fx.Handle(context.Background(), data); !bytes.Contains(out, []byte(`"code":-32700`)) {
+				t.Fatalf("Handle answered a parse error with %s", out)
+			}
+			return
+		}
+		if ref != nil {
+			t.Fatalf("accepted what the reference rejects (%v): %q", ref, data)
+		}
+		// The raw walkers that validation uses agree with encoding/json.
+		trimmed := bytes.Trim(data, " \t\r\n")
+		if want, err := decodeValue(trimmed); err != nil || !jsonEqual(walk(trimmed), want) {
+			t.Fatalf("walking %q gave %#v, encoding/json %#v (%v)", data, walk(trimmed), want, err)
+		}
+		var raws []json.RawMessage
+		if batch {
+			if err := json.Unmarshal(data, &raws); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			raws = []json.RawMessage{data}
+		}
+		if fail == nil && len(reqs) != len(raws) {
+			t.Fatalf("%d requests from %d elements", len(reqs), len(raws))
+		}
+		for i, r := range reqs {
+			env, ok := referenceEnvelope(raws[i])
+			if !ok {
+				if r.invalid == nil {
+					t.Fatalf("element %d is not an object but was accepted: %s", i, raws[i])
+				}
+				continue
+			}
+			if r.invalid != nil || r.response {
+				continue
+			}
+			for k := range env {
+				if !slices.Contains(envelopeKeys, k) {
+					t.Fatalf("accepted an envelope with member %q: %s", k, raws[i])
+				}
+			}
+			var method string
+			if json.Unmarshal(env["method"], &method) != nil || method != r.method {
+				t.Fatalf("method %q, reference %s", r.method, env["method"])
+			}
+			if !bytes.Equal(r.id, env["id"]) {
+				t.Fatalf("id %s, reference %s", r.id, env["id"])
+			}
+			if r.id != nil {
+				out := (&response{id: r.id, result: []byte("{}")}).encode()
+				if want := append([]byte(`{"jsonrpc":"2.0","id":`), r.id...); !bytes.HasPrefix(out, want) {
+					t.Fatalf("id %s re-marshalled as %s", r.id, out)
+				}
+				if !json.Valid(out) {
+					t.Fatalf("response is not JSON: %s", out)
+				}
+			}
+		}
+		out := fx.Handle(context.Background(), data)
+		if out != nil && !json.Valid(out) {
+			t.Fatalf("Handle answered invalid JSON: %s", out)
+		}
+	})
+}
