@@ -735,8 +735,7 @@ func (s *Service) nearDuplicateGroups(threshold float32) []duplicateGroup {
 	defer s.mu.RUnlock()
 	active := func(id uint64) bool { m := s.mems[id]; return m != nil && m.active(now) }
 	parent := map[uint64]uint64{}
-	var find func(uint64) uint64
-	find = func(x uint64) uint64 {
+	find := func(x uint64) uint64 {
 		for parent[x] != x {
 			parent[x] = parent[parent[x]]
 			x = parent[x]

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // Errors returned by kv, wrapped with the operation and, for Open, the path. Test with errors.Is.
@@ -139,7 +140,7 @@ func openBolt(path string, readOnly bool, timeout time.Duration) (*bolt.DB, erro
 	o.NoGrowSync = false
 	b, err := bolt.Open(path, 0o600, &o)
 	switch {
-	case errors.Is(err, bolt.ErrTimeout):
+	case errors.Is(err, bolterrors.ErrTimeout):
 		return nil, fmt.Errorf("open db %s: %w (maybe a running `ownsona serve`)", path, ErrInUse)
 	case err != nil:
 		var pe *fs.PathError
@@ -341,11 +342,11 @@ func (db *DB) Check() error {
 // boltErr translates bbolt's errors into kv's sentinels, so callers never need bbolt.
 func boltErr(err error) error {
 	switch {
-	case errors.Is(err, bolt.ErrDatabaseNotOpen):
+	case errors.Is(err, bolterrors.ErrDatabaseNotOpen):
 		return ErrClosed
-	case errors.Is(err, bolt.ErrDatabaseReadOnly), errors.Is(err, bolt.ErrTxNotWritable):
+	case errors.Is(err, bolterrors.ErrDatabaseReadOnly), errors.Is(err, bolterrors.ErrTxNotWritable):
 		return ErrReadOnly
-	case errors.Is(err, bolt.ErrBucketNotFound):
+	case errors.Is(err, bolterrors.ErrBucketNotFound):
 		return ErrNotFound
 	}
 	return err
