@@ -57,7 +57,7 @@ func (a *App) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not_found", "error_description": "no such endpoint; MCP is served at /mcp"})
 	})
-	return a.logRequests(a.checkHostAndOrigin(securityHeaders(mux)))
+	return a.logRequests(securityHeaders(a.checkHostAndOrigin(mux)))
 }
 
 // health reports liveness and whether the file answers.
