@@ -114,7 +114,9 @@ func newLogger(w io.Writer, level string) zerolog.Logger {
 	if err != nil {
 		lvl = zerolog.InfoLevel
 	}
-	return zerolog.New(w).Level(lvl).With().Timestamp().Logger()
+	// The background embedder and request handlers log concurrently; SyncWriter keeps lines whole
+	// whatever w is.
+	return zerolog.New(zerolog.SyncWriter(w)).Level(lvl).With().Timestamp().Logger()
 }
 
 // Run is ownsona's command line: main calls it with the process's arguments (without the

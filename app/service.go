@@ -665,6 +665,9 @@ func (s *Service) search(ctx context.Context, query string, f *memoryFilter, lim
 		}
 	} else {
 		ranked = vector.Fuse(lexical, nil, 1, 0, limit)
+		if qvec != nil && len(s.pending) > 0 {
+			out.Warning = fmt.Sprintf("%d memories are still being embedded; until then search is lexical only", len(s.pending))
+		}
 	}
 	for _, r := range ranked {
 		if r.Score < minScore {
