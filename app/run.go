@@ -132,9 +132,13 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "version", "--version":
 		fmt.Fprintln(stdout, "ownsona", Version)
 		return nil
-	case "serve", "stdio":
+	case "serve", "stdio", "export":
 	default:
 		return usageErr("unknown command %q (see 'ownsona help')", cmd)
+	}
+	var activeOnly bool
+	if cmd == "export" {
+		args, activeOnly = cutFlag(args, "--active-only")
 	}
 	cfg, rest, err := loadConfig(cmd, args, getenv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -150,6 +154,8 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	switch cmd {
 	case "serve":
 		return serve(ctx, cfg, stderr)
+	case "export":
+		return export(cfg, stdout, !activeOnly)
 	default:
 		return stdio(ctx, cfg, stdin, stdout, stderr)
 	}
@@ -193,6 +199,8 @@ func usage(w io.Writer) error {
 Usage:
   ownsona serve [flags]    serve MCP over HTTP at http://ADDR/mcp
   ownsona stdio [flags]    serve MCP on standard input/output (for Claude Desktop, Claude Code, Cursor)
+  ownsona export [flags]   write every memory as JSON Lines to standard output, oldest first
+                           (--active-only leaves out forgotten and expired ones); the server must be stopped
   ownsona version          print the version
   ownsona help             print this help
 
@@ -232,3 +240,17 @@ func deref(p any) any {
 
 // Getenv adapts os.Getenv for Run.
 func Getenv(key string) string { return strings.TrimSpace(os.Getenv(key)) }
+
+// cutFlag removes a boolean flag from args and reports whether it was there.
+func cutFlag(args []string, name string) ([]string, bool) {
+	out := args[:0:0]
+	found := false
+	for _, a := range args {
+		if a == name || a == "-"+name[2:] {
+			found = true
+			continue
+		}
+		out = append(out, a)
+	}
+	return out, found
+}
