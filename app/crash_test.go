@@ -95,6 +95,7 @@ func TestCrash_KillNine(t *testing.T) {
 		cmd.Wait()
 		verifyAcked(t, db, acked, round)
 	}
+	t.Logf("%d acknowledged writes over 20 SIGKILLs, all present", len(acked))
 	if len(acked) < 20 {
 		t.Errorf("only %d writes acknowledged over 20 rounds; the test did not exercise writes", len(acked))
 	}
