@@ -262,7 +262,7 @@ func (s *Service) setEmbedError(err error) {
 	s.embErr = err.Error()
 }
 
-// embedOne embeds texts for storage or search; a failure is recorded and returned, never fatal.
+// embed embeds texts for storage or search; a failure is recorded and returned, never fatal.
 func (s *Service) embed(ctx context.Context, texts []string, kind vector.Kind) ([][]float32, error) {
 	if s.emb == nil || len(texts) == 0 {
 		return nil, nil

@@ -98,7 +98,7 @@ func (a *App) tools() []*rpc.Tool {
 			}, "items"),
 			OutputSchema: mustJSON(output(schema{
 				"results": arrayOf(schema{"type": "object", "properties": schema{"input_index": schema{"type": "integer"}, "ok": schema{"type": "boolean"},
-					"memory_id": idSchema, "message": schema{"type": "string"}, "error": itemErrorSchema, "near_duplicates": nearDups}}),
+					"memory_id": idSchema, "message": schema{"type": "string"}, "error": errorSchema, "near_duplicates": nearDups}}),
 				"summary": batchSummary("total", "succeeded", "failed"),
 				"warning": schema{"type": "string"},
 			})),
@@ -166,7 +166,7 @@ func (a *App) tools() []*rpc.Tool {
 			OutputSchema: mustJSON(output(schema{
 				"dry_run": schema{"type": "boolean"},
 				"results": arrayOf(schema{"type": "object", "properties": schema{"input_index": schema{"type": "integer"}, "id": idSchema,
-					"ok": schema{"type": "boolean"}, "changed_fields": arrayOf(schema{"type": "string"}), "error": itemErrorSchema}}),
+					"ok": schema{"type": "boolean"}, "changed_fields": arrayOf(schema{"type": "string"}), "error": errorSchema}}),
 				"summary": batchSummary("total", "updated", "errors"),
 			})),
 			Annotations: writes(false, true),
@@ -206,7 +206,7 @@ func (a *App) tools() []*rpc.Tool {
 			OutputSchema: mustJSON(output(schema{
 				"dry_run": schema{"type": "boolean"},
 				"results": arrayOf(schema{"type": "object", "properties": schema{"input_index": schema{"type": "integer"}, "id": idSchema,
-					"ok": schema{"type": "boolean"}, "already_deleted": schema{"type": "boolean"}, "error": itemErrorSchema}}),
+					"ok": schema{"type": "boolean"}, "already_deleted": schema{"type": "boolean"}, "error": errorSchema}}),
 				"summary": batchSummary("total", "deleted", "already_deleted", "errors"),
 			})),
 			Annotations: writes(true, true),
