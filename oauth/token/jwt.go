@@ -248,7 +248,7 @@ func (k *Keys) Verify(raw string, want Expect) (*Claims, error) {
 	if key.alg == ES256 && (len(sig) != 64 || !isLowS(sig[32:])) {
 		return nil, ErrSignature
 	}
-	jws, err := jose.ParseSigned(raw, []jose.SignatureAlgorithm{jose.SignatureAlgorithm(key.alg)})
+	jws, err := jose.ParseSignedCompact(raw, []jose.SignatureAlgorithm{jose.SignatureAlgorithm(key.alg)})
 	if err != nil {
 		return nil, ErrMalformed
 	}
