@@ -92,7 +92,6 @@ var memorySchema = schema{
 
 func arrayOf(item schema) schema { return schema{"type": "array", "items": item} }
 
-
 func mustJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)
 	if err != nil {
