@@ -1,0 +1,85 @@
+package policy
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestParseScope_Table(t *testing.T) {
+	tests := []struct {
+		name    string
+		s       string
+		want    []string
+		wantErr bool
+	}{
+		{"empty is default", "", []string{ScopeRead, ScopeWrite}, false},
+		{"spaces only is default", "   ", []string{ScopeRead, ScopeWrite}, false},
+		{"read", "memories:read", []string{ScopeRead}, false},
+		{"write", "memories:write", []string{ScopeWrite}, false},
+		{"both reordered", "memories:write memories:read", []string{ScopeRead, ScopeWrite}, false},
+		{"duplicates", "memories:read memories:read  memories:read", []string{ScopeRead}, false},
+		{"unknown", "memories:read openid", nil, true},
+		{"case", "Memories:Read", nil, true},
+		{"tab separated", "memories:read\tmemories:write", nil, true},
+		{"comma separated", "memories:read,memories:write", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseScope(tt.s)
+			if tt.wantErr {
+				if err == nil {
+					t.Fatalf("ParseScope(%q) = %v, want error", tt.s, got)
+				}
+				if c := CodeOf(err); c != CodeInvalidScope {
+					t.Errorf("code = %q, want %q", c, CodeInvalidScope)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ParseScope(%q): %v", tt.s, err)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("ParseScope(%q) = %v, want %v", tt.s, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseScope_DefaultNotAliased(t *testing.T) {
+	got, _ := ParseScope("")
+	got[0] = "changed"
+	if DefaultScopes[0] != ScopeRead {
+		t.Fatalf("ParseScope returned DefaultScopes itself")
+	}
+}
+
+func TestCovers_Table(t *testing.T) {
+	tests := []struct {
+		name    string
+		granted []string
+		needed  string
+		want    bool
+	}{
+		{"read covers read", []string{ScopeRead}, ScopeRead, true},
+		{"read not write", []string{ScopeRead}, ScopeWrite, false},
+		{"write implies read", []string{ScopeWrite}, ScopeRead, true},
+		{"write covers write", []string{ScopeWrite}, ScopeWrite, true},
+		{"both", []string{ScopeRead, ScopeWrite}, ScopeWrite, true},
+		{"none", nil, ScopeRead, false},
+		{"empty needed", []string{ScopeWrite}, "", false},
+		{"unknown needed", []string{ScopeWrite}, "admin", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Covers(tt.granted, tt.needed); got != tt.want {
+				t.Errorf("Covers(%v, %q) = %v, want %v", tt.granted, tt.needed, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFormatScope(t *testing.T) {
+	if got, want := FormatScope([]string{ScopeRead, ScopeWrite}), "memories:read memories:write"; got != want {
+		t.Errorf("FormatScope = %q, want %q", got, want)
+	}
+}
