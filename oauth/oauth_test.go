@@ -1,0 +1,167 @@
+package oauth
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestNewEndpoints(t *testing.T) {
+	for _, tc := range []struct{ in, issuer string }{
+		{"https://mem.example.com", "https://mem.example.com"},
+		{"https://Mem.Example.com/", "https://mem.example.com"},
+		{"https://mem.example.com:443", "https://mem.example.com"},
+		{"https://mem.example.com:8443", "https://mem.example.com:8443"},
+		{"http://127.0.0.1:8080", "http://127.0.0.1:8080"},
+		{"http://localhost:3000/", "http://localhost:3000"},
+	} {
+		ep, err := NewEndpoints(tc.in)
+		if err != nil || ep.Issuer != tc.issuer || ep.Resource != tc.issuer+"/mcp" {
+			t.Errorf("NewEndpoints(%q) = %+v, %v; want issuer %s", tc.in, ep, err, tc.issuer)
+		}
+	}
+	for _, bad := range []string{
+		"", "mem.example.com", "http://mem.example.com", "https://mem.example.com/base",
+		"https://user@mem.example.com", "https://mem.example.com?x=1", "https://mem.example.com#f", "ftp://mem.example.com",
+	} {
+		if _, err := NewEndpoints(bad); err == nil {
+			t.Errorf("NewEndpoints(%q) accepted", bad)
+		}
+	}
+}
+
+// TestMetadata_IgnoresHostHeaders is SECURITY.md AS-31 and RS-10: forged Host and
+// X-Forwarded-Host headers never change any URL in the documents.
+func TestMetadata_IgnoresHostHeaders(t *testing.T) {
+	ep, err := NewEndpoints("https://mem.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := ep.MetadataHandler()
+	get := func(path string) map[string]any {
+		r := httptest.NewRequest(http.MethodGet, "http://evil.example"+path, nil)
+		r.Host = "evil.example"
+		r.Header.Set("X-Forwarded-Host", "evil.example")
+		r.Header.Set("X-Forwarded-Proto", "http")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != 200 || w.Header().Get("Content-Type") != "application/json" || !strings.Contains(w.Header().Get("Cache-Control"), "max-age") {
+			t.Fatalf("%s: %d %v", path, w.Code, w.Header())
+		}
+		if strings.Contains(w.Body.String(), "evil") {
+			t.Errorf("%s reflects the forged host: %s", path, w.Body)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc
+	}
+	as := get("/.well-known/oauth-authorization-server")
+	oidc := get("/.well-known/openid-configuration")
+	if b1, _ := json.Marshal(as); true {
+		b2, _ := json.Marshal(oidc)
+		if string(b1) != string(b2) {
+			t.Errorf("openid-configuration differs from oauth-authorization-server")
+		}
+	}
+	want := map[string]any{
+		"issuer":                 "https://mem.example.com",
+		"authorization_endpoint": "https://mem.example.com/oauth/authorize",
+		"token_endpoint":         "https://mem.example.com/oauth/token",
+		"registration_endpoint":  "https://mem.example.com/oauth/register",
+		"revocation_endpoint":    "https://mem.example.com/oauth/revoke",
+		"jwks_uri":               "https://mem.example.com/oauth/jwks.json",
+		"authorization_response_iss_parameter_supported": true,
+		"client_id_metadata_document_supported":          true,
+	}
+	for k, v := range want {
+		if as[k] != v {
+			t.Errorf("%s = %v, want %v", k, as[k], v)
+		}
+	}
+	for k, v := range map[string]string{
+		"code_challenge_methods_supported":      `["S256"]`,
+		"token_endpoint_auth_methods_supported": `["none"]`,
+		"response_types_supported":              `["code"]`,
+		"grant_types_supported":                 `["authorization_code","refresh_token"]`,
+		"scopes_supported":                      `["memories:read","memories:write"]`,
+	} {
+		if b, _ := json.Marshal(as[k]); string(b) != v {
+			t.Errorf("%s = %s, want %s", k, b, v)
+		}
+	}
+	for _, path := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"} {
+		pr := get(path)
+		servers, _ := json.Marshal(pr["authorization_servers"])
+		if pr["resource"] != "https://mem.example.com/mcp" || string(servers) != `["https://mem.example.com"]` {
+			t.Errorf("%s = %v", path, pr)
+		}
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/.well-known/openid-configuration", nil))
+	if w.Code != http.StatusMethodNotAllowed {
+		t.Errorf("POST metadata: %d", w.Code)
+	}
+}
+
+func TestBearerToken(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		headers []string
+		token   string
+		ok, err bool
+	}{
+		{"none", nil, "", false, false},
+		{"bearer", []string{"Bearer abc.def-ghi_jkl~"}, "abc.def-ghi_jkl~", true, false},
+		{"case-insensitive scheme", []string{"bearer tok=="}, "tok==", true, false},
+		{"basic", []string{"Basic dXNlcjpwYXNz"}, "", true, true},
+		{"empty", []string{"Bearer "}, "", true, true},
+		{"two headers", []string{"Bearer a", "Bearer b"}, "", true, true},
+		{"space inside", []string{"Bearer a b"}, "", true, true},
+		{"padding in the middle", []string{"Bearer a=b"}, "", true, true},
+		{"too long", []string{"Bearer " + strings.Repeat(".", 1<<20)}, "", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, "/mcp?access_token=fromquery", nil)
+			for _, h := range tc.headers {
+				r.Header.Add("Authorization", h)
+			}
+			tok, ok, err := BearerToken(r)
+			if tok != tc.token || ok != tc.ok || (err != nil) != tc.err {
+				t.Errorf("got %q %v %v, want %q %v err=%v", tok, ok, err, tc.token, tc.ok, tc.err)
+			}
+		})
+	}
+}
+
+func TestEndpoints_Challenge(t *testing.T) {
+	ep, _ := NewEndpoints("https://mem.example.com")
+	for _, tc := range []struct{ errCode, scope, want string }{
+		{"", "memories:read memories:write", `Bearer resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp", scope="memories:read memories:write"`},
+		{"invalid_token", "", `Bearer resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp", error="invalid_token"`},
+		{"insufficient_scope", "memories:write", `Bearer resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp", scope="memories:write", error="insufficient_scope"`},
+	} {
+		w := httptest.NewRecorder()
+		ep.Challenge(w, tc.errCode, tc.scope)
+		if got := w.Header().Get("WWW-Authenticate"); got != tc.want {
+			t.Errorf("got  %s\nwant %s", got, tc.want)
+		}
+	}
+}
+
+func FuzzBearerToken(f *testing.F) {
+	for _, s := range []string{"Bearer abc", "bearer a.b.c", "Basic x", "Bearer a=b", "Bearer  x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, h string) {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Header.Set("Authorization", h)
+		tok, _, err := BearerToken(r)
+		if err == nil && tok != "" && (!isToken68(tok) || len(tok) > maxBearer || strings.ContainsAny(tok, " \t")) {
+			t.Fatalf("accepted %q from %q", tok, h)
+		}
+	})
+}
