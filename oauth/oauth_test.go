@@ -61,11 +61,10 @@ func TestMetadata_IgnoresHostHeaders(t *testing.T) {
 	}
 	as := get("/.well-known/oauth-authorization-server")
 	oidc := get("/.well-known/openid-configuration")
-	if b1, _ := json.Marshal(as); true {
-		b2, _ := json.Marshal(oidc)
-		if string(b1) != string(b2) {
-			t.Errorf("openid-configuration differs from oauth-authorization-server")
-		}
+	b1, _ := json.Marshal(as)
+	b2, _ := json.Marshal(oidc)
+	if string(b1) != string(b2) {
+		t.Errorf("openid-configuration differs from oauth-authorization-server")
 	}
 	want := map[string]any{
 		"issuer":                 "https://mem.example.com",
