@@ -8,6 +8,7 @@ require (
 	github.com/rs/zerolog v1.35.1
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/crypto v0.58.0
+	golang.org/x/term v0.47.0
 )
 
 require (

@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ownsona/ownsona/oauth"
 )
 
 // fakeClock is a settable clock for tests.
@@ -37,10 +40,50 @@ func testConfig(tb testing.TB, clock *fakeClock) Config {
 	cfg.DB = filepath.Join(tb.TempDir(), "ownsona.db")
 	cfg.Addr = "127.0.0.1:0"
 	cfg.LogLevel = "error"
+	cfg.PublicURL = "http://127.0.0.1"
+	cfg.LoginPassword = testPassword
 	if clock != nil {
 		cfg.Now = clock.Now
 	}
 	return cfg
+}
+
+// testPassword is the owner's password in tests.
+const testPassword = "correct horse battery staple"
+
+// patCache holds one full-scope personal access token per App, for rpcPost.
+var patCache sync.Map // *App → string
+
+// testPAT creates a personal access token with the given scopes (both when none).
+func testPAT(tb testing.TB, a *App, scope ...string) string {
+	tb.Helper()
+	if len(scope) == 0 {
+		scope = []string{"memories:read", "memories:write"}
+	}
+	tok, _, err := a.auth.PATs().Create(fmt.Sprintf("test-%d", time.Now().UnixNano()), scope, 0)
+	if err != nil {
+		tb.Fatalf("create PAT: %v", err)
+	}
+	return tok
+}
+
+// patFor returns the App's full-scope token named "test" (source_client "pat:test").
+func patFor(tb testing.TB, a *App) string {
+	tb.Helper()
+	if tok, ok := patCache.Load(a); ok {
+		return tok.(string)
+	}
+	tok, _, err := a.auth.PATs().Create("test", []string{"memories:read", "memories:write"}, 0)
+	if errors.Is(err, oauth.ErrPATExists) { // a reopened file: replace the earlier App's token
+		if _, err = a.auth.PATs().Revoke("test"); err == nil {
+			tok, _, err = a.auth.PATs().Create("test", []string{"memories:read", "memories:write"}, 0)
+		}
+	}
+	if err != nil {
+		tb.Fatalf("create PAT: %v", err)
+	}
+	patCache.Store(a, tok)
+	return tok
 }
 
 // MustOpen opens an App on cfg and closes it at cleanup.
@@ -60,6 +103,7 @@ func rpcPost(tb testing.TB, a *App, body string, header ...string) (int, []byte)
 	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+patFor(tb, a))
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}

@@ -36,6 +36,26 @@ type Config struct {
 	// EmbedTimeout bounds one embedding request. If zero, 30s.
 	EmbedTimeout time.Duration
 
+	// PublicURL is the origin clients reach serve at, e.g. https://mem.example.com: the OAuth
+	// issuer, and with /mcp the resource. If empty, http:// and the loopback listen address.
+	PublicURL string
+	// LoginUsername is the owner's login name. If empty, owner.
+	LoginUsername string
+	// LoginPassword is the owner's password: an argon2id hash from `ownsona hash-password`, a
+	// bcrypt hash, or plain text; environment only. If empty, one is generated on the first
+	// start and its hash kept in the file.
+	LoginPassword string
+	// AccessTokenTTL is the lifetime of OAuth access tokens. If zero, 1h.
+	AccessTokenTTL time.Duration
+	// RedirectSchemes are the custom redirect URI schemes (without a dot) clients may register.
+	RedirectSchemes []string
+	// RedirectHosts, when set, limits https redirect URIs to these hosts (opt-in).
+	RedirectHosts []string
+	// MetadataHosts are the hosts whose OAuth client ID metadata documents are fetched.
+	MetadataHosts []string
+	// TrustedProxies are the CIDRs whose X-Forwarded-For is believed for the client address.
+	TrustedProxies []string
+
 	// Version is stamped into the binary at build time.
 	Version string
 	// Now is the clock. If nil, time.Now.
@@ -45,14 +65,18 @@ type Config struct {
 // NewConfig returns the defaults.
 func NewConfig() Config {
 	return Config{
-		DB:             "ownsona.db",
-		Addr:           "127.0.0.1:8080",
-		LogLevel:       "info",
-		MaxTextChars:   16000,
-		DedupThreshold: 0.9,
-		Embedder:       "none",
-		EmbedTimeout:   30 * time.Second,
-		Version:        "dev",
+		DB:              "ownsona.db",
+		Addr:            "127.0.0.1:8080",
+		LogLevel:        "info",
+		MaxTextChars:    16000,
+		DedupThreshold:  0.9,
+		Embedder:        "none",
+		EmbedTimeout:    30 * time.Second,
+		LoginUsername:   "owner",
+		AccessTokenTTL:  time.Hour,
+		RedirectSchemes: []string{"cursor"},
+		MetadataHosts:   []string{"claude.ai", "claude.com", "chatgpt.com"},
+		Version:         "dev",
 	}
 }
 
@@ -60,13 +84,21 @@ func NewConfig() Config {
 type setting struct {
 	flag, env, help string
 	serveOnly       bool
-	ptr             any // *string, *int, *float64 or *time.Duration
+	ptr             any // *string, *int, *float64, *time.Duration or *[]string (comma-separated)
 }
 
 func (c *Config) settings() []setting {
 	return []setting{
 		{"db", "OWNSONA_DB", "path of the database file", false, &c.DB},
-		{"addr", "OWNSONA_ADDR", "listen address (loopback only until OAuth is configured)", true, &c.Addr},
+		{"addr", "OWNSONA_ADDR", "listen address; other than loopback only with --public-url", true, &c.Addr},
+		{"public-url", "OWNSONA_PUBLIC_URL", "origin clients reach the server at, e.g. https://mem.example.com (default http://ADDR on loopback)", true, &c.PublicURL},
+		{"login-username", "OWNSONA_LOGIN_USERNAME", "the owner's login name on the OAuth login page", true, &c.LoginUsername},
+		{"", "OWNSONA_LOGIN_PASSWORD", "the owner's password: an argon2id hash from 'ownsona hash-password', or plain text (environment only; generated on first start if unset)", true, &c.LoginPassword},
+		{"access-token-ttl", "OWNSONA_ACCESS_TOKEN_TTL", "lifetime of OAuth access tokens (1m to 24h)", true, &c.AccessTokenTTL},
+		{"redirect-schemes", "OWNSONA_REDIRECT_SCHEMES", "custom redirect URI schemes clients may register, comma-separated", true, &c.RedirectSchemes},
+		{"redirect-hosts", "OWNSONA_REDIRECT_HOSTS", "if set, the only https redirect hosts clients may register, comma-separated", true, &c.RedirectHosts},
+		{"metadata-hosts", "OWNSONA_METADATA_HOSTS", "hosts whose OAuth client metadata documents are fetched, comma-separated", true, &c.MetadataHosts},
+		{"trusted-proxies", "OWNSONA_TRUSTED_PROXIES", "CIDRs of reverse proxies whose X-Forwarded-For is trusted, comma-separated", true, &c.TrustedProxies},
 		{"log-level", "OWNSONA_LOG_LEVEL", "debug, info, warn or error", false, &c.LogLevel},
 		{"max-text-chars", "OWNSONA_MAX_TEXT_CHARS", "longest memory text, in characters", false, &c.MaxTextChars},
 		{"dedup-threshold", "OWNSONA_DEDUP_THRESHOLD", "similarity (0.5-1) at which a new memory is reported as a near duplicate", false, &c.DedupThreshold},
@@ -108,6 +140,13 @@ func parseValue(name string, ptr any, s string) error {
 			return usageErr("%s: %q is not a duration such as 30s or 2m", name, s)
 		}
 		*p = v
+	case *[]string:
+		*p = []string{}
+		for part := range strings.SplitSeq(s, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				*p = append(*p, part)
+			}
+		}
 	}
 	return nil
 }
@@ -150,6 +189,15 @@ func (c *Config) validate() error {
 		return usageErr("dedup-threshold: %g is outside 0.5..1", c.DedupThreshold)
 	case c.EmbedTimeout <= 0:
 		return usageErr("embed-timeout: must be positive")
+	case c.AccessTokenTTL < time.Minute || c.AccessTokenTTL > 24*time.Hour:
+		return usageErr("access-token-ttl: %s is outside 1m..24h", c.AccessTokenTTL)
+	case c.LoginUsername == "":
+		return usageErr("login-username: empty")
+	}
+	for _, cidr := range c.TrustedProxies {
+		if _, _, err := net.ParseCIDR(cidr); err != nil {
+			return usageErr("trusted-proxies: %q is not a CIDR such as 10.0.0.0/8 or 127.0.0.1/32", cidr)
+		}
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
@@ -168,18 +216,16 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// checkLoopback refuses a listen address that is not loopback: without OAuth, anyone who can
-// reach the port could read and change every memory.
-func checkLoopback(addr string) error {
+// checkListen refuses a listen address that is not loopback unless a public URL says where
+// clients reach the server: OAuth needs that origin, and without it the address would be
+// reachable under names the server cannot vouch for.
+func checkListen(addr, publicURL string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return usageErr("addr: %q is not host:port (%v)", addr, err)
 	}
-	if strings.EqualFold(host, "localhost") {
+	if publicURL != "" || loopbackHost(host) {
 		return nil
 	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		return nil
-	}
-	return usageErr("addr: %q is not a loopback address; until OAuth is configured ownsona serves only 127.0.0.1 or [::1], so that nobody else can reach your memories", addr)
+	return usageErr("addr: %q is not a loopback address; set OWNSONA_PUBLIC_URL (e.g. https://mem.example.com) to serve other machines, so that OAuth knows the address clients use", addr)
 }

@@ -47,13 +47,16 @@ func TestLoadConfig(t *testing.T) {
 	}
 }
 
-func TestCheckLoopback(t *testing.T) {
+func TestCheckListen(t *testing.T) {
 	for addr, ok := range map[string]bool{
 		"127.0.0.1:8080": true, "[::1]:8080": true, "localhost:1": true,
 		":8080": false, "0.0.0.0:8080": false, "192.168.1.5:80": false, "example.com:80": false,
 	} {
-		if err := checkLoopback(addr); (err == nil) != ok {
-			t.Errorf("checkLoopback(%q) = %v, want ok=%v", addr, err, ok)
+		if err := checkListen(addr, ""); (err == nil) != ok {
+			t.Errorf("checkListen(%q, no public URL) = %v, want ok=%v", addr, err, ok)
+		}
+		if err := checkListen(addr, "https://mem.example.com"); err != nil {
+			t.Errorf("checkListen(%q, public URL) = %v, want ok", addr, err)
 		}
 	}
 }

@@ -93,6 +93,7 @@ func replay(t *testing.T, a *App, req string) string {
 		"Content-Type":         "application/json",
 		"Accept":               "application/json, text/event-stream",
 		"MCP-Protocol-Version": "2025-11-25",
+		"Authorization":        "Bearer " + patFor(t, a),
 	}
 	body := req
 	if head, rest, ok := strings.Cut(req, "\n\n"); ok && regexp.MustCompile(`^[A-Za-z-]+:`).MatchString(head) {

@@ -16,11 +16,18 @@ import (
 )
 
 // Listen binds the configured address synchronously (so "address in use" is an error here) and
-// serves in a goroutine until Close.
+// serves in a goroutine until Close. Without a configured public URL, the authorization server
+// takes http:// and the bound loopback address as its origin.
 func (a *App) Listen() error {
 	ln, err := net.Listen("tcp", a.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
+	}
+	if a.auth == nil {
+		if err := a.openAuth("http://"+ln.Addr().String(), a.stderr); err != nil {
+			ln.Close()
+			return err
+		}
 	}
 	a.ln = ln
 	a.http = &http.Server{
@@ -47,17 +54,23 @@ func (a *App) Addr() string {
 	return a.ln.Addr().String()
 }
 
-// Handler routes every HTTP endpoint of ownsona.
+// Handler routes every HTTP endpoint of ownsona. The authorization server must be open (Listen
+// or a configured public URL): there is no unauthenticated MCP over HTTP.
 func (a *App) Handler() http.Handler {
-	mux := http.NewServeMux()
-	for _, p := range []string{"/mcp", "/api/mcp", "/mcp/http"} {
-		mux.Handle(p, a.mcp)
+	if a.auth == nil {
+		panic("app: Handler before the authorization server is open")
 	}
+	mux := http.NewServeMux()
+	mcp := a.checkOrigin(a.requireAuth(a.mcp))
+	for _, p := range []string{"/mcp", "/api/mcp", "/mcp/http"} {
+		mux.Handle(p, mcp)
+	}
+	a.auth.Routes(mux)
 	mux.HandleFunc("/health", a.health)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not_found", "error_description": "no such endpoint; MCP is served at /mcp"})
 	})
-	return a.logRequests(securityHeaders(a.checkHostAndOrigin(mux)))
+	return a.logRequests(securityHeaders(a.checkHost(mux)))
 }
 
 // health reports liveness and whether the file answers.
@@ -116,19 +129,33 @@ func loopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// checkHostAndOrigin defends the loopback server against DNS rebinding and cross-site pages: the
-// Host must name loopback, and a browser's Origin, when sent, must be a loopback origin.
-func (a *App) checkHostAndOrigin(next http.Handler) http.Handler {
+// checkHost defends against DNS rebinding: the Host must be the public URL's host or a loopback
+// name, so a page on another name that resolves to this server cannot talk to it.
+func (a *App) checkHost(next http.Handler) http.Handler {
+	public := ""
+	if u, err := url.Parse(a.auth.Endpoints().Issuer); err == nil {
+		public = u.Hostname()
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := r.Host
 		if h, _, err := net.SplitHostPort(host); err == nil {
 			host = h
 		}
-		if !loopbackHost(host) {
-			writeJSON(w, http.StatusMisdirectedRequest, map[string]string{"error": "misdirected_request", "error_description": "this server answers only to localhost, 127.0.0.1 and [::1]"})
+		if !loopbackHost(host) && !strings.EqualFold(strings.TrimSuffix(host, "."), public) {
+			writeJSON(w, http.StatusMisdirectedRequest, map[string]string{"error": "misdirected_request",
+				"error_description": "this server answers only to its public name and to localhost, 127.0.0.1 and [::1]"})
 			return
 		}
-		if o := r.Header.Get("Origin"); o != "" {
+		next.ServeHTTP(w, r)
+	})
+}
+
+// checkOrigin refuses browser requests to MCP from pages of other origins: a present Origin must
+// be the public origin or a loopback one.
+func (a *App) checkOrigin(next http.Handler) http.Handler {
+	issuer := a.auth.Endpoints().Issuer
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o := r.Header.Get("Origin"); o != "" && !strings.EqualFold(o, issuer) {
 			u, err := url.Parse(o)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !loopbackHost(u.Hostname()) {
 				writeJSON(w, http.StatusForbidden, map[string]string{"error": "forbidden_origin", "error_description": "requests from this origin are not allowed"})

@@ -16,6 +16,7 @@ func TestHandler_HostOriginHealth(t *testing.T) {
 		r := httptest.NewRequest(method, target, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 		r.Host = host
 		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Authorization", "Bearer "+patFor(t, a))
 		if origin != "" {
 			r.Header.Set("Origin", origin)
 		}

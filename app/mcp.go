@@ -16,6 +16,7 @@ func (a *App) newRPCServer() *rpc.Server {
 		Info:         rpc.Implementation{Name: "ownsona", Title: "ownsona personal memory", Version: a.cfg.Version},
 		Instructions: instructions,
 		Tools:        a.tools(),
+		Permit:       a.permit,
 		ListResources: func(ctx context.Context) ([]rpc.Resource, error) {
 			return []rpc.Resource{
 				{URI: "ownsona://memories/recent", Name: "recent-memories", Title: "Recent memories", Description: "The 20 newest active memories", MIMEType: "application/json"},

@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/oauth"
 	"github.com/ownsona/ownsona/rpc"
 	"github.com/ownsona/ownsona/vector"
 )
@@ -30,19 +31,21 @@ type App struct {
 	now     func() time.Time
 	started time.Time
 
-	db  *kv.DB
-	svc *Service
-	mcp *rpc.Server
+	db   *kv.DB
+	svc  *Service
+	mcp  *rpc.Server
+	auth *oauth.Server // nil until serve knows its public URL; never used by stdio
 
 	rememberItem, updateItem *rpc.Schema // batch items, validated one by one
 
-	ln   net.Listener
-	http *http.Server
+	stderr io.Writer // where a generated login password is shown
+	ln     net.Listener
+	http   *http.Server
 }
 
 // Open opens the file and builds the service and the MCP server. Close releases them.
 func Open(cfg Config, stderr io.Writer) (*App, error) {
-	a := &App{cfg: cfg, now: cfg.Now}
+	a := &App{cfg: cfg, now: cfg.Now, stderr: stderr}
 	if a.now == nil {
 		a.now = time.Now
 	}
@@ -63,6 +66,12 @@ func Open(cfg Config, stderr io.Writer) (*App, error) {
 		return nil, err
 	}
 	a.mcp = a.newRPCServer()
+	if cfg.PublicURL != "" {
+		if err := a.openAuth(cfg.PublicURL, stderr); err != nil {
+			a.Close()
+			return nil, err
+		}
+	}
 	st := a.svc.stats()
 	a.log.Info().Str("db", cfg.DB).Int("memories", st.Total).Str("embedder", cfg.Embedder).Str("version", cfg.Version).Msg("opened")
 	return a, nil
@@ -80,6 +89,10 @@ func (a *App) Close() error {
 		errs = append(errs, a.http.Shutdown(ctx))
 		cancel()
 		a.http = nil
+	}
+	if a.auth != nil {
+		a.auth.Close()
+		a.auth = nil
 	}
 	if a.svc != nil {
 		errs = append(errs, a.svc.Close())
@@ -132,13 +145,22 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "version", "--version":
 		fmt.Fprintln(stdout, "ownsona", Version)
 		return nil
-	case "serve", "stdio", "export":
+	case "hash-password":
+		if len(args) > 0 {
+			return usageErr("hash-password: reads the password from standard input and takes no arguments")
+		}
+		return hashPassword(stdin, stdout, stderr)
+	case "serve", "stdio", "export", "token", "clients", "keys":
 	default:
 		return usageErr("unknown command %q (see 'ownsona help')", cmd)
 	}
 	var activeOnly bool
 	if cmd == "export" {
 		args, activeOnly = cutFlag(args, "--active-only")
+	}
+	var sub []string
+	if cmd == "token" || cmd == "clients" || cmd == "keys" {
+		args, sub = splitAdminArgs(args)
 	}
 	cfg, rest, err := loadConfig(cmd, args, getenv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -156,13 +178,19 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return serve(ctx, cfg, stderr)
 	case "export":
 		return export(cfg, stdout, !activeOnly)
+	case "token":
+		return tokenCmd(cfg, sub, stdout, stderr)
+	case "clients":
+		return clientsCmd(cfg, sub, stdout)
+	case "keys":
+		return keysCmd(cfg, sub, stdout)
 	default:
 		return stdio(ctx, cfg, stdin, stdout, stderr)
 	}
 }
 
 func serve(ctx context.Context, cfg Config, stderr io.Writer) error {
-	if err := checkLoopback(cfg.Addr); err != nil {
+	if err := checkListen(cfg.Addr, cfg.PublicURL); err != nil {
 		return err
 	}
 	a, err := Open(cfg, stderr)
@@ -173,13 +201,15 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) error {
 	if err := a.Listen(); err != nil {
 		return err
 	}
-	a.log.Info().Str("url", "http://"+a.Addr()+"/mcp").Msg("serving MCP over HTTP")
+	ep := a.auth.Endpoints()
+	a.log.Info().Str("url", ep.Resource).Str("listen", a.Addr()).Str("issuer", ep.Issuer).Msg("serving MCP over HTTP")
 	<-ctx.Done()
 	a.log.Info().Msg("shutting down")
 	return a.Close()
 }
 
 func stdio(ctx context.Context, cfg Config, stdin io.Reader, stdout, stderr io.Writer) error {
+	cfg.PublicURL = "" // the stdio transport has no authorization: its client started the process
 	a, err := Open(cfg, stderr)
 	if err != nil {
 		return err
@@ -201,6 +231,15 @@ Usage:
   ownsona stdio [flags]    serve MCP on standard input/output (for Claude Desktop, Claude Code, Cursor)
   ownsona export [flags]   write every memory as JSON Lines to standard output, oldest first
                            (--active-only leaves out forgotten and expired ones); the server must be stopped
+  ownsona token create --name NAME [--scope memories:read|memories:write] [--expires 90d|never]
+                           create a personal access token for scripts (printed once; stored hashed)
+  ownsona token list       list personal access tokens
+  ownsona token revoke ID|NAME
+  ownsona clients list     list OAuth clients; 'clients revoke ID' ends its access at once,
+                           'clients revoke-all' ends every client's, 'clients delete ID' removes it
+  ownsona keys rotate      new token signing key (old tokens stay valid until they expire)
+  ownsona hash-password    read a password on standard input, print its argon2id hash
+                           for OWNSONA_LOGIN_PASSWORD
   ownsona version          print the version
   ownsona help             print this help
 
@@ -234,12 +273,33 @@ func deref(p any) any {
 		return *v
 	case *time.Duration:
 		return *v
+	case *[]string:
+		return strings.Join(*v, ",")
 	}
 	return ""
 }
 
 // Getenv adapts os.Getenv for Run.
 func Getenv(key string) string { return strings.TrimSpace(os.Getenv(key)) }
+
+// splitAdminArgs separates the settings (--db, --log-level, …) from the subcommand and its
+// own arguments for token, clients and keys.
+func splitAdminArgs(args []string) (settings, sub []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, _, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && (name == "db" || name == "log-level") {
+			settings = append(settings, a)
+			if !hasVal && i+1 < len(args) {
+				i++
+				settings = append(settings, args[i])
+			}
+			continue
+		}
+		sub = append(sub, a)
+	}
+	return settings, sub
+}
 
 // cutFlag removes a boolean flag from args and reports whether it was there.
 func cutFlag(args []string, name string) ([]string, bool) {

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -171,18 +172,32 @@ func TestSDK_Stdio(t *testing.T) {
 	exerciseSDK(t, s, "stdio")
 }
 
+// TestSDK_StreamableHTTP drives the HTTP endpoint with a personal access token, as a script
+// would; oauth_test.go drives it through the whole OAuth flow.
 func TestSDK_StreamableHTTP(t *testing.T) {
-	a := MustOpen(t, testConfig(t, nil))
+	cfg := testConfig(t, nil)
+	cfg.PublicURL = "" // taken from the bound address
+	a := MustOpen(t, cfg)
 	if err := a.Listen(); err != nil {
 		t.Fatal(err)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-test", Version: "1.0.0"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + a.Addr() + "/mcp"}, nil)
+	hc := &http.Client{Transport: bearerTransport{patFor(t, a)}}
+	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + a.Addr() + "/mcp", HTTPClient: hc}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
 	defer s.Close()
-	exerciseSDK(t, s, "http")
+	exerciseSDK(t, s, "pat:test")
+}
+
+// bearerTransport adds a bearer token to every request.
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
 }

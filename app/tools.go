@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ownsona/ownsona/app/memtext"
+	"github.com/ownsona/ownsona/oauth"
 	"github.com/ownsona/ownsona/rpc"
 	"github.com/ownsona/ownsona/vector"
 )
@@ -149,6 +150,9 @@ func inputErr(prefix string, err error) error {
 // origin names who writes: the declared provider, else the MCP client's name, and the transport.
 func origin(ctx context.Context, declared string) (provider, client string) {
 	client = rpc.TransportFrom(ctx)
+	if p, ok := oauth.PrincipalFrom(ctx); ok {
+		client = p.Name
+	}
 	provider = declared
 	if provider == "" {
 		if info, ok := rpc.ClientInfoFrom(ctx); ok && info.Name != "" {

@@ -26,7 +26,7 @@ func TestTools_Remember(t *testing.T) {
 		if got, want := m["source_provider"], "claude"; got != want {
 			t.Errorf("source_provider = %v, want %v", got, want)
 		}
-		if got, want := m["source_client"], "http"; got != want {
+		if got, want := m["source_client"], "pat:test"; got != want {
 			t.Errorf("source_client = %v, want %v", got, want)
 		}
 		if got, want := m["importance"], 0.5; got != want {

@@ -295,7 +295,16 @@ type toolJSON struct {
 var objectSchema = json.RawMessage(`{"type":"object"}`)
 
 func (s *Server) listTools(ctx context.Context, ss *session, p params) (any, error) {
-	items, next, err := page(s, p, s.Tools)
+	visible := s.Tools
+	if s.Permit != nil {
+		visible = make([]*Tool, 0, len(s.Tools))
+		for _, t := range s.Tools {
+			if s.Permit(ctx, t.Name) == nil {
+				visible = append(visible, t)
+			}
+		}
+	}
+	items, next, err := page(s, p, visible)
 	if err != nil {
 		return nil, err
 	}
@@ -328,6 +337,11 @@ func (s *Server) callTool(ctx context.Context, ss *session, p params) (any, erro
 	t := s.tools[name]
 	if t == nil {
 		return nil, invalidParams("name", fmt.Sprintf("unknown tool %q", name))
+	}
+	if s.Permit != nil {
+		if err := s.Permit(ctx, name); err != nil {
+			return nil, err
+		}
 	}
 	args := p["arguments"]
 	switch {

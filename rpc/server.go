@@ -55,6 +55,10 @@ type Server struct {
 	// protocol 2025-11-25 (an isError result instead of -32602); it must marshal to a JSON
 	// object. If nil, {"error":{"field","reason"}}.
 	ToolErrorResult func(field, reason string) any
+	// Permit, when set, decides whether the caller of ctx may use a tool: tools/list leaves out
+	// the tools it refuses and tools/call of one answers its error (an *Error is sent as it
+	// is). If nil, every tool is permitted.
+	Permit func(ctx context.Context, tool string) error
 	// OnError is told about internal errors (handler errors that are not *Error or *ArgError,
 	// panics, results that do not marshal), which clients see only as -32603 "internal
 	// error". May be nil.

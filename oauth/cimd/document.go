@@ -264,3 +264,11 @@ func walkJSON(dec *json.Decoder, depth int) error {
 	}
 	return nil
 }
+
+// CheckJSON reports an error if body is not exactly one strict JSON value: valid UTF-8, no
+// duplicate keys, bounded nesting. Dynamic client registration parses its body with it too.
+func CheckJSON(body []byte) error { return checkStrictJSON(body) }
+
+// CheckClientName returns why a client_name may not be shown on the consent page (too long, a
+// control or formatting character), or "" when it may.
+func CheckClientName(name string) string { return checkClientName(name) }

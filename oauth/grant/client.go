@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ownsona/ownsona/kv"
@@ -78,6 +79,43 @@ func (s *Store) RegisterClient(meta ClientMeta) (*Client, error) {
 		for b.Get([]byte(id)) != nil { // 2^-144: never, but cheap to rule out
 			id = randomID(ClientIDPrefix)
 		}
+		return put(b, []byte(id), rec)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rec.client(id), nil
+}
+
+// PutMetadataClient records a client identified by the URL of its client ID
+// metadata document (id starts with "https://"), with the name and redirect
+// URIs its document holds now, in one Update. The authorization server calls
+// it whenever it has fetched and checked the document, so the record follows
+// the document; codes and grants then work as for a registered client, and GC
+// removes the record when the client is abandoned. It counts towards
+// Config.MaxClients when it is new.
+func (s *Store) PutMetadataClient(id string, meta ClientMeta) (*Client, error) {
+	if !strings.HasPrefix(id, "https://") {
+		return nil, fmt.Errorf("put metadata client: %q is not a metadata document URL", id)
+	}
+	var rec *clientRecord
+	err := s.update("put metadata client", func(tx *kv.Tx, _ *changes) error {
+		b := tx.Bucket(BucketClients)
+		old, err := get[clientRecord](b, []byte(id))
+		if err != nil {
+			return err
+		}
+		now := s.cfg.Now()
+		switch {
+		case old != nil:
+			rec = old
+		case b.Stats() >= s.cfg.MaxClients:
+			return ErrTooManyClients
+		default:
+			rec = &clientRecord{CreatedAt: now, LastUsedAt: now}
+		}
+		rec.Name = meta.Name
+		rec.RedirectURIs = slices.Clone(meta.RedirectURIs)
 		return put(b, []byte(id), rec)
 	})
 	if err != nil {

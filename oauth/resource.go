@@ -1,0 +1,98 @@
+// The resource server's check of a bearer token (MCP 2025-11-25 "Authorization", RFC 6750,
+// RFC 9068), before any request reaches /mcp.
+
+package oauth
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/ownsona/ownsona/oauth/policy"
+	"github.com/ownsona/ownsona/oauth/token"
+)
+
+// Principal is who an authenticated request acts for.
+type Principal struct {
+	// Kind is "oauth" for an access token, "pat" for a personal access token.
+	Kind string
+	// ClientID is the OAuth client_id, or the PAT's id.
+	ClientID string
+	// Name is what memories written by this principal record as their source_client: the
+	// client's registered name (its client_id when it has none), or "pat:" and the PAT's name.
+	Name string
+	// Scope is what the token allows.
+	Scope []string
+	// GrantID is the access token's grant, empty for a PAT.
+	GrantID string
+}
+
+// Can reports whether the principal's scopes cover needed.
+func (p *Principal) Can(needed string) bool { return policy.Covers(p.Scope, needed) }
+
+// Refusal is why a request to the resource server was refused, ready to be answered with
+// Challenge and Status.
+type Refusal struct {
+	Status      int    // 401, or 403 for insufficient_scope
+	Code        string // "" (no token sent), invalid_token, invalid_request or insufficient_scope
+	Description string
+	Scope       string // the scopes to ask for, for WWW-Authenticate
+}
+
+// Error is the refusal's description, for logs.
+func (r *Refusal) Error() string { return r.Description }
+
+// Authenticate checks r's bearer token: an ownsona access token (signature, type, issuer,
+// audience, lifetime, and a grant that is not revoked) or a live personal access token.
+func (s *Server) Authenticate(r *http.Request) (*Principal, *Refusal) {
+	all := policy.FormatScope(policy.DefaultScopes)
+	raw, ok, err := BearerToken(r)
+	switch {
+	case err != nil:
+		return nil, &Refusal{Status: http.StatusUnauthorized, Code: "invalid_token", Scope: all,
+			Description: "the Authorization header must be exactly one \"Bearer <token>\""}
+	case !ok:
+		return nil, &Refusal{Status: http.StatusUnauthorized, Scope: all,
+			Description: "authorization required: sign in through this server's OAuth flow, or send a personal access token"}
+	}
+	if strings.HasPrefix(raw, token.PrefixPAT) {
+		pat, err := s.pats.Lookup(raw)
+		if err != nil {
+			if !errors.Is(err, ErrPATNotFound) {
+				s.log.Error().Err(err).Msg("personal access token lookup failed")
+			}
+			return nil, &Refusal{Status: http.StatusUnauthorized, Code: "invalid_token", Scope: all,
+				Description: "the personal access token is unknown, revoked or expired"}
+		}
+		return &Principal{Kind: "pat", ClientID: pat.ID, Name: "pat:" + pat.Name, Scope: pat.Scope}, nil
+	}
+	claims, err := s.keys.Verify(raw, token.Expect{Issuer: s.ep.Issuer, Audience: s.ep.Resource, Leeway: token.MaxLeeway})
+	if err != nil {
+		return nil, &Refusal{Status: http.StatusUnauthorized, Code: "invalid_token", Scope: all,
+			Description: "the access token is invalid: " + err.Error()}
+	}
+	if !s.grants.GrantActive(claims.GrantID) {
+		return nil, &Refusal{Status: http.StatusUnauthorized, Code: "invalid_token", Scope: all,
+			Description: "the access token's grant was revoked"}
+	}
+	return &Principal{Kind: "oauth", ClientID: claims.ClientID, Name: s.clientName(claims.ClientID),
+		Scope: claims.Scope, GrantID: claims.GrantID}, nil
+}
+
+// clientName is the registered name of a client, cached.
+func (s *Server) clientName(id string) string {
+	if v, ok := s.names.Load(id); ok {
+		return v.(string)
+	}
+	name := id
+	if c, err := s.grants.Client(id); err == nil && c.Name != "" {
+		name = c.Name
+	}
+	s.names.Store(id, name)
+	return name
+}
+
+// Challenge writes the WWW-Authenticate header of a refusal (RFC 6750 §3, RFC 9728 §5.1).
+func (s *Server) Challenge(w http.ResponseWriter, ref *Refusal) {
+	s.ep.Challenge(w, ref.Code, ref.Scope)
+}
