@@ -4,6 +4,7 @@
 package oauth
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -36,10 +37,14 @@ const (
 	gcEvery = time.Hour
 )
 
-// BucketOwner holds the owner's generated password hash when none is configured.
+// BucketOwner holds the owner's generated password hash when none is configured, and the login
+// throttling state.
 const BucketOwner = "oauth_owner"
 
-var keyPasswordHash = []byte("password_hash")
+var (
+	keyPasswordHash = []byte("password_hash")
+	keyThrottle     = []byte("login_throttle")
+)
 
 // Config configures a Server.
 type Config struct {
@@ -92,12 +97,13 @@ type Server struct {
 	username  string
 	generated string
 
-	keys   *token.Keys
-	grants *grant.Store
-	pats   *PATs
-	docs   *cimd.Fetcher
-	pages  *login.Handler
-	regs   *rateLimiter
+	keys     *token.Keys
+	grants   *grant.Store
+	pats     *PATs
+	docs     *cimd.Fetcher
+	pages    *login.Handler
+	throttle *login.Throttle // its state is saved in the file (gc, Close) and restored by New
+	regs     *rateLimiter
 
 	names sync.Map // client_id → display name, for Principal.Name
 
@@ -159,8 +165,10 @@ func New(cfg Config) (*Server, error) {
 	if warn != "" {
 		s.log.Warn().Msg(warn)
 	}
+	s.throttle = login.NewThrottle(s.now)
+	s.loadThrottle()
 	s.pages, err = login.New(login.Config{Verifier: v, Complete: s.complete, Secure: strings.HasPrefix(ep.Issuer, "https://"),
-		ClientIP: s.cfg.ClientIP, Now: s.now, Log: s.log})
+		Throttle: s.throttle, ClientIP: s.cfg.ClientIP, Now: s.now, Log: s.log})
 	if err != nil {
 		return nil, err
 	}
@@ -184,6 +192,42 @@ func (s *Server) Close() {
 	default:
 		close(s.stop)
 		<-s.done
+		s.saveThrottle()
+	}
+}
+
+// loadThrottle restores the login throttling state a previous run saved; a damaged record is
+// logged and ignored (it only ever makes logins easier).
+func (s *Server) loadThrottle() {
+	var saved []byte
+	_ = s.cfg.DB.View(func(tx *kv.Tx) error {
+		if b := tx.Bucket(BucketOwner); b != nil {
+			saved = bytes.Clone(b.Get(keyThrottle))
+		}
+		return nil
+	})
+	if saved == nil {
+		return
+	}
+	if err := s.throttle.UnmarshalJSON(saved); err != nil {
+		s.log.Warn().Err(err).Msg("saved login throttling state ignored")
+	}
+}
+
+// saveThrottle keeps the login throttling state in the file, so a restart does not reset it.
+func (s *Server) saveThrottle() {
+	buf, err := s.throttle.MarshalJSON()
+	if err == nil {
+		err = s.cfg.DB.Update(func(tx *kv.Tx) error {
+			b, err := tx.CreateBucketIfNotExists(BucketOwner)
+			if err != nil {
+				return err
+			}
+			return b.Put(keyThrottle, buf)
+		})
+	}
+	if err != nil {
+		s.log.Error().Err(err).Msg("saving the login throttling state failed")
 	}
 }
 
@@ -238,6 +282,7 @@ func (s *Server) gcLoop() {
 }
 
 func (s *Server) gc() {
+	s.saveThrottle()
 	st, err := s.grants.GC(s.now())
 	if err != nil {
 		s.log.Error().Err(err).Msg("oauth garbage collection failed")

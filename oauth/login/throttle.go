@@ -1,7 +1,9 @@
 package login
 
 import (
+	"encoding/json"
 	"net/netip"
+	"slices"
 	"sync"
 	"time"
 )
@@ -24,7 +26,8 @@ import (
 // per GlobalInterval. When many IPs fail at once, every IP — the owner's too —
 // waits for the bucket to drain. It empties once the attack stops.
 //
-// The state lives in memory: a restart forgets it. At most maxTracked IPs
+// The state lives in memory; MarshalJSON and UnmarshalJSON let the server keep
+// it in the database file across restarts. At most maxTracked IPs
 // are remembered; beyond that, new IPs are limited by the global bucket
 // only. A Throttle is safe for concurrent use.
 type Throttle struct {
@@ -158,4 +161,51 @@ func ipKey(ip string) string {
 		return p.String()
 	}
 	return a.String()
+}
+
+// throttleState is a Throttle's state as kept in the database file, so that a restart does not
+// forget the failures of the window.
+type throttleState struct {
+	IPs     map[string][]time.Time `json:"ips"`
+	Level   float64                `json:"level"`
+	LevelAt time.Time              `json:"level_at"`
+}
+
+// MarshalJSON returns the state still relevant now: the failures inside the window and the
+// global bucket.
+func (t *Throttle) MarshalJSON() ([]byte, error) {
+	now := t.now()
+	t.mu.Lock()
+	st := throttleState{IPs: make(map[string][]time.Time, len(t.ips)), Level: t.level, LevelAt: t.levelAt}
+	for k, fails := range t.ips {
+		if live := prune(fails, now); len(live) > 0 {
+			st.IPs[k] = slices.Clone(live)
+		}
+	}
+	t.mu.Unlock()
+	return json.Marshal(st)
+}
+
+// UnmarshalJSON restores a state saved by MarshalJSON into a Throttle made by NewThrottle,
+// keeping at most maxTracked IPs and MaxFailures attempts each.
+func (t *Throttle) UnmarshalJSON(b []byte) error {
+	var st throttleState
+	if err := json.Unmarshal(b, &st); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k, fails := range st.IPs {
+		if len(t.ips) >= maxTracked {
+			break
+		}
+		slices.SortFunc(fails, time.Time.Compare)
+		if len(fails) > MaxFailures {
+			fails = fails[len(fails)-MaxFailures:]
+		}
+		t.ips[k] = fails
+	}
+	t.level = min(max(st.Level, 0), GlobalBurst)
+	t.levelAt = st.LevelAt
+	return nil
 }
