@@ -173,7 +173,7 @@ func TestSDK_Stdio(t *testing.T) {
 }
 
 // TestSDK_StreamableHTTP drives the HTTP endpoint with a personal access token, as a script
-// would; oauth_test.go drives it through the whole OAuth flow.
+// would; oauth_sdk_test.go drives it through the whole OAuth flow.
 func TestSDK_StreamableHTTP(t *testing.T) {
 	cfg := testConfig(t, nil)
 	cfg.PublicURL = "" // taken from the bound address
