@@ -150,13 +150,18 @@ func inputErr(prefix string, err error) error {
 // origin names who writes: the declared provider, else the MCP client's name, and the transport.
 func origin(ctx context.Context, declared string) (provider, client string) {
 	client = rpc.TransportFrom(ctx)
-	if p, ok := oauth.PrincipalFrom(ctx); ok {
+	p, authed := oauth.PrincipalFrom(ctx)
+	if authed {
 		client = p.Name
 	}
 	provider = declared
 	if provider == "" {
 		if info, ok := rpc.ClientInfoFrom(ctx); ok && info.Name != "" {
 			provider = info.Name
+		} else if authed && p.Kind == "oauth" {
+			// Over stateless HTTP the initialize clientInfo is gone by the time of the call; the
+			// OAuth client's registered name says as much.
+			provider = p.Name
 		} else {
 			provider = "unknown"
 		}

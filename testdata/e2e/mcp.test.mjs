@@ -1,36 +1,17 @@
 // End-to-end: the official MCP TypeScript SDK client drives the real ownsona binary over stdio
-// and over Streamable HTTP, calling every tool, reading resources and getting prompts.
+// and over Streamable HTTP (with a personal access token), calling every tool, reading resources
+// and getting prompts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-
-const BIN = process.env.OWNSONA_BIN;
-if (!BIN) throw new Error('OWNSONA_BIN must name the ownsona binary (make e2e sets it)');
-
-const TOOLS = [
-  'remember', 'remember_batch', 'recall', 'search_memory', 'build_context_prompt', 'list_memories',
-  'get_memory', 'update_memory', 'update_memory_batch', 'confirm', 'forget', 'forget_batch',
-  'text_search', 'find_near_duplicates', 'count_memories', 'memory_stats', 'list_tags', 'export_memories',
-];
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { BIN, ALL_TOOLS as TOOLS, READ_TOOLS, defer, tempDir, startServe, payload } from './helpers.mjs';
 
 function tempDB(t) {
-  const dir = mkdtempSync(join(tmpdir(), 'ownsona-e2e-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return join(dir, 'ownsona.db');
-}
-
-// payload calls a tool and returns its structured payload, checking it equals content[0].text.
-async function payload(client, name, args = {}) {
-  const res = await client.callTool({ name, arguments: args });
-  assert.equal(res.content[0].type, 'text');
-  assert.deepEqual(JSON.parse(res.content[0].text), res.structuredContent, `${name}: text and structuredContent differ`);
-  return { ...res.structuredContent, isError: res.isError };
+  return join(tempDir(t), 'ownsona.db');
 }
 
 // exercise runs the same scenario over any connected client.
@@ -138,47 +119,113 @@ async function exercise(client) {
   await client.ping();
 }
 
-test('stdio: the TypeScript SDK client uses every tool', async (t) => {
+test('stdio: the TypeScript SDK client uses every tool', { timeout: 60000 }, async (t) => {
   const transport = new StdioClientTransport({ command: BIN, args: ['stdio', '--db', tempDB(t)], stderr: 'pipe' });
   const client = new Client({ name: 'e2e-stdio', version: '1.0.0' });
   await client.connect(transport);
-  t.after(() => client.close());
+  defer(t, () => client.close());
   await exercise(client);
+  const { memories } = await payload(client, 'list_memories', { limit: 1 });
+  assert.equal(memories[0].source_client, 'stdio', 'stdio needs no token; memories record the transport');
+  assert.equal(memories[0].source_provider, 'e2e-stdio', 'and the client name from initialize as the provider');
 });
 
-// startServe runs `ownsona serve` on a free loopback port and returns its MCP URL.
-async function startServe(t) {
-  const proc = spawn(BIN, ['serve', '--addr', '127.0.0.1:0', '--db', tempDB(t)], { stdio: ['ignore', 'ignore', 'pipe'] });
-  t.after(() => proc.kill('SIGTERM'));
-  return await new Promise((resolve, reject) => {
-    let buf = '';
-    const timer = setTimeout(() => reject(new Error('serve did not log its URL within 20 s:\n' + buf)), 20000);
-    proc.stderr.on('data', (chunk) => {
-      buf += chunk;
-      for (const line of buf.split('\n')) {
-        try {
-          const rec = JSON.parse(line);
-          if (rec.url) { clearTimeout(timer); resolve(rec.url); }
-        } catch { /* partial line */ }
-      }
+// connectPAT connects the SDK client over Streamable HTTP with a personal access token.
+async function connectPAT(t, srv, token, name = 'e2e-http') {
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  }));
+  defer(t, () => client.close());
+  return client;
+}
+
+test('http: the TypeScript SDK client uses every tool over Streamable HTTP with a personal access token', { timeout: 60000 }, async (t) => {
+  const srv = await startServe(t, { pats: { e2e: undefined } });
+  const client = await connectPAT(t, srv, srv.tokens.e2e);
+  await exercise(client);
+  const { memories } = await payload(client, 'list_memories', { limit: 1 });
+  assert.equal(memories[0].source_client, 'pat:e2e', 'memories record the personal access token that wrote them');
+});
+
+test('http: without the SDK auth provider, no token or a bad one is refused with a Bearer challenge', { timeout: 30000 }, async (t) => {
+  const srv = await startServe(t);
+  const client = new Client({ name: 'e2e-noauth', version: '1.0.0' });
+  const err = await client.connect(new StreamableHTTPClientTransport(new URL(srv.url))).catch((e) => e);
+  assert.ok(err instanceof StreamableHTTPError, `connect without a token fails: ${err}`);
+  assert.equal(err.code, 401);
+
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
+  const post = (headers) => fetch(srv.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body, signal: AbortSignal.timeout(10000) });
+  const none = await post({});
+  assert.equal(none.status, 401);
+  assert.equal(none.headers.get('www-authenticate'),
+    `Bearer resource_metadata="${srv.origin}/.well-known/oauth-protected-resource/mcp", scope="memories:read memories:write"`);
+  const nb = await none.json();
+  assert.equal(nb.jsonrpc, '2.0');
+  assert.equal(nb.error.code, -32600);
+  assert.equal(nb.error.data.error, 'unauthorized');
+  assert.equal(typeof nb.error.data.error_description, 'string');
+
+  for (const bad of ['osk_' + 'A'.repeat(43), 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJvd25lciJ9.', 'not a token']) {
+    const r = await post({ authorization: `Bearer ${bad}` });
+    assert.equal(r.status, 401, bad);
+    assert.match(r.headers.get('www-authenticate'), /^Bearer .*error="invalid_token"/, bad);
+    assert.equal((await r.json()).error.data.error, 'invalid_token', bad);
+  }
+});
+
+test('http: a read-only personal access token sees only read tools and gets 403 insufficient_scope for remember', { timeout: 30000 }, async (t) => {
+  const srv = await startServe(t, { pats: { full: undefined, reader: 'memories:read' } });
+  const writer = await connectPAT(t, srv, srv.tokens.full, 'e2e-writer');
+  const all = (await writer.listTools()).tools;
+  const readOnly = all.filter((tool) => tool.annotations.readOnlyHint).map((tool) => tool.name).sort();
+  assert.deepEqual(readOnly, [...READ_TOOLS].sort(), 'the tools annotated readOnlyHint');
+  await payload(writer, 'remember', { text: 'The spare key is under the blue pot' });
+
+  const reader = await connectPAT(t, srv, srv.tokens.reader, 'e2e-reader');
+  const seen = (await reader.listTools()).tools.map((tool) => tool.name).sort();
+  assert.deepEqual(seen, readOnly, 'tools/list shows exactly the read-only tools');
+  const found = await payload(reader, 'recall', { query: 'spare key' });
+  assert.match(found.matches[0].text, /blue pot/);
+
+  const r = await fetch(srv.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${srv.tokens.reader}`, 'mcp-protocol-version': '2025-11-25' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'remember', arguments: { text: 'should not be stored' } } }),
+    signal: AbortSignal.timeout(10000),
+  });
+  assert.equal(r.status, 403);
+  assert.match(r.headers.get('www-authenticate'), /^Bearer .*error="insufficient_scope"/);
+  const rb = await r.json();
+  assert.equal(rb.id, 7);
+  assert.equal(rb.error.data.error, 'insufficient_scope');
+  const err = await reader.callTool({ name: 'remember', arguments: { text: 'should not be stored either' } }).catch((e) => e);
+  assert.ok(err instanceof StreamableHTTPError && err.code === 403, `the SDK reports the 403: ${err}`);
+  assert.equal((await payload(writer, 'count_memories')).count, 1, 'nothing was stored through the read-only token');
+});
+
+// rawStatus sends a POST with exactly the Host and Origin given (fetch may not set Host).
+function rawStatus(srv, headers, body) {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: srv.port, path: '/mcp', method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, timeout: 10000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode));
     });
-    proc.on('exit', (code) => reject(new Error(`serve exited with ${code}:\n${buf}`)));
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end(body);
   });
 }
 
-test('http: the TypeScript SDK client uses every tool over Streamable HTTP', async (t) => {
-  const url = await startServe(t);
-  const client = new Client({ name: 'e2e-http', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-  t.after(() => client.close());
-  await exercise(client);
-});
-
-test('http: a rebinding Host and a foreign Origin are refused', async (t) => {
-  const url = await startServe(t);
+test('http: a rebinding Host and a foreign Origin are refused, even with a valid token', { timeout: 30000 }, async (t) => {
+  const srv = await startServe(t, { pats: { e2e: undefined } });
+  const auth = { authorization: `Bearer ${srv.tokens.e2e}` };
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
-  const ok = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-  assert.equal(ok.status, 200);
-  const evil = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'https://evil.example' }, body });
-  assert.equal(evil.status, 403);
+  assert.equal(await rawStatus(srv, { ...auth, host: `127.0.0.1:${srv.port}` }, body), 200);
+  assert.equal(await rawStatus(srv, { ...auth, host: `localhost:${srv.port}`, origin: `http://localhost:${srv.port}` }, body), 200);
+  assert.equal(await rawStatus(srv, { ...auth, host: `127.0.0.1:${srv.port}`, origin: 'https://evil.example' }, body), 403);
+  const rebound = await rawStatus(srv, { ...auth, host: 'evil.example.com', origin: 'http://evil.example.com' }, body);
+  assert.ok(rebound >= 400 && rebound < 500, `a foreign Host gets a 4xx, got ${rebound}`);
+  assert.equal(await rawStatus(srv, { ...auth, host: `evil.example.com:${srv.port}` }, body), 421);
 });
