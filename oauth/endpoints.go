@@ -46,6 +46,11 @@ func (s *Server) writeOAuthError(w http.ResponseWriter, err error) {
 		s.log.Error().Err(err).Msg("oauth endpoint failed")
 		oe = policy.Errorf(policy.CodeServerError, "internal error")
 	}
+	if oe.Code == policy.CodeInvalidClient {
+		// RFC 6749 §5.2: a 401 names the authentication scheme; public clients may use Basic with
+		// an empty secret.
+		w.Header().Set("WWW-Authenticate", `Basic realm="ownsona"`)
+	}
 	body := map[string]string{"error": oe.Code}
 	if oe.Description != "" {
 		body["error_description"] = oe.Description
@@ -494,7 +499,7 @@ func grantError(err error) error {
 // ---- revocation and keys ----
 
 // revoke is RFC 7009 token revocation: a refresh token revokes its family, an access token its
-// grant. Unknown tokens are not an error (§2.2).
+// grant, a personal access token itself. Unknown tokens are not an error (§2.2).
 func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 	if allowCORS(w, r, "POST") || !onlyMethod(w, r, http.MethodPost) {
 		return
@@ -512,6 +517,8 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case strings.HasPrefix(tok, token.PrefixRefresh):
 		err = s.grants.RevokeToken(tok)
+	case strings.HasPrefix(tok, token.PrefixPAT):
+		err = s.pats.RevokeToken(tok)
 	case strings.Count(tok, ".") == 2:
 		claims, verr := s.keys.Verify(tok, token.Expect{Issuer: s.ep.Issuer, Audience: s.ep.Resource, Leeway: token.MaxLeeway})
 		if verr == nil && (p["client_id"] == "" || p["client_id"] == claims.ClientID) {

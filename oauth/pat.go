@@ -4,6 +4,7 @@
 package oauth
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/ownsona/ownsona/kv"
 	"github.com/ownsona/ownsona/oauth/policy"
@@ -87,6 +89,8 @@ func checkPATName(name string) error {
 		return fmt.Errorf("name: longer than %d bytes", MaxPATNameLen)
 	case strings.HasPrefix(name, PATIDPrefix):
 		return fmt.Errorf("name: must not start with %q, which marks token ids", PATIDPrefix)
+	case !utf8.ValidString(name):
+		return errors.New("name: not valid UTF-8")
 	}
 	for _, r := range name {
 		if unicode.IsControl(r) || unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) {
@@ -106,8 +110,8 @@ func (p *PATs) Create(name string, scope []string, ttl time.Duration) (string, *
 		return "", nil, errors.New("scope: empty")
 	}
 	for _, s := range scope {
-		if _, err := policy.ParseScope(s); err != nil {
-			return "", nil, fmt.Errorf("scope: %w", err)
+		if s != policy.ScopeRead && s != policy.ScopeWrite {
+			return "", nil, fmt.Errorf("scope: %q is not %s or %s", s, policy.ScopeRead, policy.ScopeWrite)
 		}
 	}
 	tok, hash := token.NewOpaque(token.PrefixPAT)
@@ -205,6 +209,27 @@ func (p *PATs) Revoke(idOrName string) (*PAT, error) {
 		return nil, err
 	}
 	return gone, nil
+}
+
+// RevokeToken deletes the PAT tok, as RFC 7009 revocation does: whoever holds a token may end
+// it. An unknown token is not an error.
+func (p *PATs) RevokeToken(tok string) error {
+	if !strings.HasPrefix(tok, token.PrefixPAT) || len(tok) > 128 {
+		return nil
+	}
+	hash := token.HashToken(tok)
+	var id []byte
+	_ = p.db.View(func(tx *kv.Tx) error {
+		id = bytes.Clone(tx.Bucket(BucketPATHashes).Get(hash[:]))
+		return nil
+	})
+	if id == nil {
+		return nil
+	}
+	if _, err := p.Revoke(string(id)); err != nil && !errors.Is(err, ErrPATNotFound) {
+		return err
+	}
+	return nil
 }
 
 // Lookup returns the live PAT for tok, or ErrPATNotFound for an unknown, revoked or expired one.

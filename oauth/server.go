@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -358,26 +359,22 @@ func newRateLimiter(limit int, per time.Duration, now func() time.Time) *rateLim
 	return &rateLimiter{limit: limit, window: per, now: now, seen: map[string]*window{}}
 }
 
-// allow counts one event for key and reports whether it is within the limit, and if not, how
-// long until it would be.
-func (l *rateLimiter) allow(key string) (bool, time.Duration) {
+// allow counts one event for the address ip and reports whether it is within the limit, and if
+// not, how long until it would be. An IPv6 address counts by its /64, which one host commonly
+// holds whole. When the table is full of live windows the oldest one is dropped, so that a flood
+// of addresses can only ever make the limit looser, never refuse everyone else.
+func (l *rateLimiter) allow(ip string) (bool, time.Duration) {
 	if l.limit < 0 {
 		return true, 0
 	}
+	key := limiterKey(ip)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
 	w := l.seen[key]
 	if w == nil || now.Sub(w.start) >= l.window {
 		if w == nil && len(l.seen) >= maxLimiterKeys {
-			for k, old := range l.seen {
-				if now.Sub(old.start) >= l.window {
-					delete(l.seen, k)
-				}
-			}
-			if len(l.seen) >= maxLimiterKeys {
-				return false, l.window // full of live windows: refuse new keys until they age out
-			}
+			l.evict(now)
 		}
 		w = &window{start: now}
 		l.seen[key] = w
@@ -387,6 +384,34 @@ func (l *rateLimiter) allow(key string) (bool, time.Duration) {
 	}
 	w.n++
 	return true, 0
+}
+
+// evict removes the windows that have ended, or else the oldest one.
+func (l *rateLimiter) evict(now time.Time) {
+	var oldest string
+	for k, w := range l.seen {
+		if now.Sub(w.start) >= l.window {
+			delete(l.seen, k)
+		} else if oldest == "" || w.start.Before(l.seen[oldest].start) {
+			oldest = k
+		}
+	}
+	if len(l.seen) >= maxLimiterKeys {
+		delete(l.seen, oldest)
+	}
+}
+
+// limiterKey is an address's key: IPv4 as is, IPv6 by its /64.
+func limiterKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	if a = a.Unmap().WithZone(""); a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.String()
+	}
+	return a.String()
 }
 
 // contextKey is unexported so that no other package can set a Principal.
