@@ -106,7 +106,8 @@ type Server struct {
 	throttle *login.Throttle // its state is saved in the file (gc, Close) and restored by New
 	regs     *rateLimiter
 
-	names sync.Map // client_id → display name, for Principal.Name
+	names    sync.Map      // client_id → display name, for Principal.Name
+	verified verifiedCache // access tokens already verified
 
 	stop chan struct{}
 	done chan struct{}
