@@ -46,11 +46,15 @@ type OpenAIConfig struct {
 
 // OpenAI is an Embedder speaking the OpenAI embeddings API (POST /embeddings with
 // {"model","input":[…]}), as served by OpenAI, Ollama, llama.cpp's server, vLLM, LocalAI and
-// others. Kind is not sent: the API has no notion of it. Safe for concurrent use.
+// others. The API has no notion of Kind: for model families trained with instruction prefixes
+// (ModelPrefixes) the prefix of the kind is put in front of each text. Safe for concurrent use.
 type OpenAI struct {
 	cfg      OpenAIConfig
 	endpoint string // the POST URL
 	shown    string // the POST URL as errors show it (userinfo redacted)
+	// queryPrefix and docPrefix are the instructions the model family expects in front of
+	// queries and documents (ModelPrefixes).
+	queryPrefix, docPrefix string
 
 	mu  sync.Mutex
 	dim int
@@ -102,7 +106,27 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 		u.Path += "/embeddings"
 	}
 	u.Fragment = ""
-	return &OpenAI{cfg: cfg, endpoint: u.String(), shown: u.Redacted(), dim: cfg.Dim}, nil
+	q, d := ModelPrefixes(cfg.Model)
+	return &OpenAI{cfg: cfg, endpoint: u.String(), shown: u.Redacted(), dim: cfg.Dim, queryPrefix: q, docPrefix: d}, nil
+}
+
+// ModelPrefixes returns the prefixes that a model family was trained to expect in front of
+// queries and documents, by the model's name (an Ollama tag or a Hugging Face id): nomic-embed
+// ("search_query: ", "search_document: "), E5 ("query: ", "passage: "), and the BGE, mxbai and
+// Arctic English models (an instruction in front of queries only). Other models get none.
+func ModelPrefixes(model string) (query, document string) {
+	m := strings.ToLower(model)
+	const retrieval = "Represent this sentence for searching relevant passages: "
+	switch {
+	case strings.Contains(m, "nomic-embed"):
+		return "search_query: ", "search_document: "
+	case strings.Contains(m, "multilingual-e5") || strings.Contains(m, "e5-") && !strings.Contains(m, "instruct"):
+		return "query: ", "passage: "
+	case strings.Contains(m, "mxbai-embed-large"), strings.Contains(m, "bge-") && strings.Contains(m, "-en"),
+		strings.Contains(m, "snowflake-arctic-embed"):
+		return retrieval, ""
+	}
+	return "", ""
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -120,7 +144,11 @@ func sleep(ctx context.Context, d time.Duration) error {
 func (o *OpenAI) Info() Info {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return Info{Name: "openai", Model: o.cfg.Model, Dim: o.dim}
+	model := o.cfg.Model
+	if o.queryPrefix != "" || o.docPrefix != "" {
+		model += "+prefixes" // vectors made without the prefixes are re-embedded
+	}
+	return Info{Name: "openai", Model: model, Dim: o.dim}
 }
 
 // Embed returns one vector per text, in the order of texts, sending them BatchSize at a time.
@@ -128,6 +156,17 @@ func (o *OpenAI) Info() Info {
 // ErrDimension when its vectors have the wrong length; they name the HTTP status and the
 // server's error message, never the API key.
 func (o *OpenAI) Embed(ctx context.Context, texts []string, kind Kind) ([][]float32, error) {
+	prefix := o.docPrefix
+	if kind == Query {
+		prefix = o.queryPrefix
+	}
+	if prefix != "" {
+		prefixed := make([]string, len(texts))
+		for i, t := range texts {
+			prefixed[i] = prefix + t
+		}
+		texts = prefixed
+	}
 	out := make([][]float32, 0, len(texts))
 	for start := 0; start < len(texts); start += o.cfg.BatchSize {
 		batch := texts[start:min(start+o.cfg.BatchSize, len(texts))]
