@@ -115,7 +115,7 @@ func MustNewOpenAI(tb testing.TB, url string, mod func(*OpenAIConfig)) (*OpenAI,
 	tb.Helper()
 	var mu sync.Mutex
 	waits := &[]time.Duration{}
-	cfg := OpenAIConfig{URL: url, Model: "nomic-embed-text", APIKey: testKey, Timeout: 5 * time.Second,
+	cfg := OpenAIConfig{URL: url, Model: "all-minilm", APIKey: testKey, Timeout: 5 * time.Second,
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			mu.Lock()
 			defer mu.Unlock()
@@ -164,7 +164,7 @@ func TestOpenAI_Embed(t *testing.T) {
 			}
 		}
 		reqs, auth := s.seen()
-		if got, want := reqs, []embeddingRequest{{"nomic-embed-text", in}}; !slices.EqualFunc(got, want, func(a, b embeddingRequest) bool {
+		if got, want := reqs, []embeddingRequest{{"all-minilm", in}}; !slices.EqualFunc(got, want, func(a, b embeddingRequest) bool {
 			return a.Model == b.Model && slices.Equal(a.Input, b.Input)
 		}) {
 			t.Errorf("requests = %+v, want %+v", got, want)
@@ -172,10 +172,10 @@ func TestOpenAI_Embed(t *testing.T) {
 		if got, want := auth[0], "Bearer "+testKey; got != want {
 			t.Errorf("Authorization = %q, want %q", got, want)
 		}
-		if got, want := o.Info(), (Info{"openai", "nomic-embed-text", 3}); got != want {
+		if got, want := o.Info(), (Info{"openai", "all-minilm", 3}); got != want {
 			t.Errorf("Info = %+v, want %+v", got, want)
 		}
-		if got, want := o.Info().String(), "openai:nomic-embed-text:3"; got != want {
+		if got, want := o.Info().String(), "openai:all-minilm:3"; got != want {
 			t.Errorf("Info.String = %q, want %q", got, want)
 		}
 	})

@@ -1,0 +1,629 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/ownsona/ownsona/vector"
+)
+
+// runVariants measures the design choices of the builtin embedder and of the hybrid ranking.
+func runVariants(e *env, lex [][]vector.Scored, asset string, groups []string, w io.Writer) error {
+	base, err := loadLab(asset, labOpts{})
+	if err != nil {
+		return err
+	}
+	// The lab with the shipped choices must give the builtin embedder's vectors.
+	{
+		l := base.clone(labOpts{NameWeight: 0.01, NameSide: "query"})
+		emb := vector.NewBuiltin()
+		var worst float64
+		for _, kind := range []vector.Kind{vector.Document, vector.Query} {
+			texts := e.ds.texts
+			if kind == vector.Query {
+				texts = nil
+				for _, q := range e.ds.queries {
+					texts = append(texts, q.text)
+				}
+			}
+			got, err := emb.Embed(context.Background(), texts, kind)
+			if err != nil {
+				return err
+			}
+			for i, s := range texts {
+				want := l.embedKind(s, kind)
+				for j := range want {
+					worst = max(worst, math.Abs(float64(got[i][j]-want[j])))
+				}
+			}
+		}
+		fmt.Fprintf(w, "lab vs builtin: largest difference of a vector component %.2g\n\n", worst)
+		if worst > 1e-4 {
+			return fmt.Errorf("the lab does not reproduce the builtin embedder (difference %g): its measurements would not be of what ships", worst)
+		}
+	}
+	on := func(g string) bool {
+		return slices.Contains(groups, g) || slices.Contains(groups, "all") && g != "n" && g != "failures"
+	}
+	t := &table{w: w}
+	var store []string
+	store = append(store, e.ds.texts...)
+
+	measure := func(name string, l *lab, wl, wd float32) [][]vector.Scored {
+		d := e.dense(func(texts []string, kind vector.Kind) [][]float32 {
+			out := make([][]float32, len(texts))
+			for i, s := range texts {
+				out[i] = l.embedKind(s, kind)
+			}
+			return out
+		})
+		dl := e.denseLists(d)
+		t.row(name+" dense", score(e.ds, cut(dl, e.k)))
+		t.row(fmt.Sprintf("%s hybrid %.2g/%.2g", name, wl, wd), score(e.ds, fuseAll(lex, dl, wl, wd, e.k)))
+		return dl
+	}
+	variant := func(mod func(o *labOpts)) *lab {
+		o := labOpts{}
+		mod(&o)
+		l := base.clone(o)
+		if o.Weights == "store" || o.PC == "store" {
+			l.setCounts(store)
+		}
+		if o.PC == "store" {
+			l.fitPC(store)
+		}
+		return l
+	}
+
+	if on("sif") {
+		for _, a := range []float64{1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5} {
+			measure(fmt.Sprintf("zipf a=%g", a), variant(func(o *labOpts) { o.A = a }), 0.5, 0.5)
+		}
+		measure("no weights", variant(func(o *labOpts) { o.Weights = "none" }), 0.5, 0.5)
+		measure("no weights, no pc", variant(func(o *labOpts) { o.Weights = "none"; o.PC = "none" }), 0.5, 0.5)
+		for _, a := range []float64{1e-2, 3e-3, 1e-3, 3e-4, 1e-4} {
+			measure(fmt.Sprintf("store a=%g", a), variant(func(o *labOpts) { o.Weights = "store"; o.StoreA = a }), 0.5, 0.5)
+			measure(fmt.Sprintf("store a=%g, store pc", a), variant(func(o *labOpts) { o.Weights = "store"; o.StoreA = a; o.PC = "store" }), 0.5, 0.5)
+		}
+	}
+	best := func(o *labOpts) { o.PC = "uniform"; o.NameWeight = 0.01; o.NameSide = "query" }
+	if on("freq") && len(subtlex) > 0 {
+		for _, a := range []float64{1e-2, 3e-3, 1e-3, 3e-4, 1e-4} {
+			measure(fmt.Sprintf("subtlex a=%g", a), variant(func(o *labOpts) { o.Weights = "subtlex"; o.StoreA = a; o.ZipfScale = 1 }), 0.5, 0.5)
+		}
+		for _, zs := range []float64{0.1, 0.01} {
+			measure(fmt.Sprintf("subtlex a=1e-3 zipf×%g", zs), variant(func(o *labOpts) { o.Weights = "subtlex"; o.ZipfScale = zs }), 0.5, 0.5)
+		}
+		measure("max(subtlex,zipf) a=1e-3", variant(func(o *labOpts) { o.Weights = "max" }), 0.5, 0.5)
+		measure("geo(subtlex,zipf) a=1e-3", variant(func(o *labOpts) { o.Weights = "geo" }), 0.5, 0.5)
+		measure("subtlex a=1e-3 names ×0.01", variant(func(o *labOpts) { o.Weights = "subtlex"; o.ZipfScale = 1; o.NameWeight = 0.01 }), 0.5, 0.5)
+		measure("store a=1e-3 names ×0.01", variant(func(o *labOpts) { o.Weights = "store"; o.NameWeight = 0.01 }), 0.5, 0.5)
+	}
+	if on("names") {
+		l := variant(func(o *labOpts) {})
+		for _, w := range []string{"caroline", "melanie", "mel", "colby", "jon", "gina", "john", "los", "angeles", "paris", "grace", "rose", "will", "mark", "coffee", "son", "dog", "rex", "max", "art", "joy", "hope", "june", "april", "august"} {
+			if r, ok := l.index[w]; ok {
+				fmt.Fprintf(w2(t), "%s:%.2f ", w, l.nameScore(r))
+			}
+		}
+		fmt.Fprintln(t.w)
+		for _, th := range []float64{0.4, 0.5, 0.6, 0.7} {
+			for _, f := range []float64{0, 0.1} {
+				measure(fmt.Sprintf("name-like ≥%g ×%g", th, f), variant(func(o *labOpts) { o.NameLike = th; o.NameLikeW = f }), 0.5, 0.5)
+			}
+		}
+		for _, side := range []string{"query", "doc"} {
+			measure("capitalized ×0.01 in "+side+" only", variant(func(o *labOpts) { o.NameWeight = 0.01; o.NameSide = side }), 0.5, 0.5)
+		}
+		for _, f := range []float64{0.01, 0.1, 0.3} {
+			measure(fmt.Sprintf("capitalized and labels ×%g", f), variant(func(o *labOpts) { o.NameWeight = f; o.Label = true }), 0.5, 0.5)
+		}
+		measure("subtlex + capitalized and labels ×0.01", variant(func(o *labOpts) { o.NameWeight = 0.01; o.Label = true; o.Weights = "subtlex"; o.ZipfScale = 1 }), 0.5, 0.5)
+		measure("store + capitalized and labels ×0.01", variant(func(o *labOpts) { o.NameWeight = 0.01; o.Label = true; o.Weights = "store" }), 0.5, 0.5)
+		measure("name-like ≥0.5 ×0 + capitalized ×0.01", variant(func(o *labOpts) { o.NameLike = 0.5; o.NameWeight = 0.01 }), 0.5, 0.5)
+		measure("subtlex + name-like ≥0.5 ×0", variant(func(o *labOpts) { o.NameLike = 0.5; o.Weights = "subtlex"; o.ZipfScale = 1 }), 0.5, 0.5)
+	}
+	if on("pc") {
+		measure("asset pc", variant(func(o *labOpts) {}), 0.5, 0.5)
+		measure("no pc", variant(func(o *labOpts) { o.PC = "none" }), 0.5, 0.5)
+		measure("store pc", variant(func(o *labOpts) { o.PC = "store" }), 0.5, 0.5)
+		for _, m := range []string{"uniform", "mean", "top"} {
+			measure("vocab pc "+m, variant(func(o *labOpts) { o.PC = m }), 0.5, 0.5)
+			measure("vocab pc "+m+", query names ×0.01", variant(func(o *labOpts) { o.PC = m; o.NameWeight = 0.01; o.NameSide = "query" }), 0.5, 0.5)
+		}
+		measure("no pc, query names ×0.01", variant(func(o *labOpts) { o.PC = "none"; o.NameWeight = 0.01; o.NameSide = "query" }), 0.5, 0.5)
+		measure("asset pc, query names ×0.01", variant(func(o *labOpts) { o.NameWeight = 0.01; o.NameSide = "query" }), 0.5, 0.5)
+		measure("store pc, query names ×0.01", variant(func(o *labOpts) { o.PC = "store"; o.NameWeight = 0.01; o.NameSide = "query" }), 0.5, 0.5)
+		measure("unit word vectors", variant(func(o *labOpts) { o.UnitWords = true }), 0.5, 0.5)
+	}
+	if on("tok") {
+		measure("baseline", variant(func(o *labOpts) {}), 0.5, 0.5)
+		measure("no plural fallback", variant(func(o *labOpts) { o.NoPlural = true }), 0.5, 0.5)
+		measure("no contractions", variant(func(o *labOpts) { o.NoContract = true }), 0.5, 0.5)
+		measure("oov skipped", variant(func(o *labOpts) { o.OOV = "skip" }), 0.5, 0.5)
+		for _, n := range []float64{1, 2.5, 10} {
+			measure(fmt.Sprintf("oov norm %g", n), variant(func(o *labOpts) { o.OOVNorm = n }), 0.5, 0.5)
+		}
+		measure("single letters as ngrams", variant(func(o *labOpts) { o.Letters = "ngram" }), 0.5, 0.5)
+		measure("numbers as ngrams", variant(func(o *labOpts) { o.Numbers = "ngram" }), 0.5, 0.5)
+		measure("numbers spelled out", variant(func(o *labOpts) { o.Numbers = "words" }), 0.5, 0.5)
+		measure("stopwords dropped", variant(func(o *labOpts) { o.Stop = true }), 0.5, 0.5)
+		for _, nw := range []float64{0.01, 0.5, 2} {
+			measure(fmt.Sprintf("names ×%g", nw), variant(func(o *labOpts) { o.NameWeight = nw }), 0.5, 0.5)
+		}
+	}
+	if on("n") {
+		fmt.Fprintln(w, "asset", asset)
+		for _, n := range []int{10000, 20000, 30000, 50000, 70000, 100000, 150000, 200000} {
+			measure(fmt.Sprintf("N=%d", n), variant(func(o *labOpts) { best(o); o.N = n }), 0.5, 0.5)
+		}
+	}
+	if on("a") {
+		for _, a := range []float64{3e-3, 1e-3, 3e-4, 1e-4} {
+			measure(fmt.Sprintf("best, a=%g", a), variant(func(o *labOpts) { best(o); o.A = a }), 0.5, 0.5)
+		}
+		measure("best, stopwords dropped", variant(func(o *labOpts) { best(o); o.Stop = true }), 0.5, 0.5)
+		measure("best, oov skipped", variant(func(o *labOpts) { best(o); o.OOV = "skip" }), 0.5, 0.5)
+		measure("best, oov norm 2.5", variant(func(o *labOpts) { best(o); o.OOVNorm = 2.5 }), 0.5, 0.5)
+		measure("best, oov norm 10", variant(func(o *labOpts) { best(o); o.OOVNorm = 10 }), 0.5, 0.5)
+	}
+	if on("store") {
+		sweep := func(name string, l *lab) {
+			d := e.dense(func(texts []string, kind vector.Kind) [][]float32 {
+				out := make([][]float32, len(texts))
+				for i, s := range texts {
+					out[i] = l.embedKind(s, kind)
+				}
+				return out
+			})
+			dl := e.denseLists(d)
+			t.row(name+" dense", score(e.ds, cut(dl, e.k)))
+			for _, wd := range []float32{0.4, 0.5, 0.6, 0.7} {
+				t.row(fmt.Sprintf("%s hybrid %.1f/%.1f", name, 1-wd, wd), score(e.ds, fuseAll(lex, dl, 1-wd, wd, e.k)))
+			}
+		}
+		for _, a := range []float64{3e-3, 1e-3, 3e-4} {
+			sweep(fmt.Sprintf("store a=%g", a), variant(func(o *labOpts) { o.Weights = "store"; o.StoreA = a }))
+			sweep(fmt.Sprintf("store a=%g, uniform pc", a), variant(func(o *labOpts) { o.Weights = "store"; o.StoreA = a; o.PC = "uniform" }))
+			sweep(fmt.Sprintf("store a=%g, store pc", a), variant(func(o *labOpts) { o.Weights = "store"; o.StoreA = a; o.PC = "store" }))
+			sweep(fmt.Sprintf("store a=%g, query names ×0.01", a), variant(func(o *labOpts) { o.Weights = "store"; o.StoreA = a; o.NameWeight = 0.01; o.NameSide = "query" }))
+		}
+		sweep("zipf best", variant(best))
+	}
+	if on("fuse") || on("norm") || on("qe") || on("prf") || on("soft") || on("softstore") || on("failures") {
+		bl := variant(best)
+		d := e.dense(func(texts []string, kind vector.Kind) [][]float32 {
+			out := make([][]float32, len(texts))
+			for i, s := range texts {
+				out[i] = bl.embedKind(s, kind)
+			}
+			return out
+		})
+		dl := e.denseLists(d)
+		if on("norm") {
+			runNorms(e, t, lex, dl)
+		}
+		if on("soft") {
+			runSoft(e, t, "Zipf weights: ", bl, lex, dl)
+		}
+		if on("softstore") {
+			sl := variant(func(o *labOpts) { best(o); o.Weights = "store" })
+			runSoft(e, t, "store weights: ", sl, lex, dl)
+			sd := e.denseLists(e.dense(func(texts []string, kind vector.Kind) [][]float32 {
+				out := make([][]float32, len(texts))
+				for i, s := range texts {
+					out[i] = sl.embedKind(s, kind)
+				}
+				return out
+			}))
+			runSoft(e, t, "store weights, store-weighted dense: ", sl, lex, sd)
+		}
+		if on("qe") {
+			runQE(e, t, bl, lex, dl, w)
+		}
+		if on("prf") {
+			runPRF(e, t, d, lex, dl)
+		}
+		if on("failures") {
+			failures(e, fuseAll(lex, dl, 0.5, 0.5, e.k), 4, 40, w)
+		}
+		if !on("fuse") {
+			return nil
+		}
+		byCategory(e, "BM25", lex, w)
+		byCategory(e, "dense", dl, w)
+		byCategory(e, "hybrid", fuseAll(lex, dl, 0.5, 0.5, e.k), w)
+		for _, wd := range []float32{0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7} {
+			t.row(fmt.Sprintf("min-max %.2g·BM25 + %.2g·dense", 1-wd, wd), score(e.ds, fuseAll(lex, dl, 1-wd, wd, e.k)))
+		}
+		for _, c := range []float64{1, 5, 10, 20, 60} {
+			rr := make([][]vector.Scored, len(lex))
+			for i := range rr {
+				rr[i] = rrf([][]vector.Scored{lex[i], dl[i]}, c, e.k)
+			}
+			t.row(fmt.Sprintf("RRF k=%g", c), score(e.ds, rr))
+		}
+		for _, depth := range []int{20, 50, 80} {
+			out := make([][]vector.Scored, len(lex))
+			for i := range lex {
+				out[i] = vector.Fuse(lex[i][:min(depth, len(lex[i]))], dl[i][:min(depth, len(dl[i]))], 0.5, 0.5, e.k)
+			}
+			t.row(fmt.Sprintf("min-max 0.5/0.5, %d candidates per list", depth), score(e.ds, out))
+		}
+	}
+	return nil
+}
+
+func w2(t *table) io.Writer { return t.w }
+
+// byCategory prints recall@10 per query category.
+func byCategory(e *env, name string, lists [][]vector.Scored, w io.Writer) {
+	type acc struct {
+		n   int
+		r10 float64
+	}
+	cats := map[int]*acc{}
+	for i, q := range e.ds.queries {
+		a := cats[q.category]
+		if a == nil {
+			a = &acc{}
+			cats[q.category] = a
+		}
+		a.n++
+		hit := 0
+		for _, s := range lists[i][:min(10, len(lists[i]))] {
+			if slices.Contains(q.evidence, s.ID) {
+				hit++
+			}
+		}
+		a.r10 += float64(hit) / float64(len(q.evidence))
+	}
+	fmt.Fprintf(w, "%s R@10 by category:", name)
+	for c := 1; c <= 5; c++ {
+		if a := cats[c]; a != nil {
+			fmt.Fprintf(w, " %d: %.3f (%d)", c, a.r10/float64(a.n), a.n)
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+// failures prints queries whose evidence the list misses in its top 10.
+func failures(e *env, lists [][]vector.Scored, cat, limit int, w io.Writer) {
+	n := 0
+	for i, q := range e.ds.queries {
+		if q.category != cat {
+			continue
+		}
+		hit := false
+		for _, s := range lists[i][:min(10, len(lists[i]))] {
+			if slices.Contains(q.evidence, s.ID) {
+				hit = true
+			}
+		}
+		if hit {
+			continue
+		}
+		fmt.Fprintf(w, "Q: %s\n", q.text)
+		for _, id := range q.evidence {
+			fmt.Fprintf(w, "   E: %s\n", e.ds.texts[id-1])
+		}
+		if n++; n == limit {
+			return
+		}
+	}
+}
+
+// fuseN is vector.Fuse over any number of lists.
+func fuseN(lists [][]vector.Scored, ws []float32, k int) []vector.Scored {
+	acc := map[uint64]float32{}
+	for li, l := range lists {
+		if len(l) == 0 {
+			continue
+		}
+		lo, hi := l[0].Score, l[0].Score
+		for _, s := range l {
+			lo, hi = min(lo, s.Score), max(hi, s.Score)
+		}
+		for _, s := range l {
+			n := float32(1)
+			if hi > lo {
+				n = (s.Score - lo) / (hi - lo)
+			}
+			acc[s.ID] += ws[li] * n
+		}
+	}
+	out := make([]vector.Scored, 0, len(acc))
+	for id, s := range acc {
+		out = append(out, vector.Scored{ID: id, Score: s})
+	}
+	slices.SortFunc(out, func(a, b vector.Scored) int {
+		if a.Score != b.Score {
+			if a.Score > b.Score {
+				return -1
+			}
+			return 1
+		}
+		if a.ID > b.ID {
+			return -1
+		}
+		return 1
+	})
+	return out[:min(k, len(out))]
+}
+
+// expansion returns the query's content words' vocabulary neighbours, joined.
+func expansion(l *lab, q string, m int, minSim float32, limit int) string {
+	var out []string
+	for _, t := range l.tokens(q) {
+		if stopwords[t.w] || t.name || len(t.w) < 3 {
+			continue
+		}
+		out = append(out, l.neighbours(t.w, m, minSim, limit)...)
+	}
+	return strings.Join(out, " ")
+}
+
+func runQE(e *env, t *table, l *lab, lex, dl [][]vector.Scored, w io.Writer) {
+	for _, cfg := range []struct {
+		m     int
+		sim   float32
+		limit int
+	}{{1, 0.6, 50000}, {3, 0.6, 50000}, {5, 0.5, 50000}, {3, 0.7, 50000}, {5, 0.6, 20000}, {10, 0.5, 20000}} {
+		exp := make([][]vector.Scored, len(e.ds.queries))
+		plus := make([][]vector.Scored, len(e.ds.queries))
+		for i, q := range e.ds.queries {
+			x := expansion(l, q.text, cfg.m, cfg.sim, cfg.limit)
+			if i < 3 {
+				fmt.Fprintf(w, "expansion of %q: %s\n", q.text, x)
+			}
+			exp[i] = e.lex.Search(x, e.depth, e.filter(q.tag))
+			plus[i] = e.lex.Search(q.text+" "+x, e.depth, e.filter(q.tag))
+		}
+		name := fmt.Sprintf("QE m=%d sim≥%.1f top %dk", cfg.m, cfg.sim, cfg.limit/1000)
+		t.row(name+": BM25(query+expansion)", score(e.ds, cut(plus, e.k)))
+		t.row(name+": Fuse(BM25(query+expansion), dense) 0.5/0.5", score(e.ds, fuseAll(plus, dl, 0.5, 0.5, e.k)))
+		for _, we := range []float32{0.1, 0.2, 0.3} {
+			out := make([][]vector.Scored, len(lex))
+			for i := range lex {
+				out[i] = fuseN([][]vector.Scored{lex[i], dl[i], exp[i]}, []float32{0.5, 0.5, we}, e.k)
+			}
+			t.row(fmt.Sprintf("%s: 0.5·BM25 + 0.5·dense + %.1f·BM25(expansion)", name, we), score(e.ds, out))
+		}
+	}
+}
+
+func runPRF(e *env, t *table, d *denseRun, lex, dl [][]vector.Scored) {
+	for _, m := range []int{1, 3, 5} {
+		for _, beta := range []float32{0.3, 0.5, 1} {
+			out := make([][]vector.Scored, len(lex))
+			outD := make([][]vector.Scored, len(lex))
+			for i, q := range e.ds.queries {
+				first := vector.Fuse(lex[i], dl[i], 0.5, 0.5, m)
+				qv := append([]float32(nil), d.qvec[i]...)
+				for _, s := range first {
+					dv := d.dvec[s.ID-1]
+					for j := range qv {
+						qv[j] += beta / float32(len(first)) * dv[j]
+					}
+				}
+				outD[i] = d.idx.Search(qv, e.depth, e.filter(q.tag))
+				out[i] = vector.Fuse(lex[i], outD[i], 0.5, 0.5, e.k)
+			}
+			t.row(fmt.Sprintf("dense PRF from top %d fused, β=%.1f: dense", m, beta), score(e.ds, cut(outD, e.k)))
+			t.row(fmt.Sprintf("dense PRF from top %d fused, β=%.1f: hybrid 0.5/0.5", m, beta), score(e.ds, out))
+		}
+	}
+}
+
+// fuseNorm fuses with another normalization: "max" (s/max for BM25, raw cosine for dense),
+// "z" (z-scores), "rank" (1 - rank/len).
+func fuseNorm(mode string, lex, dense []vector.Scored, wl, wd float32, k int) []vector.Scored {
+	norm := func(l []vector.Scored, isDense bool) map[uint64]float32 {
+		out := map[uint64]float32{}
+		if len(l) == 0 {
+			return out
+		}
+		switch mode {
+		case "max":
+			for _, s := range l {
+				if isDense {
+					out[s.ID] = s.Score
+				} else {
+					out[s.ID] = s.Score / l[0].Score
+				}
+			}
+		case "z":
+			var mu, sd float64
+			for _, s := range l {
+				mu += float64(s.Score)
+			}
+			mu /= float64(len(l))
+			for _, s := range l {
+				sd += (float64(s.Score) - mu) * (float64(s.Score) - mu)
+			}
+			sd = max(1e-6, math.Sqrt(sd/float64(len(l))))
+			for _, s := range l {
+				out[s.ID] = float32((float64(s.Score) - mu) / sd)
+			}
+		case "maxz":
+			// s/max for both
+			for _, s := range l {
+				out[s.ID] = s.Score / l[0].Score
+			}
+		}
+		return out
+	}
+	nl, nd := norm(lex, false), norm(dense, true)
+	floorL, floorD := float32(0), float32(0)
+	if mode == "z" {
+		// a missing id gets the list's lowest score
+		floorL, floorD = 1e9, 1e9
+		for _, v := range nl {
+			floorL = min(floorL, v)
+		}
+		for _, v := range nd {
+			floorD = min(floorD, v)
+		}
+		if len(nl) == 0 {
+			floorL = 0
+		}
+		if len(nd) == 0 {
+			floorD = 0
+		}
+	}
+	ids := map[uint64]bool{}
+	for id := range nl {
+		ids[id] = true
+	}
+	for id := range nd {
+		ids[id] = true
+	}
+	out := make([]vector.Scored, 0, len(ids))
+	for id := range ids {
+		a, ok := nl[id]
+		if !ok {
+			a = floorL
+		}
+		b, ok := nd[id]
+		if !ok {
+			b = floorD
+		}
+		out = append(out, vector.Scored{ID: id, Score: wl*a + wd*b})
+	}
+	slices.SortFunc(out, func(a, b vector.Scored) int {
+		if a.Score != b.Score {
+			if a.Score > b.Score {
+				return -1
+			}
+			return 1
+		}
+		if a.ID > b.ID {
+			return -1
+		}
+		return 1
+	})
+	return out[:min(k, len(out))]
+}
+
+func runNorms(e *env, t *table, lex, dl [][]vector.Scored) {
+	for _, mode := range []string{"max", "maxz", "z"} {
+		for _, wd := range []float32{0.3, 0.4, 0.5, 0.6} {
+			out := make([][]vector.Scored, len(lex))
+			for i := range lex {
+				out[i] = fuseNorm(mode, lex[i], dl[i], 1-wd, wd, e.k)
+			}
+			t.row(fmt.Sprintf("fusion %s %.1f·BM25 + %.1f·dense", mode, 1-wd, wd), score(e.ds, out))
+		}
+	}
+}
+
+// softIndex holds each document's content words as unit vectors, for soft term matching.
+type softIndex struct {
+	l    *lab
+	docs [][][]float32
+}
+
+func (l *lab) unitRow(w string) []float32 {
+	row, _ := l.lookup(w)
+	if row < 0 {
+		return nil
+	}
+	if l.unit == nil {
+		l.unit = slices.Clone(l.vecs)
+		for i := range len(l.words) {
+			normalize(l.unit[i*l.dim : (i+1)*l.dim])
+		}
+	}
+	return l.unit[row*l.dim : (row+1)*l.dim]
+}
+
+func newSoftIndex(l *lab, texts []string) *softIndex {
+	s := &softIndex{l: l, docs: make([][][]float32, len(texts))}
+	for i, t := range texts {
+		for _, tk := range l.tokens(t) {
+			if stopwords[tk.w] {
+				continue
+			}
+			if u := l.unitRow(tk.w); u != nil {
+				s.docs[i] = append(s.docs[i], u)
+			}
+		}
+	}
+	return s
+}
+
+// score is Σ_w weight(w)·max_u max(0, cos(w,u))^pow / Σ weight(w) over the query's content words.
+func (s *softIndex) score(q string, id uint64, pow float64, noNames bool) float32 {
+	var num, den float64
+	for _, tk := range s.l.tokens(q) {
+		if stopwords[tk.w] || (noNames && tk.name) {
+			continue
+		}
+		row, w := s.l.lookup(tk.w)
+		if row < 0 {
+			continue
+		}
+		u := s.l.unitRow(tk.w)
+		wt := s.l.weight(row, w)
+		best := float32(0)
+		for _, dv := range s.docs[id-1] {
+			var d float32
+			for j := range u {
+				d += u[j] * dv[j]
+			}
+			best = max(best, d)
+		}
+		num += wt * math.Pow(float64(best), pow)
+		den += wt
+	}
+	if den == 0 {
+		return 0
+	}
+	return float32(num / den)
+}
+
+func runSoft(e *env, t *table, prefix string, l *lab, lex, dl [][]vector.Scored) {
+	s := newSoftIndex(l, e.ds.texts)
+	for _, pow := range []float64{1, 3} {
+		for _, noNames := range []bool{false, true} {
+			soft := make([][]vector.Scored, len(lex))
+			for i, q := range e.ds.queries {
+				seen := map[uint64]bool{}
+				for _, list := range [][]vector.Scored{lex[i], dl[i]} {
+					for _, c := range list {
+						if !seen[c.ID] {
+							seen[c.ID] = true
+							soft[i] = append(soft[i], vector.Scored{ID: c.ID, Score: s.score(q.text, c.ID, pow, noNames)})
+						}
+					}
+				}
+				slices.SortFunc(soft[i], func(a, b vector.Scored) int {
+					if a.Score > b.Score {
+						return -1
+					}
+					if a.Score < b.Score {
+						return 1
+					}
+					return 0
+				})
+			}
+			kept := "names kept"
+			if noNames {
+				kept = "names dropped"
+			}
+			name := fmt.Sprintf("%ssoft match cos^%g, %s", prefix, pow, kept)
+			t.row(name+" alone (re-ranking the union)", score(e.ds, cut(soft, e.k)))
+			for _, ws := range [][3]float32{{0.5, 0.5, 0.25}, {0.5, 0.5, 0.5}, {0.5, 0.25, 0.5}, {0.5, 0, 0.5}, {0.5, 0.5, 1}} {
+				out := make([][]vector.Scored, len(lex))
+				for i := range lex {
+					out[i] = fuseN([][]vector.Scored{lex[i], dl[i], soft[i]}, ws[:], e.k)
+				}
+				t.row(fmt.Sprintf("%s: %.2g·BM25 + %.2g·dense + %.2g·soft", name, ws[0], ws[1], ws[2]), score(e.ds, out))
+			}
+		}
+	}
+}
