@@ -25,7 +25,9 @@ type Config struct {
 	// DedupThreshold is the similarity at or above which a stored memory counts as a near
 	// duplicate of a new one. If zero, 0.9.
 	DedupThreshold float64
-	// Embedder is none (lexical search only) or openai. If empty, none.
+	// Embedder is builtin (static word vectors compiled into the binary), model2vec:DIR (a
+	// model2vec/POTION model directory), openai (an OpenAI-compatible endpoint) or none (lexical
+	// search only). If empty, builtin.
 	Embedder string
 	// EmbedURL is the OpenAI-compatible API base, e.g. http://localhost:11434/v1 for Ollama.
 	EmbedURL string
@@ -70,7 +72,7 @@ func NewConfig() Config {
 		LogLevel:        "info",
 		MaxTextChars:    16000,
 		DedupThreshold:  0.9,
-		Embedder:        "none",
+		Embedder:        "builtin",
 		EmbedTimeout:    30 * time.Second,
 		LoginUsername:   "owner",
 		AccessTokenTTL:  time.Hour,
@@ -102,7 +104,7 @@ func (c *Config) settings() []setting {
 		{"log-level", "OWNSONA_LOG_LEVEL", "debug, info, warn or error", false, &c.LogLevel},
 		{"max-text-chars", "OWNSONA_MAX_TEXT_CHARS", "longest memory text, in characters", false, &c.MaxTextChars},
 		{"dedup-threshold", "OWNSONA_DEDUP_THRESHOLD", "similarity (0.5-1) at which a new memory is reported as a near duplicate", false, &c.DedupThreshold},
-		{"embedder", "OWNSONA_EMBEDDER", "none or openai", false, &c.Embedder},
+		{"embedder", "OWNSONA_EMBEDDER", "builtin, model2vec:DIR, openai or none", false, &c.Embedder},
 		{"embed-url", "OWNSONA_EMBED_URL", "OpenAI-compatible API base URL, e.g. http://localhost:11434/v1", false, &c.EmbedURL},
 		{"embed-model", "OWNSONA_EMBED_MODEL", "embedding model name", false, &c.EmbedModel},
 		{"", "OWNSONA_EMBED_API_KEY", "API key for the embedding endpoint (environment only)", false, &c.EmbedAPIKey},
@@ -204,14 +206,15 @@ func (c *Config) validate() error {
 	default:
 		return usageErr("log-level: %q is not one of debug, info, warn, error", c.LogLevel)
 	}
-	switch c.Embedder {
-	case "none":
-	case "openai":
+	switch {
+	case c.Embedder == "none" || c.Embedder == "builtin":
+	case c.Embedder == "openai":
 		if c.EmbedURL == "" || c.EmbedModel == "" {
 			return usageErr("embedder openai needs OWNSONA_EMBED_URL and OWNSONA_EMBED_MODEL")
 		}
+	case strings.HasPrefix(c.Embedder, "model2vec:") && len(c.Embedder) > len("model2vec:"):
 	default:
-		return usageErr("embedder: %q is not one of none, openai", c.Embedder)
+		return usageErr("embedder: %q is not one of builtin, model2vec:DIR, openai, none", c.Embedder)
 	}
 	return nil
 }

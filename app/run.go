@@ -112,10 +112,19 @@ func (a *App) Close() error {
 
 func newEmbedder(cfg Config) (vector.Embedder, error) {
 	switch cfg.Embedder {
+	case "builtin":
+		return vector.NewBuiltin(), nil
 	case "openai":
 		e, err := vector.NewOpenAI(vector.OpenAIConfig{URL: cfg.EmbedURL, Model: cfg.EmbedModel, APIKey: cfg.EmbedAPIKey, Timeout: cfg.EmbedTimeout})
 		if err != nil {
 			return nil, usageErr("embedder openai: %v", err)
+		}
+		return e, nil
+	}
+	if dir, ok := strings.CutPrefix(cfg.Embedder, "model2vec:"); ok {
+		e, err := vector.NewModel2Vec(dir)
+		if err != nil {
+			return nil, usageErr("embedder %v", err)
 		}
 		return e, nil
 	}

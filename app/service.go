@@ -25,6 +25,8 @@ import (
 type Service struct {
 	db             *kv.DB
 	emb            vector.Embedder // nil: lexical search only
+	wLex, wDense   float32         // Fuse weights of BM25 and of the embedder's cosine
+	minCos, margin float32         // dense hits below this cosine, or this far below the best, are dropped
 	embID          string          // emb.Info().String(); "" when emb is nil
 	now            func() time.Time
 	log            zerolog.Logger
@@ -73,6 +75,11 @@ func openService(db *kv.DB, cfg serviceConfig) (*Service, error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	s.wLex, s.wDense, s.minCos = 0.5, 0.5, -1
+	if _, ok := s.emb.(*vector.Builtin); ok {
+		s.wLex, s.wDense = vector.BuiltinLexicalWeight, vector.BuiltinDenseWeight
+		s.minCos, s.margin = vector.BuiltinMinCosine, vector.BuiltinCosineMargin
 	}
 	if s.emb != nil {
 		s.embID = s.emb.Info().String()
@@ -658,8 +665,8 @@ func (s *Service) search(ctx context.Context, query string, f *memoryFilter, lim
 	lexical := s.lex.Search(query, k, filter)
 	var ranked []vector.Scored
 	if qvec != nil && s.dense != nil && len(qvec) == s.dense.Dim() {
-		dense := s.dense.Search(qvec, k, filter)
-		ranked = vector.Fuse(lexical, dense, 0.5, 0.5, limit)
+		dense := vector.AtLeast(s.dense.Search(qvec, k, filter), s.minCos, s.margin)
+		ranked = vector.Fuse(lexical, dense, s.wLex, s.wDense, limit)
 		if n := len(s.pending); n > 0 {
 			out.Warning = fmt.Sprintf("%d memories are still being embedded; they are found by lexical search only until then", n)
 		}

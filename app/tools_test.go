@@ -348,7 +348,7 @@ func TestTools_TagsStatsExport(t *testing.T) {
 	if st["total"] != 3.0 || st["active"] != 3.0 || st["avg_importance"] != 0.633 {
 		t.Errorf("stats = %v", st)
 	}
-	if e := st["embedder"].(map[string]any); e["name"] != "none" {
+	if e := st["embedder"].(map[string]any); e["name"] != "builtin" || e["dimensions"] != 100.0 {
 		t.Errorf("embedder = %v", e)
 	}
 	ex := mustOK(t, a, "export_memories", map[string]any{})

@@ -45,6 +45,16 @@ const (
 	BuiltinDenseWeight   float32 = 0.4
 )
 
+// BuiltinMinCosine is the cosine below which the builtin embedder's neighbours are unrelated:
+// sentences that share no topic score 0.0–0.25 and paraphrases 0.4–0.8 (checked on a hand-made
+// set, and on the dev split by go run ./vector/internal/evalret, where the cut costs nothing).
+const BuiltinMinCosine float32 = 0.3
+
+// BuiltinCosineMargin: a neighbour more than this below the best one is dropped too. A question
+// made mostly of common words ("where does Colby live", the name weighing little) is 0.3–0.45
+// from every sentence; its real match stands out by more than this.
+const BuiltinCosineMargin float32 = 0.15
+
 // Builtin is the default Embedder: static GloVe word vectors compiled into the binary, so it
 // needs no network, no download and no configuration, and embeds a text in microseconds.
 //

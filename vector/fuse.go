@@ -48,3 +48,20 @@ func Fuse(lexical, dense []Scored, wLexical, wDense float32, k int) []Scored {
 	}
 	return out
 }
+
+// AtLeast returns the leading hits of list (sorted best first, as Search returns it) that score
+// at least floor and at least the best score less margin. Dense search always proposes its
+// nearest neighbours, however far; cutting them at a similarity floor, and where they fall far
+// behind the best hit, keeps unrelated memories out of a fused ranking. A margin ≤ 0 means no
+// relative cut.
+func AtLeast(list []Scored, floor, margin float32) []Scored {
+	if len(list) > 0 && margin > 0 {
+		floor = max(floor, list[0].Score-margin)
+	}
+	for i, s := range list {
+		if s.Score < floor {
+			return list[:i]
+		}
+	}
+	return list
+}

@@ -37,3 +37,20 @@ func TestFuse(t *testing.T) {
 		})
 	}
 }
+
+func TestAtLeast(t *testing.T) {
+	list := []Scored{{1, 0.8}, {2, 0.7}, {3, 0.6}, {4, 0.35}, {5, 0.2}}
+	for _, tc := range []struct {
+		floor, margin float32
+		want          int
+	}{
+		{0.3, 0, 4}, {0.9, 0, 0}, {0, 0, 5}, {0.3, 0.15, 2}, {0.3, 0.25, 3}, {0.7, 0.5, 2},
+	} {
+		if got := AtLeast(list, tc.floor, tc.margin); len(got) != tc.want {
+			t.Errorf("AtLeast(floor %v, margin %v) kept %v, want the first %d", tc.floor, tc.margin, got, tc.want)
+		}
+	}
+	if got := AtLeast(nil, 0.3, 0.1); len(got) != 0 {
+		t.Errorf("AtLeast(nil) = %v", got)
+	}
+}

@@ -325,6 +325,15 @@ func run(args []string, stdout io.Writer) error {
 	t.row(fmt.Sprintf("hybrid: Fuse %.2g·BM25 + %.2g·builtin (shipped weights)", vector.BuiltinLexicalWeight, vector.BuiltinDenseWeight),
 		score(ds, fuseAll(lex, dl, vector.BuiltinLexicalWeight, vector.BuiltinDenseWeight, e.k)))
 	t.row("hybrid: Fuse 0.5·BM25 + 0.5·builtin", score(ds, fuseAll(lex, dl, 0.5, 0.5, e.k)))
+	for _, cut := range [][2]float32{{0.2, 0}, {0.3, 0}, {0.4, 0}, {0.3, 0.1}, {0.3, 0.15}, {0.3, 0.2}, {0.3, 0.25},
+		{vector.BuiltinMinCosine, vector.BuiltinCosineMargin}} {
+		floored := make([][]vector.Scored, len(dl))
+		for i, l := range dl {
+			floored[i] = vector.AtLeast(l, cut[0], cut[1])
+		}
+		t.row(fmt.Sprintf("hybrid, shipped weights, dense cut at cosine %.2g and best − %.2g", cut[0], cut[1]),
+			score(ds, fuseAll(lex, floored, vector.BuiltinLexicalWeight, vector.BuiltinDenseWeight, e.k)))
+	}
 	rr := make([][]vector.Scored, len(ds.queries))
 	for i := range rr {
 		rr[i] = rrf([][]vector.Scored{lex[i], dl[i]}, 60, e.k)
