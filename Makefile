@@ -22,7 +22,12 @@ e2e: build
 	cd testdata/e2e && npm ci --no-audit --no-fund && OWNSONA_BIN=$(CURDIR)/bin/ownsona node --test
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./app/ | tee bench.out | $(GO) run ./app/internal/benchtable
+	( $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./app/ && \
+	  $(GO) test -run '^$$' -bench 'Builtin_Embed|Model2Vec_Embed|Builtin_SoftMatch|BM25_Search' ./vector/ && \
+	  $(GO) test -run '^$$' -bench 'HNSW_Build$$' -benchtime 1x -timeout 60m ./vector/ -hnsw.sets 100000x100 && \
+	  $(GO) test -run '^$$' -bench 'HNSW_Search$$' -benchtime 1000x -timeout 60m ./vector/ -hnsw.sets 100000x100 ) \
+	  | tee bench.out | $(GO) run ./app/internal/benchtable
+	$(GO) run ./vector/internal/annbench -out $${TMPDIR:-/tmp}/ownsona-annbench -sets all
 
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \

@@ -143,6 +143,19 @@ func (d *Dense) Build() <-chan struct{} {
 	return d.built
 }
 
+// Ready returns a channel closed when no build is running: at once when none is, else when the
+// running one has finished.
+func (d *Dense) Ready() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.building {
+		return d.built
+	}
+	done := make(chan struct{})
+	close(done)
+	return done
+}
+
 // Building reports whether a build is running.
 func (d *Dense) Building() bool {
 	d.mu.Lock()

@@ -1,6 +1,8 @@
 // Package vector is ownsona's similarity core: a tokenizer, a BM25 lexical index, an exact
-// cosine index over one contiguous matrix, score fusion, and embedders that turn text into
-// vectors. It knows nothing of bbolt, HTTP or MCP: uint64 ids in, scored ids out.
+// cosine index over one contiguous matrix, an HNSW graph (our own, after Malkov & Yashunin),
+// Dense (exact until a graph is built in the background), score fusion, and embedders that turn
+// text into vectors: Builtin (GloVe word vectors compiled in), Model2Vec and OpenAI. It knows
+// nothing of bbolt, HTTP or MCP: uint64 ids in, scored ids out.
 //
 // The simplest use:
 //
@@ -34,6 +36,13 @@
 //   - Memory: BM25 keeps 8 bytes per distinct term per document plus its dictionary and a
 //     score accumulator of 4 bytes per document for each concurrent search; Exact keeps
 //     4·dim bytes per vector.
+//   - HNSW is approximate: at the default EfSearch (64) recall@10 is about 0.97 on clustered
+//     data. Build holds its write lock for the whole build, which is why Dense keeps serving
+//     from Exact until a background build is done and then replays the changes made meanwhile.
+//     A filtered HNSW search estimates the filter's selectivity from a sample and scans
+//     exactly when that is cheaper, so selective filters lose nothing. Remove leaves a
+//     tombstone; past a fifth of the nodes the graph is repaired. Memory: 4·dim + about 190
+//     bytes per vector at M 16 (Dense holds the vectors twice, once per index).
 //   - The OpenAI embedder retries only what can succeed later (network errors, timeouts, 429,
 //     5xx) and reports it as ErrUnavailable; its errors never contain the API key.
 package vector
