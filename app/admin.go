@@ -88,6 +88,8 @@ func tokenCmd(cfg Config, args []string, stdout, stderr io.Writer) error {
 			expires = val
 		}
 	}
+	var scopes []string
+	var ttl time.Duration
 	switch sub {
 	case "create":
 		if len(rest) > 0 {
@@ -96,26 +98,38 @@ func tokenCmd(cfg Config, args []string, stdout, stderr io.Writer) error {
 		if name == "" {
 			return usageErr("token create: --name is required, e.g. --name backup-script")
 		}
-		scopes, err := policy.ParseScope(strings.ReplaceAll(scope, ",", " "))
-		if err != nil {
+		var err error
+		if scopes, err = policy.ParseScope(strings.ReplaceAll(scope, ",", " ")); err != nil {
 			return usageErr("token create: --scope: %v", err)
 		}
 		if len(scopes) == 1 && scopes[0] == policy.ScopeWrite {
 			scopes = []string{policy.ScopeRead, policy.ScopeWrite}
 		}
-		ttl, err := parseTTL(expires)
-		if err != nil {
+		if ttl, err = parseTTL(expires); err != nil {
 			return err
 		}
-		db, err := openAdmin(cfg)
-		if err != nil {
-			return err
+	case "list":
+		if len(rest) > 0 {
+			return usageErr("token list: unexpected argument %q", rest[0])
 		}
-		defer db.Close()
-		pats, err := oauth.OpenPATs(db, cfg.Now)
-		if err != nil {
-			return err
+	case "revoke":
+		if len(rest) != 1 {
+			return usageErr("token revoke: name the token by its id or name")
 		}
+	default:
+		return usageErr("token: unknown subcommand %q; use create, list or revoke", sub)
+	}
+	db, err := openAdmin(cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	pats, err := oauth.OpenPATs(db, cfg.Now)
+	if err != nil {
+		return err
+	}
+	switch sub {
+	case "create":
 		tok, p, err := pats.Create(name, scopes, ttl)
 		if err != nil {
 			return usageErr("token create: %v", err)
@@ -127,31 +141,13 @@ func tokenCmd(cfg Config, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "%s\n", tok)
 		fmt.Fprintf(stderr, "Created %s (%s), scope %q, expires %s.\nThe token above is shown only once; send it as 'Authorization: Bearer <token>'.\n",
 			p.ID, p.Name, policy.FormatScope(p.Scope), exp)
-		return db.Close()
-	case "list", "revoke":
-		if sub == "list" && len(rest) > 0 {
-			return usageErr("token list: unexpected argument %q", rest[0])
-		}
-		if sub == "revoke" && len(rest) != 1 {
-			return usageErr("token revoke: name the token by its id or name")
-		}
-		db, err := openAdmin(cfg)
+	case "revoke":
+		p, err := pats.Revoke(rest[0])
 		if err != nil {
-			return err
+			return usageErr("token revoke: %v", err)
 		}
-		defer db.Close()
-		pats, err := oauth.OpenPATs(db, cfg.Now)
-		if err != nil {
-			return err
-		}
-		if sub == "revoke" {
-			p, err := pats.Revoke(rest[0])
-			if err != nil {
-				return usageErr("token revoke: %v", err)
-			}
-			fmt.Fprintf(stdout, "revoked %s (%s)\n", p.ID, p.Name)
-			return db.Close()
-		}
+		fmt.Fprintf(stdout, "revoked %s (%s)\n", p.ID, p.Name)
+	case "list":
 		list, err := pats.List()
 		if err != nil {
 			return err
@@ -162,9 +158,11 @@ func tokenCmd(cfg Config, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Name, policy.FormatScope(p.Scope),
 				p.CreatedAt.Format(time.DateTime), timeOr(p.ExpiresAt, "never"), timeOr(p.LastUsedAt, "-"))
 		}
-		return tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
-	return usageErr("token: unknown subcommand %q; use create, list or revoke", sub)
+	return db.Close()
 }
 
 func timeOr(t *time.Time, none string) string {
