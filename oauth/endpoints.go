@@ -223,14 +223,10 @@ func (s *Server) parseRegistration(body []byte) (grant.ClientMeta, error) {
 			}
 		}
 	}
-	if raw, ok := m["token_endpoint_auth_method"]; ok && string(raw) != "null" {
-		var method string
-		if json.Unmarshal(raw, &method) != nil {
-			return bad("token_endpoint_auth_method must be a string")
-		}
-		// Clients asking for a secret get a public registration: the response says "none" and
-		// carries no secret (RFC 7591 §3.2.1 lets the server replace requested values).
-		_ = method
+	// Clients asking for a secret get a public registration: the response says "none" and
+	// carries no secret (RFC 7591 §3.2.1 lets the server replace requested values).
+	if raw, ok := m["token_endpoint_auth_method"]; ok && string(raw) != "null" && json.Unmarshal(raw, new(string)) != nil {
+		return bad("token_endpoint_auth_method must be a string")
 	}
 	return meta, nil
 }
