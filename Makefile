@@ -41,8 +41,11 @@ fuzz:
 assets:
 	$(GO) run ./vector/internal/genassets -out vector/assets
 
-# Retrieval evaluation (recall@1/5/10/20, MRR) on a directory of memories.jsonl + queries.jsonl.
+# Retrieval evaluation (recall@1/5/10/20, MRR) on a directory of memories.jsonl + queries.jsonl:
+# first through the real memory service (ownsona stdio, remember_batch, recall), then the
+# similarity core's components and fusions one by one.
 eval:
+	$(GO) run ./app/internal/evalsvc -data $(EVAL)
 	$(GO) run ./vector/internal/evalret -data $(EVAL)
 
 check:
