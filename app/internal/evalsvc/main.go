@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -194,8 +195,9 @@ func evaluate(embedder string, mems []memory, qs []query, stdout io.Writer) erro
 		}
 	}
 	n := float64(len(qs))
-	fmt.Fprintf(stdout, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %v | %d |\n", embedder,
-		recall[0]/n, recall[1]/n, recall[2]/n, recall[3]/n, mrr/n, stored.Round(time.Millisecond), refused)
+	slices.Sort(lat)
+	fmt.Fprintf(stdout, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %v | %v | %d |\n", embedder,
+		recall[0]/n, recall[1]/n, recall[2]/n, recall[3]/n, mrr/n, stored.Round(time.Millisecond), lat[len(lat)/2].Round(time.Microsecond), refused)
 	inW.Close()
 	cancel()
 	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
@@ -220,8 +222,8 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s: %d memories, %d queries, through `ownsona stdio` (remember_batch, then recall limit 20 in the question's conversation)\n\n", *data, len(mems), len(qs))
-	fmt.Fprintln(stdout, "| embedder | R@1 | R@5 | R@10 | R@20 | MRR | store time | refused |")
-	fmt.Fprintln(stdout, "|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(stdout, "| embedder | R@1 | R@5 | R@10 | R@20 | MRR | store time | recall p50 (stdio round trip) | refused |")
+	fmt.Fprintln(stdout, "|---|---|---|---|---|---|---|---|---|")
 	for _, e := range strings.Split(*embedders, ",") {
 		if err := evaluate(strings.TrimSpace(e), mems, qs, stdout); err != nil {
 			return fmt.Errorf("embedder %s: %w", e, err)
