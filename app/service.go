@@ -1,7 +1,6 @@
 package app
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -708,33 +707,13 @@ func (s *Service) fuse(query string, lexical, dense []vector.Scored, limit int) 
 	if s.soft == nil {
 		return vector.Fuse(lexical, dense, s.wLex, s.wDense, limit)
 	}
-	ids := make([]uint64, 0, len(lexical)+len(dense))
-	seen := make(map[uint64]bool, len(lexical)+len(dense))
-	for _, l := range [][]vector.Scored{lexical, dense} {
-		for _, c := range l {
-			if !seen[c.ID] {
-				seen[c.ID] = true
-				ids = append(ids, c.ID)
-			}
-		}
-	}
+	ids := vector.Candidates(lexical, dense)
 	texts := make([]string, len(ids))
 	for i, id := range ids {
 		texts[i] = s.mems[id].Text
 	}
-	scores := s.soft.SoftMatch(query, texts)
 	sum := s.wLex + s.wDense + s.wSoft
-	ranked := vector.Fuse(lexical, dense, s.wLex/sum, s.wDense/sum, len(ids))
-	for i := range ranked {
-		ranked[i].Score += s.wSoft / sum * scores[slices.Index(ids, ranked[i].ID)]
-	}
-	slices.SortFunc(ranked, func(a, b vector.Scored) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.ID, a.ID)
-	})
-	return ranked[:min(limit, len(ranked))]
+	return vector.FuseBonus(lexical, dense, s.wLex/sum, s.wDense/sum, ids, s.soft.SoftMatch(query, texts), s.wSoft/sum, limit)
 }
 
 // stats counts the whole store.

@@ -65,3 +65,41 @@ func AtLeast(list []Scored, floor, margin float32) []Scored {
 	}
 	return list
 }
+
+// Candidates returns the ids of lists, each once, in the order they first appear: the
+// candidates a re-ranking signal (SoftMatch) scores.
+func Candidates(lists ...[]Scored) []uint64 {
+	n := 0
+	for _, l := range lists {
+		n += len(l)
+	}
+	ids := make([]uint64, 0, n)
+	seen := make(map[uint64]bool, n)
+	for _, l := range lists {
+		for _, s := range l {
+			if !seen[s.ID] {
+				seen[s.ID] = true
+				ids = append(ids, s.ID)
+			}
+		}
+	}
+	return ids
+}
+
+// FuseBonus is Fuse of lexical and dense, plus for each candidate wBonus times its bonus score
+// as it is, not normalized: ids[i] has bonus[i], an absolute score in [0, 1] such as
+// SoftMatch's. Min-max normalizing a signal that every candidate has would stretch the tiny
+// differences among the few candidates of a small store to the whole range. An id that is in
+// neither list is ignored. The result is sorted best first (ties: higher id first) and cut to k.
+func FuseBonus(lexical, dense []Scored, wLexical, wDense float32, ids []uint64, bonus []float32, wBonus float32, k int) []Scored {
+	ranked := Fuse(lexical, dense, wLexical, wDense, len(lexical)+len(dense))
+	extra := make(map[uint64]float32, len(ids))
+	for i, id := range ids {
+		extra[id] = bonus[i]
+	}
+	for i := range ranked {
+		ranked[i].Score += wBonus * extra[ranked[i].ID]
+	}
+	slices.SortFunc(ranked, compareBest)
+	return ranked[:min(max(k, 0), len(ranked))]
+}

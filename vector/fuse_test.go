@@ -54,3 +54,22 @@ func TestAtLeast(t *testing.T) {
 		t.Errorf("AtLeast(nil) = %v", got)
 	}
 }
+
+// TestFuseBonus: the bonus is added as it is, so a candidate with the better bonus overtakes
+// only by the bonus's real margin; with no bonus weight it is Fuse.
+func TestFuseBonus(t *testing.T) {
+	lex := []Scored{{1, 3}, {2, 1}}
+	dense := []Scored{{2, 0.9}, {3, 0.5}}
+	ids := Candidates(lex, dense)
+	if want := []uint64{1, 2, 3}; !slices.Equal(ids, want) {
+		t.Fatalf("Candidates = %v, want %v", ids, want)
+	}
+	if got, want := FuseBonus(lex, dense, 0.5, 0.5, ids, []float32{0, 0, 1}, 0, 3), Fuse(lex, dense, 0.5, 0.5, 3); !slices.Equal(got, want) {
+		t.Errorf("with no bonus weight: %v, want Fuse's %v", got, want)
+	}
+	// Fuse: 1 → 0.5, 2 → 0.5, 3 → 0. Bonuses 0.2, 0.3, 0.9 at weight 1.
+	got := FuseBonus(lex, dense, 0.5, 0.5, ids, []float32{0.2, 0.3, 0.9}, 1, 2)
+	if want := []Scored{{3, 0.9}, {2, 0.8}}; !slices.Equal(got, want) {
+		t.Errorf("FuseBonus = %v, want %v", got, want)
+	}
+}

@@ -245,30 +245,33 @@ func (e *env) denseLists(d *denseRun) [][]vector.Scored {
 	return out
 }
 
-// softLists returns, per query, SoftMatch's scores of the union of the query's candidates in
-// lex and dense (lexical first), as the app computes them, and the number of candidates scored.
-func (e *env) softLists(emb *vector.Builtin, lex, dense [][]vector.Scored) ([][]vector.Scored, int) {
-	out := make([][]vector.Scored, len(lex))
+// softLists returns, per query, the union of the query's candidates in lex and dense (as the
+// app takes them) and SoftMatch's scores of them, and the number of candidates scored.
+func (e *env) softLists(emb *vector.Builtin, lex, dense [][]vector.Scored) ([][]uint64, [][]float32, int) {
+	ids := make([][]uint64, len(lex))
+	scores := make([][]float32, len(lex))
 	n := 0
 	for i, q := range e.ds.queries {
-		var ids []uint64
-		for _, l := range [][]vector.Scored{lex[i], dense[i]} {
-			for _, s := range l {
-				if !slices.Contains(ids, s.ID) {
-					ids = append(ids, s.ID)
-				}
-			}
-		}
-		texts := make([]string, len(ids))
-		for j, id := range ids {
+		ids[i] = vector.Candidates(lex[i], dense[i])
+		texts := make([]string, len(ids[i]))
+		for j, id := range ids[i] {
 			texts[j] = e.ds.texts[id-1]
 		}
-		for j, s := range emb.SoftMatch(q.text, texts) {
-			out[i] = append(out[i], vector.Scored{ID: ids[j], Score: s})
-		}
-		n += len(ids)
+		scores[i] = emb.SoftMatch(q.text, texts)
+		n += len(ids[i])
 	}
-	return out, n
+	return ids, scores, n
+}
+
+// asLists turns SoftMatch's scores into lists, for fusing them min-max like the others.
+func asLists(ids [][]uint64, scores [][]float32) [][]vector.Scored {
+	out := make([][]vector.Scored, len(ids))
+	for i := range ids {
+		for j, id := range ids[i] {
+			out[i] = append(out[i], vector.Scored{ID: id, Score: scores[i][j]})
+		}
+	}
+	return out
 }
 
 func cut(lists [][]vector.Scored, k int) [][]vector.Scored {
@@ -375,7 +378,8 @@ func run(args []string, stdout io.Writer) error {
 		floored[i] = vector.AtLeast(l, vector.BuiltinMinCosine, vector.BuiltinCosineMargin)
 	}
 	start = time.Now()
-	soft, cands := e.softLists(emb, lex, floored)
+	softIDs, softScores, cands := e.softLists(emb, lex, floored)
+	soft := asLists(softIDs, softScores)
 	elapsed = time.Since(start)
 	fmt.Fprintln(stdout)
 	t = &table{w: stdout}
@@ -396,7 +400,7 @@ func run(args []string, stdout io.Writer) error {
 		{vector.BuiltinLexicalWeight, vector.BuiltinDenseWeight, vector.BuiltinSoftWeight}} {
 		out := make([][]vector.Scored, len(lex))
 		for i := range lex {
-			out[i] = rawSoft(lex[i], floored[i], soft[i], ws, e.k)
+			out[i] = vector.FuseBonus(lex[i], floored[i], ws[0], ws[1], softIDs[i], softScores[i], ws[2], e.k)
 		}
 		name := fmt.Sprintf("hybrid + raw soft: %.2g·BM25 + %.2g·builtin (min-max) + %.2g·SoftMatch (as is)", ws[0], ws[1], ws[2])
 		if ws[2] == vector.BuiltinSoftWeight {
@@ -412,18 +416,4 @@ func run(args []string, stdout io.Writer) error {
 		return runVariants(e, lex, *asset, strings.Split(*variants, ","), stdout)
 	}
 	return nil
-}
-
-// rawSoft fuses min-max BM25 and dense scores with SoftMatch's scores as they are.
-func rawSoft(lex, dense, soft []vector.Scored, ws [3]float32, k int) []vector.Scored {
-	two := vector.FuseN([][]vector.Scored{lex, dense}, ws[:2], len(lex)+len(dense))
-	add := map[uint64]float32{}
-	for _, s := range soft {
-		add[s.ID] = s.Score
-	}
-	for i := range two {
-		two[i].Score += ws[2] * add[two[i].ID]
-	}
-	slices.SortFunc(two, func(a, b vector.Scored) int { return cmp.Compare(b.Score, a.Score) })
-	return two[:min(k, len(two))]
 }
