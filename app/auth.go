@@ -91,6 +91,15 @@ func toolScope(t *rpc.Tool) string {
 	return policy.ScopeWrite
 }
 
+// neededScope is the scope the tool called name needs, and whether there is such a tool (an
+// unknown one needs memories:write, the most a token can hold).
+func (a *App) neededScope(name string) (string, bool) {
+	if t := a.tool(name); t != nil {
+		return toolScope(t), true
+	}
+	return policy.ScopeWrite, false
+}
+
 // permit is rpc.Server.Permit: a token sees and calls only the tools its scopes cover. Calls
 // without a principal come from stdio, whose client started the process.
 func (a *App) permit(ctx context.Context, name string) error {
@@ -98,10 +107,7 @@ func (a *App) permit(ctx context.Context, name string) error {
 	if !ok {
 		return nil
 	}
-	needed := policy.ScopeWrite
-	if t := a.tool(name); t != nil {
-		needed = toolScope(t)
-	}
+	needed, _ := a.neededScope(name)
 	if p.Can(needed) {
 		return nil
 	}
@@ -182,13 +188,8 @@ func (a *App) firstRefusedCall(p *oauth.Principal, body []byte) (json.RawMessage
 		if m.Method != "tools/call" {
 			continue
 		}
-		needed := policy.ScopeWrite
-		if t := a.tool(m.Params.Name); t != nil {
-			needed = toolScope(t)
-		} else {
-			continue // unknown tools are the rpc server's to refuse
-		}
-		if !p.Can(needed) {
+		needed, known := a.neededScope(m.Params.Name)
+		if known && !p.Can(needed) { // unknown tools are the rpc server's to refuse
 			return m.ID, m.Params.Name, needed
 		}
 	}
