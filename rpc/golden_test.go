@@ -137,6 +137,9 @@ func replay(t *testing.T, s *Server, req string) string {
 			out.WriteString(h + ": " + v + "\n")
 		}
 	}
+	if w.Header().Get("Mcp-Session-Id") != "" { // random: the transcript says only that one is set
+		out.WriteString("Mcp-Session-Id: (set)\n")
+	}
 	if w.Body.Len() > 0 {
 		var buf bytes.Buffer
 		if err := json.Indent(&buf, w.Body.Bytes(), "", "  "); err != nil {

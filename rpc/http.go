@@ -1,8 +1,9 @@
 package rpc
 
-// The Streamable HTTP transport (MCP 2025-11-25, basic/transports), POST with JSON responses
-// only: every request is answered in its own HTTP response, so the server keeps no sessions and
-// offers no SSE stream yet.
+// The Streamable HTTP transport (MCP 2025-11-25, basic/transports "Streamable HTTP"): POST
+// answers application/json, or an event stream when the call sends messages before its answer;
+// GET opens the server's stream; DELETE ends a session. Sessions are optional: a request without
+// Mcp-Session-Id is served on its own.
 
 import (
 	"errors"
@@ -12,38 +13,67 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 )
 
-// ServeHTTP is the Streamable HTTP endpoint. It answers:
+// sessionHeader is the header of the session id (header names are case-insensitive).
+const sessionHeader = "Mcp-Session-Id"
+
+// ServeHTTP is the Streamable HTTP endpoint.
 //
-//   - 405 with Allow: POST for any method but POST (GET and DELETE included: there is no
-//     server-sent event stream and there are no sessions to end);
+// POST carries one JSON-RPC message (or a batch, at revisions that have them). It answers:
+//
 //   - 415 unless Content-Type is application/json (parameters allowed, charset utf-8 only);
 //   - 400 for an MCP-Protocol-Version it does not support, with data{requested, supported};
+//   - 404 for an Mcp-Session-Id that names no live session of the caller (ended, expired, or
+//     another owner's): the client must initialize again;
 //   - 413 for a body over 4 MiB;
 //   - 400 for a parse error or an invalid request (nothing ran);
-//   - 200 with the response, also when that response is a JSON-RPC error;
+//   - 200 with the response, also when that response is a JSON-RPC error: application/json,
+//     or text/event-stream when the client accepts it and a call sent messages before its
+//     answer (progress, log messages, requests to the client), the answer being the last event;
 //   - 202 (when Accept lists text/event-stream, as MCP clients' does) or 204 (plain JSON-RPC
-//     callers) with no body when the message held only notifications.
+//     callers) with no body when the message held only notifications or responses.
 //
-// Bodies are JSON-RPC, Content-Type application/json. The request's context is the handlers'
-// context. It reads no tokens and keeps no sessions: authentication and origin checks are the
-// caller's middleware.
+// A successful initialize without Mcp-Session-Id starts a session: the response carries its id,
+// and requests that send it back share the negotiated revision, client info, log level,
+// subscriptions and cancellation.
+//
+// GET opens the session's stream (or, without Mcp-Session-Id, a stream of list changes only):
+// 406 unless Accept lists text/event-stream, 409 when the session already has one. It carries
+// notifications/resources/updated for subscribed resources and list changes, with SSE comments
+// every KeepAlive. Event ids are not sent, so streams are not resumed with Last-Event-ID.
+//
+// DELETE with Mcp-Session-Id ends the session (204): its calls are cancelled and its stream
+// closes.
+//
+// The request's context is the handlers' context. It reads no tokens: authentication and
+// origin checks are the caller's middleware, and Owner tells sessions apart.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
+	switch r.Method {
+	case http.MethodPost:
+		s.servePost(w, r)
+	case http.MethodGet:
+		s.serveStream(w, r)
+	case http.MethodDelete:
+		s.serveDelete(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
 		writeError(w, http.StatusMethodNotAllowed, invalidRequest(fmt.Sprintf("method %s is not allowed; POST JSON-RPC messages to this endpoint", r.Method)))
-		return
 	}
-	mt, mp, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" {
-		writeError(w, http.StatusUnsupportedMediaType, invalidRequest("Content-Type must be application/json"))
-		return
+}
+
+func (s *Server) owner(r *http.Request) string {
+	if s.Owner == nil {
+		return ""
 	}
-	if cs, ok := mp["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-		writeError(w, http.StatusUnsupportedMediaType, invalidRequest("the charset must be utf-8"))
-		return
-	}
+	return s.Owner(r.Context())
+}
+
+// protocolHeader checks MCP-Protocol-Version: "" when absent; false (with the answer written)
+// when it is repeated or unsupported.
+func protocolHeader(w http.ResponseWriter, r *http.Request) (string, bool) {
 	versions := r.Header.Values("MCP-Protocol-Version")
 	version := ""
 	if len(versions) > 0 {
@@ -52,35 +82,290 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(versions) > 1 || version != "" && !slices.Contains(SupportedProtocolVersions, version) {
 		writeError(w, http.StatusBadRequest, &Error{Code: CodeInvalidRequest, Message: "unsupported protocol version",
 			Data: map[string]any{"requested": strings.Join(versions, ", "), "supported": SupportedProtocolVersions}})
-		return
+		return "", false
+	}
+	return version, true
+}
+
+// httpSession finds the session named by Mcp-Session-Id: (nil, true) when there is none; false
+// (with the answer written) when the header is repeated or names no live session of the caller.
+func (s *Server) httpSession(w http.ResponseWriter, r *http.Request, transport string) (*session, bool) {
+	ids := r.Header.Values(sessionHeader)
+	switch {
+	case len(ids) == 0:
+		return nil, true
+	case len(ids) > 1:
+		writeError(w, http.StatusBadRequest, invalidRequest("Mcp-Session-Id is repeated"))
+		return nil, false
+	}
+	ss := s.lookup(ids[0], s.owner(r))
+	if ss == nil || ss.transport != transport {
+		writeError(w, http.StatusNotFound, invalidRequest("session not found: it ended or expired; send initialize without Mcp-Session-Id to start a new one"))
+		return nil, false
+	}
+	return ss, true
+}
+
+// readBody reads a JSON-RPC body of at most 4 MiB; false (with the answer written) otherwise.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	mt, mp, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		writeError(w, http.StatusUnsupportedMediaType, invalidRequest("Content-Type must be application/json"))
+		return nil, false
+	}
+	if cs, ok := mp["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		writeError(w, http.StatusUnsupportedMediaType, invalidRequest("the charset must be utf-8"))
+		return nil, false
 	}
 	if r.ContentLength > maxMessage {
 		writeError(w, http.StatusRequestEntityTooLarge, tooLarge())
-		return
+		return nil, false
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMessage))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			writeError(w, http.StatusRequestEntityTooLarge, tooLarge())
-			return
+			return nil, false
 		}
 		writeError(w, http.StatusBadRequest, invalidRequest("could not read the request body"))
+		return nil, false
+	}
+	return body, true
+}
+
+func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
+	version, ok := protocolHeader(w, r)
+	if !ok {
 		return
 	}
-	out, kind := s.handle(r.Context(), &session{transport: "http", header: version}, body)
+	ss, ok := s.httpSession(w, r, "http")
+	if !ok {
+		return
+	}
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	owner := s.owner(r)
+	fresh := ss == nil
+	if fresh { // a session of this request only, sharing its owner's calls
+		ss = &session{transport: "http", owner: owner, calls: s.ownerCalls(owner)}
+	}
+	pw := &postWriter{w: w, rc: http.NewResponseController(w), sse: acceptsEventStream(r.Header.Values("Accept"))}
+	out, kind := s.handle(r.Context(), ss, version, body, pw.push)
+	if fresh && ss.initialized && !pw.started {
+		s.promote(ss)
+		w.Header().Set(sessionHeader, ss.id)
+	}
+	pw.finish(out, kind, pw.sse)
+}
+
+// promote turns the session of an initialize request into an HTTP session.
+func (s *Server) promote(ss *session) {
+	tmp := s.openSession("http", ss.owner)
+	s.live().remove(tmp)
+	ss.mu.Lock()
+	ss.id, ss.out, ss.calls, ss.lastUsed = tmp.id, tmp.out, &callSet{}, tmp.lastUsed
+	ss.mu.Unlock()
+	s.live().add(ss)
+}
+
+// ownerCalls is the call set shared by an owner's requests without a session. Sets are made
+// per request and share nothing when Owner is nil, so that strangers cannot cancel each
+// other's calls; with an owner they are kept while the owner has calls in flight.
+func (s *Server) ownerCalls(owner string) *callSet {
+	if s.Owner == nil {
+		return &callSet{}
+	}
+	l := s.live()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.owners == nil {
+		l.owners = map[string]*callSet{}
+	}
+	for o, cs := range l.owners { // forget idle owners; the map stays as small as the active owners
+		if o != owner && cs.idle() {
+			delete(l.owners, o)
+		}
+	}
+	cs := l.owners[owner]
+	if cs == nil {
+		cs = &callSet{}
+		l.owners[owner] = cs
+	}
+	return cs
+}
+
+func (cs *callSet) idle() bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return len(cs.m) == 0
+}
+
+// postWriter answers a POST: application/json once the answer is known, unless a call pushed a
+// message before, which turns the answer into an event stream.
+type postWriter struct {
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	sse bool // the client accepts text/event-stream
+
+	mu      sync.Mutex
+	started bool // the event stream's header is written
+	failed  bool
+}
+
+// push sends a message on the event stream, starting it; false when the client does not take
+// event streams or the connection failed.
+func (p *postWriter) push(b []byte) bool {
+	if !p.sse {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.failed {
+		return false
+	}
+	if !p.started {
+		p.started = true
+		startStream(p.w, p.rc)
+	}
+	if err := writeEvent(p.w, p.rc, "message", b); err != nil {
+		p.failed = true
+		return false
+	}
+	return true
+}
+
+func (p *postWriter) finish(out []byte, kind outcome, sse bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.started {
+		if out != nil && !p.failed {
+			writeEvent(p.w, p.rc, "message", out)
+		}
+		return
+	}
 	switch kind {
 	case outNone:
-		if acceptsEventStream(r.Header.Values("Accept")) {
-			w.WriteHeader(http.StatusAccepted)
+		if sse {
+			p.w.WriteHeader(http.StatusAccepted)
 		} else {
-			w.WriteHeader(http.StatusNoContent)
+			p.w.WriteHeader(http.StatusNoContent)
 		}
 	case outBad:
-		writeBody(w, http.StatusBadRequest, out)
+		writeBody(p.w, http.StatusBadRequest, out)
 	default:
-		writeBody(w, http.StatusOK, out)
+		writeBody(p.w, http.StatusOK, out)
 	}
+}
+
+// serveStream is GET: the session's stream of messages unrelated to any request.
+func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
+	if !acceptsEventStream(r.Header.Values("Accept")) {
+		writeError(w, http.StatusNotAcceptable, invalidRequest("GET opens an event stream: Accept must list text/event-stream"))
+		return
+	}
+	if _, ok := protocolHeader(w, r); !ok {
+		return
+	}
+	ss, ok := s.httpSession(w, r, "http")
+	if !ok {
+		return
+	}
+	if ss == nil { // list changes only, for as long as the stream is open
+		ss = &session{transport: "http", owner: s.owner(r), out: newOutbox(), calls: &callSet{}}
+		s.live().add(ss)
+		defer s.endSession(ss)
+	} else {
+		ss.mu.Lock()
+		busy := ss.streaming
+		ss.streaming = true
+		ss.mu.Unlock()
+		if busy {
+			writeError(w, http.StatusConflict, invalidRequest("this session already has an open GET stream"))
+			return
+		}
+		defer func() {
+			ss.mu.Lock()
+			ss.streaming = false
+			ss.lastUsed = s.now()
+			ss.mu.Unlock()
+		}()
+	}
+	rc := http.NewResponseController(w)
+	startStream(w, rc)
+	s.pump(w, r, rc, ss.out)
+}
+
+// pump writes the outbox's messages as events until the outbox closes, the client goes or the
+// server shuts down, with a comment line every KeepAlive.
+func (s *Server) pump(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, out *outbox) {
+	every := s.KeepAlive
+	if every <= 0 {
+		every = 25 * time.Second
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case b := <-out.ch:
+			if writeEvent(w, rc, "message", b) != nil {
+				return
+			}
+		case <-tick.C:
+			if _, err := io.WriteString(w, ": keepalive\n\n"); err != nil || rc.Flush() != nil {
+				return
+			}
+		case <-out.done:
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
+	if len(r.Header.Values(sessionHeader)) == 0 {
+		writeError(w, http.StatusBadRequest, invalidRequest("DELETE ends a session: send its Mcp-Session-Id"))
+		return
+	}
+	ss, ok := s.httpSession(w, r, "http")
+	if !ok {
+		return
+	}
+	s.endSession(ss)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// startStream writes the header of an event stream. Streams outlive the server's write
+// timeout, so the deadline is lifted.
+func startStream(w http.ResponseWriter, rc *http.ResponseController) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	rc.SetWriteDeadline(time.Time{})
+	w.WriteHeader(http.StatusOK)
+	rc.Flush()
+}
+
+// writeEvent writes one server-sent event, a data line for each line of data.
+func writeEvent(w http.ResponseWriter, rc *http.ResponseController, event string, data []byte) error {
+	var b strings.Builder
+	b.WriteString("event: ")
+	b.WriteString(event)
+	b.WriteByte('\n')
+	for line := range strings.Lines(string(data)) {
+		b.WriteString("data: ")
+		b.WriteString(strings.TrimRight(line, "\r\n"))
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	return rc.Flush()
 }
 
 func acceptsEventStream(accept []string) bool {

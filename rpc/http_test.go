@@ -20,10 +20,14 @@ func TestServer_ServeHTTP(t *testing.T) {
 		body2              string // substring of the response body; "" = empty body
 	}{
 		{"ping", "POST", ping, nil, 200, "", "application/json", `{"jsonrpc":"2.0","id":1,"result":{}}`},
-		{"GET", "GET", "", nil, 405, "POST", "application/json", `"code":-32600`},
-		{"DELETE", "DELETE", "", nil, 405, "POST", "application/json", `"code":-32600`},
-		{"PUT", "PUT", ping, nil, 405, "POST", "application/json", `"code":-32600`},
-		{"PATCH", "PATCH", ping, nil, 405, "POST", "application/json", `"code":-32600`},
+		{"GET without an event stream", "GET", "", map[string]string{"Accept": "application/json"}, 406, "", "application/json", `Accept must list text/event-stream`},
+		{"GET of an unknown session", "GET", "", map[string]string{"Accept": "text/event-stream", "Mcp-Session-Id": "x"}, 404, "", "application/json", `session not found`},
+		{"DELETE without a session", "DELETE", "", nil, 400, "", "application/json", `send its Mcp-Session-Id`},
+		{"DELETE of an unknown session", "DELETE", "", map[string]string{"Mcp-Session-Id": "x"}, 404, "", "application/json", `session not found`},
+		{"POST in an unknown session", "POST", ping, map[string]string{"Mcp-Session-Id": "x"}, 404, "", "application/json", `session not found`},
+		{"repeated session id", "POST", ping, map[string]string{"Mcp-Session-Id": "x\x00y"}, 400, "", "application/json", `Mcp-Session-Id is repeated`},
+		{"PUT", "PUT", ping, nil, 405, "GET, POST, DELETE", "application/json", `"code":-32600`},
+		{"PATCH", "PATCH", ping, nil, 405, "GET, POST, DELETE", "application/json", `"code":-32600`},
 		{"no Content-Type", "POST", ping, map[string]string{"Content-Type": ""}, 415, "", "application/json", `Content-Type must be application/json`},
 		{"text/plain", "POST", ping, map[string]string{"Content-Type": "text/plain"}, 415, "", "application/json", `Content-Type must be application/json`},
 		{"form", "POST", ping, map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415, "", "application/json", `Content-Type must be application/json`},
@@ -52,10 +56,11 @@ func TestServer_ServeHTTP(t *testing.T) {
 			r := httptest.NewRequest(tc.method, "/mcp", strings.NewReader(tc.body))
 			r.Header.Set("Content-Type", "application/json")
 			for k, v := range tc.hdr {
-				if v == "" {
-					r.Header.Del(k)
-				} else {
-					r.Header.Set(k, v)
+				r.Header.Del(k)
+				for part := range strings.SplitSeq(v, "\x00") { // NUL separates repeated headers
+					if part != "" {
+						r.Header.Add(k, part)
+					}
 				}
 			}
 			w := httptest.NewRecorder()

@@ -375,6 +375,8 @@ type request struct {
 	invalid  *Error          // the envelope is unacceptable: answer with this and run nothing
 	badParam *Error          // params is not an object: answer a request with this
 	response bool            // a client-sent response object (result or error, no method)
+	result   json.RawMessage // of a response
+	rerr     json.RawMessage // of a response: its error object
 }
 
 var envelopeKeys = []string{"jsonrpc", "id", "method", "params"}
@@ -426,7 +428,7 @@ func decodeEnvelope(data []byte) request {
 	_, hasResult := env["result"]
 	_, hasError := env["error"]
 	if !hasMethod && (hasResult || hasError) {
-		return request{id: r.id, response: true}
+		return request{id: r.id, response: true, result: env["result"], rerr: env["error"]}
 	}
 	keys := make([]string, 0, len(env))
 	for k := range env {

@@ -43,6 +43,14 @@ func (s *Server) method(name string) methodFunc {
 		if s.ListResources != nil && s.ReadResource != nil {
 			return s.readResource
 		}
+	case "resources/subscribe":
+		if s.ListResources != nil && s.ReadResource != nil {
+			return s.subscribe
+		}
+	case "resources/unsubscribe":
+		if s.ListResources != nil && s.ReadResource != nil {
+			return s.unsubscribe
+		}
 	case "prompts/list":
 		if len(s.Prompts) > 0 {
 			return s.listPrompts
@@ -73,6 +81,8 @@ var methodKeys = map[string][]string{
 	"resources/list":           {"cursor"},
 	"resources/templates/list": {"cursor"},
 	"resources/read":           {"uri"},
+	"resources/subscribe":      {"uri"},
+	"resources/unsubscribe":    {"uri"},
 	"prompts/list":             {"cursor"},
 	"prompts/get":              {"name", "arguments"},
 	"completion/complete":      {"ref", "argument", "context"},
@@ -211,6 +221,7 @@ func (s *Server) initialize(ss *session, p params) (any, error) {
 	}
 	ss.mu.Lock()
 	ss.negotiated = version
+	ss.initialized = true
 	if client != nil {
 		ss.client = client
 	}
@@ -223,14 +234,14 @@ func (s *Server) initialize(ss *session, p params) (any, error) {
 		caps.Prompts = &listChanged{}
 	}
 	if s.ListResources != nil {
-		caps.Resources = &resourceCapabilities{}
+		caps.Resources = &resourceCapabilities{Subscribe: s.ReadResource != nil}
 	}
 	return initializeResult{version, caps, s.Info, s.Instructions}, nil
 }
 
 var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
-// setLevel records the client's log level. The server sends no log notifications yet.
+// setLevel records the client's log level, below which Log sends nothing on this session.
 func (s *Server) setLevel(ctx context.Context, ss *session, p params) (any, error) {
 	level, err := requiredStr(p, "level", "level")
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // LatestProtocolVersion is the newest MCP revision the server speaks.
@@ -64,7 +65,26 @@ type Server struct {
 	// error". May be nil.
 	OnError func(ctx context.Context, method string, err error)
 
+	// Owner names the principal of an HTTP request from its context (the caller's
+	// authentication). An HTTP session, and an answer to the server's own request, are
+	// accepted only from the owner that created them; others get 404. If nil, every request
+	// has the same owner.
+	Owner func(ctx context.Context) string
+	// SessionIdle ends an HTTP session unused for this long (one with an open GET stream is in
+	// use). If zero, 30 minutes.
+	SessionIdle time.Duration
+	// MaxSessions bounds the HTTP sessions (Streamable HTTP and legacy SSE); at the bound, a
+	// new one ends the least recently used. Each owner has at most 64. If zero, 1000.
+	MaxSessions int
+	// KeepAlive is the interval of SSE comment lines on open streams, so that proxies do not
+	// close idle ones. If zero, 25 seconds.
+	KeepAlive time.Duration
+	// Now is the clock of session expiry. If nil, time.Now.
+	Now func() time.Time
+
 	once      sync.Once
+	liveOnce  sync.Once
+	liveSt    *liveState
 	checkErr  error
 	tools     map[string]*Tool
 	schemas   map[string]*schemaNode
@@ -271,11 +291,13 @@ type ctxKey struct{}
 
 // reqInfo is what a handler may learn about its request.
 type reqInfo struct {
+	server        *Server
+	session       *session
 	transport     string
 	version       string
 	client        *Implementation
 	progressToken json.RawMessage
-	notify        func([]byte) // nil when the transport cannot push
+	push          func([]byte) bool // nil when the transport cannot push
 
 	mu   sync.Mutex
 	done bool // the response is decided: no more progress
@@ -305,7 +327,8 @@ func ProtocolVersionFrom(ctx context.Context) string {
 }
 
 // ClientInfoFrom is the clientInfo the client sent in initialize, on transports that keep a
-// connection (stdio). HTTP is stateless and never has it.
+// connection or a session (stdio, Streamable HTTP with Mcp-Session-Id, legacy SSE). An HTTP
+// request without a session never has it.
 func ClientInfoFrom(ctx context.Context) (Implementation, bool) {
 	if ri := infoFrom(ctx); ri != nil && ri.client != nil {
 		return *ri.client, true
@@ -314,12 +337,13 @@ func ClientInfoFrom(ctx context.Context) (Implementation, bool) {
 }
 
 // Progress sends notifications/progress for the request in ctx when the request carried
-// _meta.progressToken and the transport can push (stdio); otherwise, and once the request is
-// answered, it does nothing. progress should grow with each call; total (if not zero) and
-// message are optional. Safe for concurrent use.
+// _meta.progressToken and the transport can push (stdio, or an HTTP client that accepts
+// text/event-stream, which then gets the answer as an event stream); otherwise, and once the
+// request is answered, it does nothing. progress should grow with each call; total (if not
+// zero) and message are optional. Safe for concurrent use.
 func Progress(ctx context.Context, progress, total float64, message string) {
 	ri := infoFrom(ctx)
-	if ri == nil || ri.notify == nil || ri.progressToken == nil {
+	if ri == nil || ri.push == nil || ri.progressToken == nil {
 		return
 	}
 	type params struct {
@@ -328,43 +352,70 @@ func Progress(ctx context.Context, progress, total float64, message string) {
 		Total         float64         `json:"total,omitempty"`
 		Message       string          `json:"message,omitempty"`
 	}
-	b, err := marshal(struct {
-		JSONRPC string `json:"jsonrpc"`
-		Method  string `json:"method"`
-		Params  params `json:"params"`
-	}{"2.0", "notifications/progress", params{ri.progressToken, progress, total, message}})
+	b, err := notification("notifications/progress", params{ri.progressToken, progress, total, message})
 	if err != nil { // NaN or ±Inf
 		return
 	}
+	ri.send(b)
+}
+
+// send pushes a message related to the request, unless it is answered.
+func (ri *reqInfo) send(b []byte) bool {
 	ri.mu.Lock()
 	defer ri.mu.Unlock()
-	if !ri.done {
-		ri.notify(b)
+	if ri.done || ri.push == nil {
+		return false
 	}
+	return ri.push(b)
+}
+
+// notification encodes a JSON-RPC notification.
+func notification(method string, params any) ([]byte, error) {
+	return marshal(struct {
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+		Params  any    `json:"params"`
+	}{"2.0", method, params})
 }
 
 // ---- sessions and calls ----
 
-// session is the state of one connection: the negotiated revision, the client, the log level
-// and the requests in flight. Each HTTP request (and each Handle) is a session of its own.
+// session is the state of one connection or HTTP session: the negotiated revision, the client,
+// the log level, the subscriptions and the requests in flight. A stdio connection, a Streamable
+// HTTP session (Mcp-Session-Id) and a legacy SSE stream are each one session; an HTTP request
+// without a session id is a session of its own that shares its owner's calls (so that a
+// notifications/cancelled in another request finds the call it names).
 type session struct {
 	transport string
-	header    string       // MCP-Protocol-Version, "" when absent
-	notify    func([]byte) // pushes a message to the client; nil when the transport cannot
+	owner     string // the principal that created it (Server.Owner); "" on stdio
+	id        string // Mcp-Session-Id or the legacy sessionId; "" otherwise
+	// notify writes a message to a stdio connection; nil elsewhere.
+	notify func([]byte)
+	// out queues messages for the session's stream (GET /mcp or the legacy SSE stream); nil
+	// for a session of one request.
+	out   *outbox
+	calls *callSet
 
 	mu         sync.Mutex
 	negotiated string
 	client     *Implementation
 	level      string
-	inflight   map[string]*call
+	subs        map[string]bool // subscribed resource URIs
+	lastUsed    time.Time
+	streaming   bool // a GET stream is attached
+	ended       bool
+	initialized bool          // an initialize request succeeded on it
+	slots       chan struct{} // legacy SSE: its running requests
 }
 
-func (ss *session) protocol() string {
+// protocol is the revision of a message: its MCP-Protocol-Version header (HTTP; "" when
+// absent), else the one initialize negotiated on the session, else 2025-03-26.
+func (ss *session) protocol(header string) string {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	switch {
-	case ss.header != "":
-		return ss.header
+	case header != "":
+		return header
 	case ss.negotiated != "":
 		return ss.negotiated
 	}
@@ -372,12 +423,32 @@ func (ss *session) protocol() string {
 }
 
 // batchAllowed: batches were removed from MCP in 2025-06-18.
-func (ss *session) batchAllowed() bool { return ss.protocol() <= fallbackVersion }
+func batchAllowed(version string) bool { return version <= fallbackVersion }
+
+// push sends a message unrelated to any request: on the stdio connection or the session's
+// stream. It reports whether the message went out (a full or missing stream drops it).
+func (ss *session) push(b []byte) bool {
+	switch {
+	case ss.notify != nil:
+		ss.notify(b)
+		return true
+	case ss.out != nil:
+		return ss.out.offer(b)
+	}
+	return false
+}
+
+// callSet is the requests in flight of a session, by id.
+type callSet struct {
+	mu sync.Mutex
+	m  map[string]*call
+}
 
 // call is one request being answered.
 type call struct {
 	req       *request
-	key       string // in ss.inflight; "" when not cancellable
+	header    string // the MCP-Protocol-Version of its message
+	key       string // in the call set; "" when not cancellable
 	ctx       context.Context
 	cancel    context.CancelFunc
 	info      *reqInfo
@@ -385,24 +456,29 @@ type call struct {
 }
 
 // begin registers a request as in flight, before it runs, so that a cancellation read right
-// after it finds it.
-func (s *Server) begin(ctx context.Context, ss *session, r *request) *call {
+// after it finds it. push carries the messages that relate to the request (progress, log
+// messages, requests to the client): the stdio connection or the POST's event stream; nil
+// when there is none.
+func (s *Server) begin(ctx context.Context, ss *session, r *request, header string, push func([]byte) bool) *call {
 	ctx, cancel := context.WithCancel(ctx)
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	c := &call{req: r, cancel: cancel, info: &reqInfo{transport: ss.transport, client: ss.client, notify: ss.notify}}
+	client := ss.client
+	ss.mu.Unlock()
+	c := &call{req: r, header: header, cancel: cancel, info: &reqInfo{server: s, session: ss, transport: ss.transport, client: client, push: push}}
 	if r.method != "initialize" { // the initialize request must not be cancelled
 		c.key = idKey(r.id)
-		if ss.inflight == nil {
-			ss.inflight = map[string]*call{}
+		ss.calls.mu.Lock()
+		if ss.calls.m == nil {
+			ss.calls.m = map[string]*call{}
 		}
-		ss.inflight[c.key] = c
+		ss.calls.m[c.key] = c
+		ss.calls.mu.Unlock()
 	}
 	c.ctx = context.WithValue(ctx, ctxKey{}, c.info)
 	return c
 }
 
-// end unregisters a call and stops its progress notifications.
+// end unregisters a call and stops its notifications.
 func (s *Server) end(ss *session, c *call) {
 	c.info.mu.Lock()
 	c.info.done = true
@@ -411,20 +487,29 @@ func (s *Server) end(ss *session, c *call) {
 	if c.key == "" {
 		return
 	}
-	ss.mu.Lock()
-	if ss.inflight[c.key] == c {
-		delete(ss.inflight, c.key)
+	ss.calls.mu.Lock()
+	if ss.calls.m[c.key] == c {
+		delete(ss.calls.m, c.key)
 	}
-	ss.mu.Unlock()
+	ss.calls.mu.Unlock()
 }
 
 // cancelCall handles notifications/cancelled: unknown or finished ids are ignored.
 func (ss *session) cancelCall(id json.RawMessage) {
-	ss.mu.Lock()
-	c := ss.inflight[idKey(id)]
-	ss.mu.Unlock()
+	ss.calls.mu.Lock()
+	c := ss.calls.m[idKey(id)]
+	ss.calls.mu.Unlock()
 	if c != nil {
 		c.cancelled.Store(true)
+		c.cancel()
+	}
+}
+
+// cancelAll cancels every call in flight, when a session ends.
+func (ss *session) cancelAll() {
+	ss.calls.mu.Lock()
+	defer ss.calls.mu.Unlock()
+	for _, c := range ss.calls.m {
 		c.cancel()
 	}
 }
@@ -489,7 +574,7 @@ func encodeAll(batch bool, out []*response) []byte {
 	return slices.Concat([]byte("["), bytes.Join(parts, []byte(",")), []byte("]"))
 }
 
-var errClientResponse = invalidRequest("the message is a response, but this server sends no requests")
+var errClientResponse = invalidRequest("the message is a response, but no request of this server with its id is waiting")
 
 // outcome tells a transport what kind of answer a message got.
 type outcome int
@@ -501,11 +586,12 @@ const (
 )
 
 // handle answers one message synchronously (HTTP and Handle): batch elements one after
-// another. Client-sent responses are answered -32600.
-func (s *Server) handle(ctx context.Context, ss *session, data []byte) ([]byte, outcome) {
+// another. push carries the messages related to its requests (see begin). A client-sent
+// response is delivered to the request of this server it answers, else answered -32600.
+func (s *Server) handle(ctx context.Context, ss *session, header string, data []byte, push func([]byte) bool) ([]byte, outcome) {
 	reqs, batch, fail := decodeMessage(data)
-	if fail == nil && batch && !ss.batchAllowed() {
-		fail = invalidRequest("batches are not supported in protocol version " + ss.protocol())
+	if v := ss.protocol(header); fail == nil && batch && !batchAllowed(v) {
+		fail = invalidRequest("batches are not supported in protocol version " + v)
 	}
 	if fail != nil {
 		return (&response{err: fail}).encode(), outBad
@@ -516,7 +602,11 @@ func (s *Server) handle(ctx context.Context, ss *session, data []byte) ([]byte, 
 		r := &reqs[i]
 		switch {
 		case r.response:
-			out = append(out, &response{err: errClientResponse})
+			if !s.deliver(ss, r) {
+				out = append(out, &response{err: errClientResponse})
+				continue
+			}
+			ran = true
 		case r.invalid != nil:
 			out = append(out, &response{id: r.id, err: r.invalid})
 		case r.id == nil:
@@ -524,7 +614,7 @@ func (s *Server) handle(ctx context.Context, ss *session, data []byte) ([]byte, 
 			s.notification(ss, r)
 		default:
 			ran = true
-			if resp := s.exec(ss, s.begin(ctx, ss, r)); resp != nil {
+			if resp := s.exec(ss, s.begin(ctx, ss, r, header, push)); resp != nil {
 				out = append(out, resp)
 			}
 		}
@@ -543,7 +633,7 @@ func (s *Server) handle(ctx context.Context, ss *session, data []byte) ([]byte, 
 // call is a session of its own (transport "test") at the revision initialize negotiates, else
 // 2025-03-26; a client-sent response is answered -32600.
 func (s *Server) Handle(ctx context.Context, msg []byte) []byte {
-	out, _ := s.handle(ctx, &session{transport: "test"}, msg)
+	out, _ := s.handle(ctx, &session{transport: "test", calls: &callSet{}}, "", msg, nil)
 	return out
 }
 
@@ -617,6 +707,6 @@ func (s *Server) run(ss *session, c *call) (result any, err error) {
 			c.info.progressToken = tok
 		}
 	}
-	c.info.version = ss.protocol()
+	c.info.version = ss.protocol(c.header)
 	return h(c.ctx, ss, p)
 }

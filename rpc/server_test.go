@@ -34,7 +34,7 @@ func TestServer_Handle(t *testing.T) {
 		{"transport and default revision", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}`,
 			`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\"text\":\"a\",\"transport\":\"test\",\"version\":\"2025-03-26\"}"}],"structuredContent":{"text":"a","transport":"test","version":"2025-03-26"},"isError":false}}`},
 		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`, `[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"result":{}}]`},
-		{"client response", `{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request","data":{"reason":"the message is a response, but this server sends no requests"}}}`},
+		{"client response", `{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request","data":{"reason":"the message is a response, but no request of this server with its id is waiting"}}}`},
 		{"parse error", `{`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error","data":{"reason":"expected a string key at byte 1"}}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -323,7 +323,7 @@ func TestRequestContext(t *testing.T) {
 	Progress(ctx, 1, 2, "nothing to send to") // must not panic
 
 	var sent [][]byte
-	ri := &reqInfo{progressToken: json.RawMessage(`"t"`), notify: func(b []byte) { sent = append(sent, b) }}
+	ri := &reqInfo{progressToken: json.RawMessage(`"t"`), push: func(b []byte) bool { sent = append(sent, b); return true }}
 	ctx = context.WithValue(ctx, ctxKey{}, ri)
 	Progress(ctx, 1, 0, "")
 	Progress(ctx, 1.5, 3, "half")

@@ -25,8 +25,9 @@ const (
 // CRLF; empty lines ignored), each answer written to out as one line. Nothing else is ever
 // written to out. Requests run concurrently (at most 8 at a time), so that a
 // notifications/cancelled can reach the request it cancels, which then gets no response;
-// responses may therefore come out of order. A line over 4 MiB is answered -32600 "message too
-// large" and skipped. Client-sent responses are ignored. The initialize request is answered
+// responses may therefore come out of order. Responses to the server's own requests (Request) are
+// delivered to them; others are ignored. A line over 4 MiB is answered -32600 "message too
+// large" and skipped. The initialize request is answered
 // before the next line is read.
 //
 // ServeStdio returns nil when in ends, after answering the requests in flight; ctx.Err() when
@@ -37,7 +38,9 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w := &lineWriter{out: out, failed: cancel}
-	ss := &session{transport: "stdio", notify: w.write}
+	ss := &session{transport: "stdio", notify: w.write, calls: &callSet{}}
+	s.live().add(ss)
+	defer s.live().remove(ss)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	running := make(chan struct{}, stdioRunning)
@@ -84,7 +87,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		if len(bytes.Trim(l.line, " \t\r")) == 0 {
 			continue
 		}
-		job := s.accept(ctx, ss, l.line)
+		job := s.accept(ctx, ss, w, l.line)
 		if job == nil {
 			continue
 		}
@@ -133,10 +136,10 @@ type stdioItem struct {
 // accept decodes a line, handles its notifications and registers its requests, in the order
 // read, so that a cancellation on a later line finds the request it names. nil means nothing
 // to answer and nothing to run.
-func (s *Server) accept(ctx context.Context, ss *session, line []byte) *stdioJob {
+func (s *Server) accept(ctx context.Context, ss *session, w *lineWriter, line []byte) *stdioJob {
 	reqs, batch, fail := decodeMessage(line)
-	if fail == nil && batch && !ss.batchAllowed() {
-		fail = invalidRequest("batches are not supported in protocol version " + ss.protocol())
+	if v := ss.protocol(""); fail == nil && batch && !batchAllowed(v) {
+		fail = invalidRequest("batches are not supported in protocol version " + v)
 	}
 	if fail != nil {
 		return &stdioJob{items: []stdioItem{{resp: &response{err: fail}}}}
@@ -145,13 +148,14 @@ func (s *Server) accept(ctx context.Context, ss *session, line []byte) *stdioJob
 	for i := range reqs {
 		r := &reqs[i]
 		switch {
-		case r.response: // an answer to a request this server never sends
+		case r.response: // an answer to a request of this server, else ignored
+			s.deliver(ss, r)
 		case r.invalid != nil:
 			job.items = append(job.items, stdioItem{resp: &response{id: r.id, err: r.invalid}})
 		case r.id == nil:
 			s.notification(ss, r)
 		default:
-			job.items = append(job.items, stdioItem{call: s.begin(ctx, ss, r)})
+			job.items = append(job.items, stdioItem{call: s.begin(ctx, ss, r, "", func(b []byte) bool { w.write(b); return true })})
 		}
 	}
 	if len(job.items) == 0 {
