@@ -42,6 +42,7 @@ func testConfig(tb testing.TB, clock *fakeClock) Config {
 	cfg.LogLevel = "error"
 	cfg.PublicURL = "http://127.0.0.1"
 	cfg.LoginPassword = testPassword
+	cfg.RateLimit = 0 // tests that are about rate limits turn it on
 	if clock != nil {
 		cfg.Now = clock.Now
 	}

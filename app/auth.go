@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/ownsona/ownsona/oauth"
@@ -18,6 +19,21 @@ import (
 
 // codeAuthorization is DESIGN.md's JSON-RPC error code for authorization errors.
 const codeAuthorization = -32003
+
+// codeToolHidden is DESIGN.md's code for a tool left out by the OWNSONA_TOOLS allowlist.
+const codeToolHidden = -32000
+
+// owner is rpc.Server.Owner: HTTP sessions belong to the user, as MCP's security best
+// practices ask ("<user_id>:<session_id>"), and every token of ownsona belongs to its one
+// owner. Binding them to the OAuth client instead would strand hosted connectors and the Go
+// SDK, which re-register a client and keep their session (the SDK does not start a new one on
+// 404). Each request is still authorized by its own token.
+func owner(ctx context.Context) string {
+	if _, ok := oauth.PrincipalFrom(ctx); ok {
+		return "owner"
+	}
+	return ""
+}
 
 // openAuth opens the OAuth server for publicURL and, on a first start without a configured
 // password, shows the generated one once on stderr.
@@ -103,6 +119,10 @@ func (a *App) neededScope(name string) (string, bool) {
 // permit is rpc.Server.Permit: a token sees and calls only the tools its scopes cover. Calls
 // without a principal come from stdio, whose client started the process.
 func (a *App) permit(ctx context.Context, name string) error {
+	if len(a.cfg.Tools) > 0 && !slices.Contains(a.cfg.Tools, name) {
+		return &rpc.Error{Code: codeToolHidden, Message: "tool not in allowlist",
+			Data: map[string]string{"tool": name, "reason": "this server exposes only the tools in OWNSONA_TOOLS"}}
+	}
 	p, ok := oauth.PrincipalFrom(ctx)
 	if !ok {
 		return nil
@@ -130,8 +150,12 @@ func (a *App) tool(name string) *rpc.Tool {
 // message, batches included.
 func (a *App) requireAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		slot := slotFrom(r.Context())
 		p, ref := a.auth.Authenticate(r)
 		if ref != nil {
+			if !a.allowKey(w, a.ipKey(r)) { // token guessing is limited by address
+				return
+			}
 			ev := a.log.Info()
 			if ref.Code == "" {
 				ev = a.log.Debug() // clients first try without a token to discover the server
@@ -141,6 +165,12 @@ func (a *App) requireAuth(next http.Handler) http.Handler {
 			writeRPCError(w, ref.Status, nil, rpc.CodeInvalidRequest, "unauthorized", ref.Code, ref.Description)
 			return
 		}
+		if slot != nil {
+			slot.p = p
+		}
+		if !a.allowKey(w, principalKey(p)) {
+			return
+		}
 		if r.Method == http.MethodPost && r.ContentLength <= maxPeek {
 			body, err := io.ReadAll(io.LimitReader(r.Body, maxPeek+1))
 			if err != nil {
@@ -148,7 +178,14 @@ func (a *App) requireAuth(next http.Handler) http.Handler {
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			if id, tool, needed := a.firstRefusedCall(p, body); needed != "" {
+			msgs := peekMessages(body)
+			if slot != nil && len(msgs) > 0 {
+				slot.method, slot.tool = msgs[0].Method, msgs[0].Params.Name
+				if len(msgs) > 1 {
+					slot.method, slot.tool = fmt.Sprintf("batch:%d", len(msgs)), ""
+				}
+			}
+			if id, tool, needed := a.firstRefusedCall(p, msgs); needed != "" {
 				a.log.Info().Str("client_id", p.ClientID).Str("tool", tool).Msg("tool call refused: insufficient scope")
 				a.auth.Challenge(w, &oauth.Refusal{Code: "insufficient_scope", Scope: policy.FormatScope(policy.DefaultScopes)})
 				writeRPCError(w, http.StatusForbidden, id, codeAuthorization, "insufficient scope", "insufficient_scope",
@@ -163,27 +200,35 @@ func (a *App) requireAuth(next http.Handler) http.Handler {
 // maxPeek is the largest body requireAuth reads ahead (the rpc server refuses larger ones).
 const maxPeek = 4 << 20
 
-// firstRefusedCall finds a tools/call in a message (or batch) that p's scopes do not cover and
-// returns its id, tool and the scope it needs. It reads leniently: whatever it cannot parse is
-// left to the rpc server, whose Permit check refuses the same calls.
-func (a *App) firstRefusedCall(p *oauth.Principal, body []byte) (json.RawMessage, string, string) {
-	type msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			Name string `json:"name"`
-		} `json:"params"`
-	}
-	var msgs []msg
+// peekedMessage is what requireAuth reads of a message ahead of the rpc server.
+type peekedMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name string `json:"name"`
+	} `json:"params"`
+}
+
+// peekMessages reads the messages of a body leniently: whatever it cannot parse is left to the
+// rpc server, which refuses it.
+func peekMessages(body []byte) []peekedMessage {
+	var msgs []peekedMessage
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		_ = json.Unmarshal(trimmed, &msgs)
 	} else {
-		var m msg
+		var m peekedMessage
 		if json.Unmarshal(trimmed, &m) == nil {
-			msgs = []msg{m}
+			msgs = []peekedMessage{m}
 		}
 	}
+	return msgs
+}
+
+// firstRefusedCall finds a tools/call among msgs that p's scopes do not cover and returns its
+// id, tool and the scope it needs. rpc.Server.Permit refuses the same calls, also in messages
+// this lenient reading missed.
+func (a *App) firstRefusedCall(p *oauth.Principal, msgs []peekedMessage) (json.RawMessage, string, string) {
 	for _, m := range msgs {
 		if m.Method != "tools/call" {
 			continue

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -58,6 +59,44 @@ type Config struct {
 	// TrustedProxies are the CIDRs whose X-Forwarded-For is believed for the client address.
 	TrustedProxies []string
 
+	// TLS is how serve gets HTTPS: off (plain HTTP, behind a proxy or tunnel that terminates
+	// TLS), local (ownsona's own certificate authority), acme (Let's Encrypt or ACMECA) or
+	// files (CertFile and KeyFile). If empty, off.
+	TLS string
+	// Domains are the names certificates are for (acme: required; local: besides localhost
+	// and loopback addresses). The first one makes the public URL when none is set.
+	Domains []string
+	// ACMEEmail is the contact address given to the ACME CA. Optional.
+	ACMEEmail string
+	// ACMECA is the ACME directory URL. If empty, Let's Encrypt's production directory.
+	ACMECA string
+	// ACMECARoot is a PEM file of roots to trust for the ACME directory's own TLS (a test CA
+	// such as Pebble). If empty, the system roots.
+	ACMECARoot string
+	// CertFile and KeyFile are the PEM certificate chain and key of --tls files.
+	CertFile, KeyFile string
+	// HTTPAddr is the plain-HTTP listener that answers ACME HTTP-01 challenges and redirects to
+	// https. If empty, :80 with --tls acme and none otherwise; "off" disables it.
+	HTTPAddr string
+
+	// Tools is the allowlist of tools shown and callable; if empty, every tool.
+	Tools []string
+	// RateLimit is the requests per minute allowed to one client (token or OAuth client) and
+	// to one address for unauthenticated requests; 0 turns limiting off. If unset, 120.
+	RateLimit int
+	// RateBurst is how many requests a client may send at once before the rate applies. If
+	// zero, 20.
+	RateBurst int
+	// MaxConcurrent bounds the requests served at once (event streams aside); beyond it, 503.
+	// If zero, 64.
+	MaxConcurrent int
+	// CORSOrigins are the browser origins allowed to call /mcp and read the discovery
+	// documents. If unset, https://claude.ai.
+	CORSOrigins []string
+	// AuditMaxAge and AuditMaxEntries bound the audit log. If zero, 90 days and 100000.
+	AuditMaxAge     time.Duration
+	AuditMaxEntries int
+
 	// Version is stamped into the binary at build time.
 	Version string
 	// Now is the clock. If nil, time.Now.
@@ -78,6 +117,13 @@ func NewConfig() Config {
 		AccessTokenTTL:  time.Hour,
 		RedirectSchemes: []string{"cursor"},
 		MetadataHosts:   []string{"claude.ai", "claude.com", "chatgpt.com"},
+		TLS:             "off",
+		RateLimit:       120,
+		RateBurst:       20,
+		MaxConcurrent:   64,
+		CORSOrigins:     []string{"https://claude.ai"},
+		AuditMaxAge:     90 * 24 * time.Hour,
+		AuditMaxEntries: 100_000,
 		Version:         "dev",
 	}
 }
@@ -101,6 +147,21 @@ func (c *Config) settings() []setting {
 		{"redirect-hosts", "OWNSONA_REDIRECT_HOSTS", "if set, the only https redirect hosts clients may register, comma-separated", true, &c.RedirectHosts},
 		{"metadata-hosts", "OWNSONA_METADATA_HOSTS", "hosts whose OAuth client metadata documents are fetched, comma-separated", true, &c.MetadataHosts},
 		{"trusted-proxies", "OWNSONA_TRUSTED_PROXIES", "CIDRs of reverse proxies whose X-Forwarded-For is trusted, comma-separated", true, &c.TrustedProxies},
+		{"tls", "OWNSONA_TLS", "HTTPS: off (behind a proxy or tunnel), local (own CA), acme (Let's Encrypt) or files", true, &c.TLS},
+		{"domain", "OWNSONA_DOMAIN", "the names to serve HTTPS for, comma-separated (required with --tls acme)", true, &c.Domains},
+		{"acme-email", "OWNSONA_ACME_EMAIL", "contact address for the ACME account (optional)", true, &c.ACMEEmail},
+		{"acme-ca", "OWNSONA_ACME_CA", "ACME directory URL (default Let's Encrypt production)", true, &c.ACMECA},
+		{"acme-ca-root", "OWNSONA_ACME_CA_ROOT", "PEM file of roots to trust for the ACME directory itself (test CAs such as Pebble)", true, &c.ACMECARoot},
+		{"cert", "OWNSONA_TLS_CERT", "PEM certificate chain for --tls files", true, &c.CertFile},
+		{"key", "OWNSONA_TLS_KEY", "PEM private key for --tls files", true, &c.KeyFile},
+		{"http-addr", "OWNSONA_HTTP_ADDR", "plain-HTTP listener for ACME challenges and the redirect to https (default :80 with --tls acme; off to disable)", true, &c.HTTPAddr},
+		{"tools", "OWNSONA_TOOLS", "allowlist of tools to expose, comma-separated (default all)", true, &c.Tools},
+		{"rate-limit", "OWNSONA_RATE_LIMIT", "requests per minute per client and per address (0 turns limiting off)", true, &c.RateLimit},
+		{"rate-burst", "OWNSONA_RATE_BURST", "requests a client may send at once before the rate applies", true, &c.RateBurst},
+		{"max-concurrent", "OWNSONA_MAX_CONCURRENT", "requests served at once; beyond it 503 (event streams aside)", true, &c.MaxConcurrent},
+		{"cors-origins", "OWNSONA_CORS_ORIGINS", "browser origins allowed to call /mcp and the discovery documents, comma-separated", true, &c.CORSOrigins},
+		{"audit-max-age", "OWNSONA_AUDIT_MAX_AGE", "how long audit entries are kept", false, &c.AuditMaxAge},
+		{"audit-max-entries", "OWNSONA_AUDIT_MAX_ENTRIES", "how many audit entries are kept", false, &c.AuditMaxEntries},
 		{"log-level", "OWNSONA_LOG_LEVEL", "debug, info, warn or error", false, &c.LogLevel},
 		{"max-text-chars", "OWNSONA_MAX_TEXT_CHARS", "longest memory text, in characters", false, &c.MaxTextChars},
 		{"dedup-threshold", "OWNSONA_DEDUP_THRESHOLD", "similarity (0.5-1) at which a new memory is reported as a near duplicate", false, &c.DedupThreshold},
@@ -201,6 +262,41 @@ func (c *Config) validate() error {
 			return usageErr("trusted-proxies: %q is not a CIDR such as 10.0.0.0/8 or 127.0.0.1/32", cidr)
 		}
 	}
+	switch c.TLS {
+	case "off", "local":
+	case "acme":
+		if len(c.Domains) == 0 {
+			return usageErr("tls acme: set OWNSONA_DOMAIN (or --domain) to the name the certificate is for")
+		}
+	case "files":
+		if c.CertFile == "" || c.KeyFile == "" {
+			return usageErr("tls files: set both --cert and --key (OWNSONA_TLS_CERT, OWNSONA_TLS_KEY)")
+		}
+	default:
+		return usageErr("tls: %q is not one of off, local, acme, files", c.TLS)
+	}
+	for _, d := range c.Domains {
+		if strings.ContainsAny(d, "/:@ ") || strings.HasPrefix(d, "*") {
+			return usageErr("domain: %q is not a host name (no scheme, port or wildcard)", d)
+		}
+	}
+	switch {
+	case c.RateLimit < 0 || c.RateLimit > 100_000:
+		return usageErr("rate-limit: %d is outside 0..100000 requests per minute", c.RateLimit)
+	case c.RateBurst < 1 || c.RateBurst > 10_000:
+		return usageErr("rate-burst: %d is outside 1..10000", c.RateBurst)
+	case c.MaxConcurrent < 1 || c.MaxConcurrent > 100_000:
+		return usageErr("max-concurrent: %d is outside 1..100000", c.MaxConcurrent)
+	case c.AuditMaxAge < time.Hour:
+		return usageErr("audit-max-age: %s is shorter than 1h", c.AuditMaxAge)
+	case c.AuditMaxEntries < 100:
+		return usageErr("audit-max-entries: %d is below 100", c.AuditMaxEntries)
+	}
+	for _, o := range c.CORSOrigins {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Path != "" || u.RawQuery != "" {
+			return usageErr("cors-origins: %q is not an origin such as https://claude.ai", o)
+		}
+	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -229,6 +325,9 @@ func checkListen(addr, publicURL string) error {
 	}
 	if publicURL != "" || loopbackHost(host) {
 		return nil
+	}
+	if host == "" {
+		return usageErr("addr: %q listens on every interface; set OWNSONA_PUBLIC_URL (e.g. https://mem.example.com) or OWNSONA_DOMAIN with --tls, so that OAuth knows the address clients use", addr)
 	}
 	return usageErr("addr: %q is not a loopback address; set OWNSONA_PUBLIC_URL (e.g. https://mem.example.com) to serve other machines, so that OAuth knows the address clients use", addr)
 }

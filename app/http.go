@@ -1,48 +1,144 @@
 package app
 
 import (
+	"context"
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"strconv"
 	"strings"
 	"time"
 
-	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/app/certs"
 )
 
 // Listen binds the configured address synchronously (so "address in use" is an error here) and
 // serves in a goroutine until Close. Without a configured public URL, the authorization server
-// takes http:// and the bound loopback address as its origin.
+// takes the bound loopback address as its origin (https:// under TLS). Under TLS, certificates
+// are ready when it returns: loaded from the file, made by the local CA, read from files, or
+// obtained from the ACME CA (its challenges are answered by the listeners already open).
 func (a *App) Listen() error {
 	ln, err := net.Listen("tcp", a.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	tlsOn := a.cfg.TLS != "off"
 	if a.auth == nil {
-		if err := a.openAuth("http://"+ln.Addr().String(), a.stderr); err != nil {
+		scheme := "http://"
+		if tlsOn {
+			scheme = "https://"
+		}
+		if err := a.openAuth(scheme+ln.Addr().String(), a.stderr); err != nil {
 			ln.Close()
 			return err
 		}
 	}
+	base, stop := context.WithCancel(context.Background())
+	a.stopBase = stop
 	a.ln = ln
 	a.http = &http.Server{
 		Handler:           a.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
-		WriteTimeout:      120 * time.Second,
+		WriteTimeout:      120 * time.Second, // event streams lift it (rpc)
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    8 << 10, // net/http adds 4 KiB of slack; larger headers get 431 (SECURITY.md RS-12)
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ErrorLog:          log.New(io.Discard, "", 0), // TLS handshake noise from scanners
+	}
+	if tlsOn {
+		if err := a.openCerts(ln); err != nil {
+			ln.Close()
+			return err
+		}
+		a.http.TLSConfig = a.certs.TLSConfig()
 	}
 	go func(srv *http.Server) {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		var err error
+		if srv.TLSConfig != nil {
+			err = srv.ServeTLS(ln, "", "")
+		} else {
+			err = srv.Serve(ln)
+		}
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error().Err(err).Msg("http server stopped")
 		}
 	}(a.http)
+	if tlsOn {
+		if err := a.listen80(base); err != nil {
+			return err
+		}
+		if err := a.certs.Start(base); err != nil {
+			return fmt.Errorf("tls %s: %w", a.cfg.TLS, err)
+		}
+	}
+	return nil
+}
+
+// openCerts makes the certificate manager for the configured mode.
+func (a *App) openCerts(ln net.Listener) error {
+	cfg := certs.Config{Mode: certs.Mode(a.cfg.TLS), DB: a.db, Names: a.cfg.Domains, ACMEDirectory: a.cfg.ACMECA,
+		ACMEEmail: a.cfg.ACMEEmail, CertFile: a.cfg.CertFile, KeyFile: a.cfg.KeyFile, Logger: a.log, Now: a.cfg.Now}
+	if _, port, err := net.SplitHostPort(ln.Addr().String()); err == nil {
+		cfg.HTTPSPort, _ = strconv.Atoi(port)
+		cfg.ChallengeTLSPort = cfg.HTTPSPort
+	}
+	if a.cfg.ACMECARoot != "" {
+		pem, err := os.ReadFile(a.cfg.ACMECARoot)
+		if err != nil {
+			return usageErr("acme-ca-root: %v", err)
+		}
+		cfg.ACMERoots = x509.NewCertPool()
+		if !cfg.ACMERoots.AppendCertsFromPEM(pem) {
+			return usageErr("acme-ca-root: %s holds no PEM certificate", a.cfg.ACMECARoot)
+		}
+	}
+	m, err := certs.New(cfg)
+	if err != nil {
+		return usageErr("tls %s: %v", a.cfg.TLS, err)
+	}
+	a.certs = m
+	return nil
+}
+
+// listen80 opens the plain-HTTP listener that answers ACME HTTP-01 challenges and redirects
+// everything else to https: :80 by default with --tls acme, where the CA connects.
+func (a *App) listen80(base context.Context) error {
+	addr := a.cfg.HTTPAddr
+	if addr == "" && a.cfg.TLS == "acme" {
+		addr = ":80"
+	}
+	if addr == "" || addr == "off" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen %s for ACME challenges and the redirect to https: %w (set --http-addr, or off)", addr, err)
+	}
+	a.http80 = &http.Server{
+		Handler:           securityHeaders(a.certs.HTTPHandler()),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      10 * time.Second,
+		IdleTimeout:       30 * time.Second,
+		MaxHeaderBytes:    8 << 10,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ErrorLog:          log.New(io.Discard, "", 0),
+	}
+	go func(srv *http.Server) {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error().Err(err).Msg("http redirect server stopped")
+		}
+	}(a.http80)
 	return nil
 }
 
@@ -56,48 +152,34 @@ func (a *App) Addr() string {
 
 // Handler routes every HTTP endpoint of ownsona. The authorization server must be open (Listen
 // or a configured public URL): there is no unauthenticated MCP over HTTP.
+//
+// Every request passes, outermost first: the request log, the security headers, the Host check
+// (DNS rebinding), the concurrency gate, the per-address rate limit of non-MCP endpoints; MCP
+// requests then pass CORS, the Origin check, the audit log and the token check (with its
+// per-client rate limit).
 func (a *App) Handler() http.Handler {
 	if a.auth == nil {
 		panic("app: Handler before the authorization server is open")
 	}
 	mux := http.NewServeMux()
-	mcp := a.checkOrigin(a.requireAuth(a.mcp))
+	guard := func(h http.Handler) http.Handler { return a.cors(a.checkOrigin(a.auditMCP(a.requireAuth(h)))) }
+	mcp := guard(a.mcp)
 	for _, p := range []string{"/mcp", "/api/mcp", "/mcp/http"} {
 		mux.Handle(p, mcp)
 	}
+	mux.Handle("/mcp/sse", guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a.mcp.ServeLegacySSE(w, r, "/mcp/sse/message")
+	})))
+	mux.Handle("/mcp/sse/message", guard(http.HandlerFunc(a.mcp.ServeLegacyMessage)))
 	a.auth.Routes(mux)
-	mux.HandleFunc("/health", a.health)
+	mux.HandleFunc("/health", a.serveHealth)
+	mux.HandleFunc("/.well-known/mcp/server-card.json", a.serveServerCard)
+	mux.HandleFunc("/.well-known/mcp/catalog.json", a.serveCatalog)
+	mux.HandleFunc("/ca.crt", a.serveCACert)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not_found", "error_description": "no such endpoint; MCP is served at /mcp"})
 	})
-	return a.logRequests(securityHeaders(a.checkHost(mux)))
-}
-
-// health reports liveness and whether the file answers.
-func (a *App) health(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "method_not_allowed"})
-		return
-	}
-	now := a.now().UTC()
-	err := a.db.View(func(tx *kv.Tx) error {
-		if tx.Bucket(bucketMemories) == nil {
-			return errors.New("memories bucket missing")
-		}
-		return nil
-	})
-	if err != nil {
-		a.log.Error().Err(err).Msg("health check failed")
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unhealthy", "timestamp": now, "checks": map[string]string{"database": "failed"}})
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"status":    "healthy",
-		"timestamp": now,
-		"uptime":    float64(int(now.Sub(a.started).Seconds()*100)) / 100,
-		"version":   a.cfg.Version,
-	})
+	return a.logRequests(a.securityHeaders(a.checkHost(a.gate(a.limitIP(mux)))))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -105,6 +187,19 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// securityHeaders sets the headers every response carries, and HSTS under TLS.
+func (a *App) securityHeaders(next http.Handler) http.Handler {
+	hsts := a.cfg.TLS != "off" || strings.HasPrefix(a.auth.Endpoints().Issuer, "https://")
+	next = securityHeaders(next)
+	if !hsts {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Strict-Transport-Security", "max-age=31536000")
+		next.ServeHTTP(w, r)
+	})
 }
 
 func securityHeaders(next http.Handler) http.Handler {
@@ -151,11 +246,11 @@ func (a *App) checkHost(next http.Handler) http.Handler {
 }
 
 // checkOrigin refuses browser requests to MCP from pages of other origins: a present Origin must
-// be the public origin or a loopback one.
+// be the public origin, a loopback one or one of the CORS origins.
 func (a *App) checkOrigin(next http.Handler) http.Handler {
 	issuer := a.auth.Endpoints().Issuer
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o := r.Header.Get("Origin"); o != "" && !strings.EqualFold(o, issuer) {
+		if o := r.Header.Get("Origin"); o != "" && !strings.EqualFold(o, issuer) && !a.corsAllowed(o) {
 			u, err := url.Parse(o)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !loopbackHost(u.Hostname()) {
 				writeJSON(w, http.StatusForbidden, map[string]string{"error": "forbidden_origin", "error_description": "requests from this origin are not allowed"})

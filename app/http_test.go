@@ -35,7 +35,7 @@ func TestHandler_HostOriginHealth(t *testing.T) {
 		{"foreign origin", "POST", "/mcp", "127.0.0.1:8080", "https://evil.example", http.StatusForbidden},
 		{"loopback origin", "POST", "/mcp", "127.0.0.1:8080", "http://localhost:3000", 200},
 		{"null origin", "POST", "/mcp", "127.0.0.1:8080", "null", http.StatusForbidden},
-		{"GET /mcp", "GET", "/mcp", "127.0.0.1", "", http.StatusMethodNotAllowed},
+		{"GET /mcp without an event stream", "GET", "/mcp", "127.0.0.1", "", http.StatusNotAcceptable},
 		{"unknown path", "GET", "/admin", "127.0.0.1", "", http.StatusNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

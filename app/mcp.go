@@ -17,6 +17,7 @@ func (a *App) newRPCServer() *rpc.Server {
 		Instructions: instructions,
 		Tools:        a.tools(),
 		Permit:       a.permit,
+		Owner:        owner,
 		ListResources: func(ctx context.Context) ([]rpc.Resource, error) {
 			return []rpc.Resource{
 				{URI: "ownsona://memories/recent", Name: "recent-memories", Title: "Recent memories", Description: "The 20 newest active memories", MIMEType: "application/json"},

@@ -74,7 +74,7 @@ func startServer(t *testing.T) *testServer {
 	t.Helper()
 	cmd := exec.Command(ownsonaBinary(t), "serve", "--db", filepath.Join(t.TempDir(), "ownsona.db"),
 		"--addr", "127.0.0.1:0", "--log-level", "info")
-	cmd.Env = append(os.Environ(), "OWNSONA_LOGIN_PASSWORD="+testPassword)
+	cmd.Env = append(os.Environ(), "OWNSONA_LOGIN_PASSWORD="+testPassword, "OWNSONA_RATE_LIMIT=0")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -105,6 +105,9 @@ func startServer(t *testing.T) *testServer {
 		io.Copy(io.Discard, stderr)
 	}()
 	t.Cleanup(func() {
+		if t.Failed() {
+			defer func() { t.Logf("server log:\n%s", logs) }()
+		}
 		_ = cmd.Process.Signal(os.Interrupt)
 		exited := make(chan struct{})
 		go func() { <-drained; cmd.Wait(); close(exited) }()

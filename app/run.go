@@ -15,6 +15,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/ownsona/ownsona/app/audit"
+	"github.com/ownsona/ownsona/app/certs"
+	"github.com/ownsona/ownsona/app/limit"
 	"github.com/ownsona/ownsona/kv"
 	"github.com/ownsona/ownsona/oauth"
 	"github.com/ownsona/ownsona/rpc"
@@ -38,9 +41,16 @@ type App struct {
 
 	rememberItem, updateItem *rpc.Schema // batch items, validated one by one
 
-	stderr io.Writer // where a generated login password is shown
-	ln     net.Listener
-	http   *http.Server
+	limiter *limit.Limiter // nil when rate limiting is off
+	audit   *audit.Log
+	certs   *certs.Manager // nil until Listen, and with --tls off
+
+	stderr   io.Writer // where a generated login password is shown
+	ln       net.Listener
+	http     *http.Server
+	http80   *http.Server       // the ACME challenge and redirect listener; nil when none
+	stopBase context.CancelFunc // ends the servers' base context: event streams close
+	health   healthCache
 }
 
 // Open opens the file and builds the service and the MCP server. Close releases them.
@@ -66,6 +76,17 @@ func Open(cfg Config, stderr io.Writer) (*App, error) {
 		return nil, err
 	}
 	a.mcp = a.newRPCServer()
+	if err := a.checkTools(); err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.limiter = limit.New(limit.Config{PerMinute: cfg.RateLimit, Burst: cfg.RateBurst, Now: cfg.Now})
+	a.audit, err = audit.Open(a.db, audit.Config{Now: a.now, MaxAge: cfg.AuditMaxAge, MaxEntries: cfg.AuditMaxEntries,
+		OnError: func(err error) { a.log.Error().Err(err).Msg("audit log write failed") }})
+	if err != nil {
+		a.Close()
+		return nil, fmt.Errorf("open audit log: %w", err)
+	}
 	if cfg.PublicURL != "" {
 		if err := a.openAuth(cfg.PublicURL, stderr); err != nil {
 			a.Close()
@@ -84,11 +105,24 @@ func (a *App) Close() error {
 		return nil
 	}
 	var errs []error
-	if a.http != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		errs = append(errs, a.http.Shutdown(ctx))
-		cancel()
-		a.http = nil
+	if a.stopBase != nil {
+		a.stopBase() // event streams end, so Shutdown need not wait for them
+	}
+	for _, srv := range []**http.Server{&a.http, &a.http80} {
+		if *srv != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			errs = append(errs, (*srv).Shutdown(ctx))
+			cancel()
+			*srv = nil
+		}
+	}
+	if a.certs != nil {
+		errs = append(errs, a.certs.Close())
+		a.certs = nil
+	}
+	if a.audit != nil {
+		errs = append(errs, a.audit.Close())
+		a.audit = nil
 	}
 	if a.auth != nil {
 		a.auth.Close()
@@ -159,7 +193,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return usageErr("hash-password: reads the password from standard input and takes no arguments")
 		}
 		return hashPassword(stdin, stdout, stderr)
-	case "serve", "stdio", "export", "token", "clients", "keys":
+	case "serve", "stdio", "export", "token", "clients", "keys", "audit", "ca":
 	default:
 		return usageErr("unknown command %q (see 'ownsona help')", cmd)
 	}
@@ -168,7 +202,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		args, activeOnly = cutFlag(args, "--active-only")
 	}
 	var sub []string
-	if cmd == "token" || cmd == "clients" || cmd == "keys" {
+	if cmd == "token" || cmd == "clients" || cmd == "keys" || cmd == "audit" || cmd == "ca" {
 		args, sub = splitAdminArgs(args)
 	}
 	cfg, rest, err := loadConfig(cmd, args, getenv, stderr)
@@ -193,12 +227,17 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return clientsCmd(cfg, sub, stdout)
 	case "keys":
 		return keysCmd(cfg, sub, stdout)
+	case "audit":
+		return auditCmd(cfg, sub, stdout)
+	case "ca":
+		return caCmd(cfg, sub, stdout)
 	default:
 		return stdio(ctx, cfg, stdin, stdout, stderr)
 	}
 }
 
 func serve(ctx context.Context, cfg Config, stderr io.Writer) error {
+	tlsDefaults(&cfg)
 	if err := checkListen(cfg.Addr, cfg.PublicURL); err != nil {
 		return err
 	}
@@ -211,10 +250,27 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) error {
 		return err
 	}
 	ep := a.auth.Endpoints()
-	a.log.Info().Str("url", ep.Resource).Str("listen", a.Addr()).Str("issuer", ep.Issuer).Msg("serving MCP over HTTP")
+	a.log.Info().Str("url", ep.Resource).Str("listen", a.Addr()).Str("issuer", ep.Issuer).Str("tls", a.certsInfo()).Msg("serving MCP over HTTP")
 	<-ctx.Done()
 	a.log.Info().Msg("shutting down")
 	return a.Close()
+}
+
+// tlsDefaults fills what --tls implies: with acme, listen on :443 unless an address was given,
+// and with a domain, the public URL https://DOMAIN (with the port when it is not 443).
+func tlsDefaults(cfg *Config) {
+	if cfg.TLS == "off" {
+		return
+	}
+	if cfg.TLS == "acme" && cfg.Addr == NewConfig().Addr {
+		cfg.Addr = ":443"
+	}
+	if cfg.PublicURL == "" && len(cfg.Domains) > 0 {
+		cfg.PublicURL = "https://" + cfg.Domains[0]
+		if _, port, err := net.SplitHostPort(cfg.Addr); err == nil && port != "443" && port != "0" {
+			cfg.PublicURL += ":" + port
+		}
+	}
 }
 
 func stdio(ctx context.Context, cfg Config, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -236,7 +292,8 @@ func usage(w io.Writer) error {
 	fmt.Fprint(w, `ownsona: a personal memory server for AI assistants, in one file.
 
 Usage:
-  ownsona serve [flags]    serve MCP over HTTP at http://ADDR/mcp
+  ownsona serve [flags]    serve MCP at http://ADDR/mcp; with --tls acme|local|files over HTTPS
+                           (e.g. OWNSONA_DOMAIN=mem.example.com ownsona serve --tls acme)
   ownsona stdio [flags]    serve MCP on standard input/output (for Claude Desktop, Claude Code, Cursor)
   ownsona export [flags]   write every memory as JSON Lines to standard output, oldest first
                            (--active-only leaves out forgotten and expired ones); the server must be stopped
@@ -247,6 +304,9 @@ Usage:
   ownsona clients list     list OAuth clients; 'clients revoke ID' ends its access at once,
                            'clients revoke-all' ends every client's, 'clients delete ID' removes it
   ownsona keys rotate      new token signing key (old tokens stay valid until they expire)
+  ownsona audit [--since 24h] [--client NAME] [--tool T] [--outcome O] [--limit N] [--json]
+                           the audit log of MCP requests, newest first
+  ownsona ca export        the root certificate of --tls local, as PEM, for devices to trust
   ownsona hash-password    read a password on standard input, print its argon2id hash
                            for OWNSONA_LOGIN_PASSWORD
   ownsona version          print the version

@@ -8,8 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ownsona/ownsona/app/audit"
 	"github.com/ownsona/ownsona/app/memtext"
 	"github.com/ownsona/ownsona/oauth"
+	"github.com/ownsona/ownsona/oauth/policy"
 	"github.com/ownsona/ownsona/rpc"
 	"github.com/ownsona/ownsona/vector"
 )
@@ -90,9 +92,20 @@ type toolFunc func(ctx context.Context, args json.RawMessage) (any, error)
 
 // handler adapts a toolFunc to rpc: argument errors go back to rpc, payload errors become
 // isError results, anything else is logged and shown as a storage error.
+//
+// Calls over stdio are audited here (HTTP requests are audited by the HTTP server), and after a
+// tool that writes, the sessions subscribed to the resources it changed are told.
 func (a *App) handler(name string, fn toolFunc) func(context.Context, json.RawMessage) (*rpc.ToolResult, error) {
-	return func(ctx context.Context, args json.RawMessage) (*rpc.ToolResult, error) {
+	return func(ctx context.Context, args json.RawMessage) (res *rpc.ToolResult, err error) {
+		if rpc.TransportFrom(ctx) == "stdio" {
+			defer a.auditStdio(ctx, name, time.Now(), len(args), &res, &err)
+		}
 		payload, err := fn(ctx, args)
+		if err == nil {
+			if t := a.tool(name); t != nil && toolScope(t) == policy.ScopeWrite {
+				a.notifyChanged(payload)
+			}
+		}
 		if err != nil {
 			var ae *rpc.ArgError
 			var re *rpc.Error
@@ -106,12 +119,67 @@ func (a *App) handler(name string, fn toolFunc) func(context.Context, json.RawMe
 			}
 			return &rpc.ToolResult{Structured: errorPayload{Error: te}, IsError: true}, nil
 		}
-		res := &rpc.ToolResult{Structured: payload}
+		res = &rpc.ToolResult{Structured: payload}
 		if t, ok := payload.(texter); ok {
 			res.Content = []rpc.Content{rpc.TextContent(t.contentText())}
 		}
 		return res, nil
 	}
+}
+
+// notifyChanged tells subscribers that the memories a write named (every "id" in its payload)
+// changed, and with them the recent list, the tags and the statistics.
+func (a *App) notifyChanged(payload any) {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return
+	}
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return
+	}
+	seen := map[uint64]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, c := range x {
+				if f, ok := c.(float64); ok && k == "id" && f >= 1 && f == float64(uint64(f)) && !seen[uint64(f)] {
+					seen[uint64(f)] = true
+					a.mcp.NotifyResourceUpdated(fmt.Sprintf("ownsona://memories/%d", uint64(f)))
+				}
+				walk(c)
+			}
+		case []any:
+			for _, c := range x {
+				walk(c)
+			}
+		}
+	}
+	walk(v)
+	for _, uri := range []string{"ownsona://memories/recent", "ownsona://tags", "ownsona://stats"} {
+		a.mcp.NotifyResourceUpdated(uri)
+	}
+}
+
+// auditStdio records a tool call made over stdio.
+func (a *App) auditStdio(ctx context.Context, name string, start time.Time, size int, res **rpc.ToolResult, err *error) {
+	e := audit.Entry{Time: a.now(), Client: "stdio", Transport: audit.TransportStdio, Method: "tools/call", Tool: name,
+		Duration: time.Since(start), RequestBytes: int64(size), Outcome: audit.OutcomeOK}
+	if ci, ok := rpc.ClientInfoFrom(ctx); ok && ci.Name != "" {
+		e.Client = "stdio:" + ci.Name
+	}
+	switch {
+	case *err != nil:
+		e.Outcome = audit.OutcomeError
+		var re *rpc.Error
+		if errors.As(*err, &re) {
+			e.ErrorCode = re.Code
+		}
+	case *res != nil && (*res).IsError:
+		e.Outcome = audit.OutcomeToolError
+	}
+	a.audit.Record(e)
 }
 
 // decode unmarshals validated arguments into dst.

@@ -1,0 +1,259 @@
+package app
+
+// What keeps the HTTP server standing on the internet: rate limits per client and per address,
+// a bound on concurrent requests, CORS for the allowed browser origins, and the audit log of
+// MCP requests.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ownsona/ownsona/app/audit"
+	"github.com/ownsona/ownsona/app/limit"
+	"github.com/ownsona/ownsona/oauth"
+)
+
+// codeRateLimited is DESIGN.md's JSON-RPC error code for rate limiting.
+const codeRateLimited = -32004
+
+// isMCPPath reports whether path is the Streamable HTTP endpoint or one of its aliases.
+func isMCPPath(path string) bool {
+	return path == "/mcp" || path == "/api/mcp" || path == "/mcp/http"
+}
+
+// isStream reports whether r opens a long-lived event stream (GET on the MCP endpoint or the
+// legacy SSE endpoint): those are bounded by the sessions, not by the concurrency gate.
+func isStream(r *http.Request) bool {
+	return r.Method == http.MethodGet && (isMCPPath(r.URL.Path) || r.URL.Path == "/mcp/sse")
+}
+
+// ipKey is the rate-limit key of the address r comes from (IPv6 by /64).
+func (a *App) ipKey(r *http.Request) string {
+	if ip, err := netip.ParseAddr(a.clientIP(r)); err == nil {
+		return limit.IPKey(ip)
+	}
+	return "ip:" + a.clientIP(r)
+}
+
+// principalKey is the rate-limit key of an authenticated caller.
+func principalKey(p *oauth.Principal) string { return p.Kind + ":" + p.ClientID }
+
+// limitIP applies the per-address limit to requests that are not MCP (the OAuth endpoints and
+// pages) and are not discovery documents or /health, which stay cheap and cacheable; MCP
+// requests are limited per token in limitPrincipal, or per address when their token fails.
+func (a *App) limitIP(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if isMCPPath(p) || strings.HasPrefix(p, "/mcp/sse") || strings.HasPrefix(p, "/.well-known/") || p == "/health" || r.Method == http.MethodOptions {
+			next.ServeHTTP(w, r)
+			return
+		}
+		d := a.limiter.Allow(a.ipKey(r))
+		d.SetHeaders(w.Header())
+		if !d.Allowed {
+			writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": "rate_limited",
+				"error_description": fmt.Sprintf("too many requests from this address; retry in %d s", d.RetryAfterSeconds())})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// allowPrincipal applies the per-client limit to an authenticated MCP request; false when it
+// answered 429 with JSON-RPC error -32004.
+func (a *App) allowKey(w http.ResponseWriter, key string) bool {
+	d := a.limiter.Allow(key)
+	d.SetHeaders(w.Header())
+	if d.Allowed {
+		return true
+	}
+	writeRateLimited(w, d.RetryAfterSeconds())
+	return false
+}
+
+func writeRateLimited(w http.ResponseWriter, retry int) {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{
+		"code": codeRateLimited, "message": "rate limit exceeded",
+		"data": map[string]any{"retry_after": retry, "error_description": fmt.Sprintf("too many requests from this client; retry in %d s", retry)}}})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusTooManyRequests)
+	w.Write(append(body, '\n'))
+}
+
+// gate bounds the requests served at once; event streams are left out (sessions bound them).
+func (a *App) gate(next http.Handler) http.Handler {
+	g := limit.NewGate(a.cfg.MaxConcurrent)
+	streams := limit.NewGate(maxStreams)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gt := g
+		if isStream(r) {
+			gt = streams
+		}
+		if !gt.TryAcquire() {
+			w.Header().Set("Retry-After", "1")
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "busy", "error_description": "the server is at its limit of concurrent requests; retry in a second"})
+			return
+		}
+		defer gt.Release()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// maxStreams bounds the open event streams.
+const maxStreams = 256
+
+// cors answers preflights and sets the CORS headers on the MCP endpoint for the allowed
+// origins. Requests from other browser origins are refused by checkOrigin.
+func (a *App) cors(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		allowed := origin != "" && a.corsAllowed(origin)
+		if allowed {
+			h := w.Header()
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Add("Vary", "Origin")
+			h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, WWW-Authenticate, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset")
+		}
+		if r.Method != http.MethodOptions {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !allowed {
+			writeJSON(w, http.StatusForbidden, map[string]string{"error": "forbidden_origin", "error_description": "requests from this origin are not allowed"})
+			return
+		}
+		h := w.Header()
+		h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
+		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID")
+		h.Set("Access-Control-Max-Age", "600")
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
+func (a *App) corsAllowed(origin string) bool {
+	return slices.ContainsFunc(a.cfg.CORSOrigins, func(o string) bool { return strings.EqualFold(o, origin) })
+}
+
+// ---- audit ----
+
+// auditWriter records what an MCP response was, for the audit log: its status, its size, and
+// the last bytes written (where a JSON-RPC error or an isError result shows).
+type auditWriter struct {
+	http.ResponseWriter
+	status int
+	size   int64
+	tail   []byte
+}
+
+const auditTail = 8 << 10
+
+func (w *auditWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *auditWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.size += int64(n)
+	w.tail = append(w.tail, b[:n]...)
+	if len(w.tail) > auditTail {
+		w.tail = append(w.tail[:0], w.tail[len(w.tail)-auditTail:]...)
+	}
+	return n, err
+}
+
+func (w *auditWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// auditMCP records every request to the MCP endpoints: who, what method and tool, how it
+// ended, how long it took and how big it was. Never argument contents.
+func (a *App) auditMCP(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.audit == nil || r.Method == http.MethodOptions {
+			next.ServeHTTP(w, r)
+			return
+		}
+		start := time.Now()
+		aw := &auditWriter{ResponseWriter: w}
+		// the principal is known only inside requireAuth: it hands it back through this slot
+		slot := &principalSlot{}
+		next.ServeHTTP(aw, r.WithContext(withPrincipalSlot(r.Context(), slot)))
+		e := audit.Entry{Time: a.now(), Transport: audit.TransportHTTP, Duration: time.Since(start),
+			RequestBytes: max(r.ContentLength, 0), ResponseBytes: aw.size, Status: aw.status}
+		if strings.HasPrefix(r.URL.Path, "/mcp/sse") {
+			e.Transport = audit.TransportSSE
+		}
+		if ip, err := netip.ParseAddr(a.clientIP(r)); err == nil {
+			e.RemoteIP = ip
+		}
+		if p := slot.p; p != nil {
+			e.Client, e.ClientID = p.Name, p.ClientID
+		}
+		e.Method, e.Tool = slot.method, slot.tool
+		if e.Method == "" {
+			e.Method = "http:" + r.Method
+		}
+		e.Outcome, e.ErrorCode = outcomeOf(aw.status, aw.tail)
+		a.audit.Record(e)
+	})
+}
+
+// outcomeOf classifies a response by its status and, for a 200, its last bytes: a JSON-RPC
+// error member or an isError result. Memory text cannot fake either: its quotes are escaped.
+func outcomeOf(status int, tail []byte) (audit.Outcome, int) {
+	switch {
+	case status == http.StatusUnauthorized:
+		return audit.OutcomeUnauthorized, 0
+	case status == http.StatusForbidden:
+		return audit.OutcomeDenied, codeAuthorization
+	case status == http.StatusTooManyRequests:
+		return audit.OutcomeRateLimited, codeRateLimited
+	case status == http.StatusServiceUnavailable:
+		return audit.OutcomeBusy, 0
+	case status >= 400:
+		return audit.OutcomeError, 0
+	}
+	if i := bytes.LastIndex(tail, []byte(`"error":{"code":`)); i >= 0 {
+		rest := tail[i+len(`"error":{"code":`):]
+		end := bytes.IndexAny(rest, ",}")
+		if end > 0 {
+			code, _ := strconv.Atoi(string(rest[:end]))
+			return audit.OutcomeError, code
+		}
+		return audit.OutcomeError, 0
+	}
+	if bytes.Contains(tail, []byte(`"isError":true`)) {
+		return audit.OutcomeToolError, 0
+	}
+	return audit.OutcomeOK, 0
+}
+
+// principalSlot carries what requireAuth learned about a request back to auditMCP.
+type principalSlot struct {
+	p            *oauth.Principal
+	method, tool string
+}
+
+type slotKey struct{}
+
+func withPrincipalSlot(ctx context.Context, s *principalSlot) context.Context {
+	return context.WithValue(ctx, slotKey{}, s)
+}
+
+func slotFrom(ctx context.Context) *principalSlot {
+	s, _ := ctx.Value(slotKey{}).(*principalSlot)
+	return s
+}
