@@ -6,7 +6,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 20s
 EVAL ?= ../shared/eval/locomo-dev
 
-.PHONY: build run test e2e bench fuzz check clean assets eval
+.PHONY: build run test e2e bench load fuzz check clean assets eval
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ownsona .
@@ -28,6 +28,14 @@ bench:
 	  $(GO) test -run '^$$' -bench 'HNSW_Search$$' -benchtime 1000x -timeout 60m ./vector/ -hnsw.sets 100000x100 ) \
 	  | tee bench.out | $(GO) run ./app/internal/benchtable
 	$(GO) run ./vector/internal/annbench -out $${TMPDIR:-/tmp}/ownsona-annbench -sets all
+
+# Bounded load test over HTTPS on loopback: 50 clients remember/recall for 60 s against
+# `ownsona serve --tls local` while slowloris and oversized-body senders run; prints throughput
+# and p99, fails on any error but the intended 429s or on a lost acknowledged write.
+LOAD_DURATION ?= 60s
+LOAD_CLIENTS ?= 50
+load: build
+	$(GO) run ./app/internal/loadtest -bin bin/ownsona -duration $(LOAD_DURATION) -clients $(LOAD_CLIENTS)
 
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \
