@@ -103,7 +103,7 @@ func (a *App) handler(name string, fn toolFunc) func(context.Context, json.RawMe
 		payload, err := fn(ctx, args)
 		if err == nil {
 			if t := a.tool(name); t != nil && toolScope(t) == policy.ScopeWrite {
-				a.notifyChanged(payload)
+				a.notifyChanged(args, payload)
 			}
 		}
 		if err != nil {
@@ -127,26 +127,23 @@ func (a *App) handler(name string, fn toolFunc) func(context.Context, json.RawMe
 	}
 }
 
-// notifyChanged tells subscribers that the memories a write named (every "id" in its payload)
-// changed, and with them the recent list, the tags and the statistics.
-func (a *App) notifyChanged(payload any) {
-	b, err := json.Marshal(payload)
-	if err != nil {
-		return
-	}
-	var v any
-	if json.Unmarshal(b, &v) != nil {
-		return
-	}
-	seen := map[uint64]bool{}
+// notifyChanged tells subscribers that the memories a write named changed (the ids in its
+// arguments and its payload, near duplicates it merely reports aside), and with them the recent
+// list, the tags and the statistics.
+func (a *App) notifyChanged(args json.RawMessage, payload any) {
+	ids := map[uint64]bool{}
 	var walk func(v any)
 	walk = func(v any) {
 		switch x := v.(type) {
 		case map[string]any:
 			for k, c := range x {
-				if f, ok := c.(float64); ok && k == "id" && f >= 1 && f == float64(uint64(f)) && !seen[uint64(f)] {
-					seen[uint64(f)] = true
-					a.mcp.NotifyResourceUpdated(fmt.Sprintf("ownsona://memories/%d", uint64(f)))
+				switch k {
+				case "near_duplicates", "possible_duplicates", "duplicates", "matches":
+					continue // reported, not changed
+				case "id", "ids", "memory_id", "memory_ids", "replaced_by_id":
+					for _, f := range numbers(c) {
+						ids[f] = true
+					}
 				}
 				walk(c)
 			}
@@ -156,10 +153,43 @@ func (a *App) notifyChanged(payload any) {
 			}
 		}
 	}
-	walk(v)
+	for _, raw := range []any{args, payload} {
+		b, ok := raw.(json.RawMessage)
+		if !ok {
+			var err error
+			if b, err = json.Marshal(raw); err != nil {
+				continue
+			}
+		}
+		var v any
+		if json.Unmarshal(b, &v) == nil {
+			walk(v)
+		}
+	}
+	for id := range ids {
+		a.mcp.NotifyResourceUpdated(fmt.Sprintf("ownsona://memories/%d", id))
+	}
 	for _, uri := range []string{"ownsona://memories/recent", "ownsona://tags", "ownsona://stats"} {
 		a.mcp.NotifyResourceUpdated(uri)
 	}
+}
+
+// numbers are the memory ids in a decoded JSON value: a positive whole number or a list of them.
+func numbers(v any) []uint64 {
+	var out []uint64
+	switch x := v.(type) {
+	case float64:
+		if x >= 1 && x == float64(uint64(x)) {
+			out = append(out, uint64(x))
+		}
+	case []any:
+		for _, e := range x {
+			if f, ok := e.(float64); ok && f >= 1 && f == float64(uint64(f)) {
+				out = append(out, uint64(f))
+			}
+		}
+	}
+	return out
 }
 
 // auditStdio records a tool call made over stdio.

@@ -73,7 +73,8 @@ export async function startServe(t, { pats = {}, env = {} } = {}) {
   const db = join(dir, 'ownsona.db');
   const tokens = {};
   for (const [name, scope] of Object.entries(pats)) tokens[name] = createToken(db, name, scope);
-  const childEnv = { ...process.env, OWNSONA_LOGIN_USERNAME: OWNER, OWNSONA_LOGIN_PASSWORD: PASSWORD, ...env };
+  // Rate limits are off unless a test is about them: the suites call tools faster than any assistant.
+  const childEnv = { ...process.env, OWNSONA_LOGIN_USERNAME: OWNER, OWNSONA_LOGIN_PASSWORD: PASSWORD, OWNSONA_RATE_LIMIT: '0', ...env };
   for (const k of ['OWNSONA_PUBLIC_URL', 'OWNSONA_ADDR', 'OWNSONA_DB', 'OWNSONA_TRUSTED_PROXIES']) delete childEnv[k];
   const proc = spawn(BIN, ['serve', '--addr', '127.0.0.1:0', '--db', db], { stdio: ['ignore', 'ignore', 'pipe'], env: childEnv });
   const exited = new Promise((resolve) => proc.once('exit', resolve));

@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { BIN, ALL_TOOLS as TOOLS, READ_TOOLS, defer, tempDir, startServe, payload } from './helpers.mjs';
 
 function tempDB(t) {
@@ -230,4 +232,80 @@ test('http: a rebinding Host and a foreign Origin are refused, even with a valid
   const rebound = await rawStatus(srv, { ...auth, host: 'evil.example.com', origin: 'http://evil.example.com' }, body);
   assert.ok(rebound >= 400 && rebound < 500, `a foreign Host gets a 4xx, got ${rebound}`);
   assert.equal(await rawStatus(srv, { ...auth, host: `evil.example.com:${srv.port}` }, body), 421);
+});
+
+test('http: the TypeScript SDK keeps a session, is told of changes to subscribed memories, and gets progress as an event stream', { timeout: 60000 }, async (t) => {
+  const srv = await startServe(t, { pats: { watcher: undefined, writer: undefined } });
+  const watcherTransport = new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: { Authorization: `Bearer ${srv.tokens.watcher}` } } });
+  const watcher = new Client({ name: 'e2e-watcher', version: '1.0.0' });
+  await watcher.connect(watcherTransport);
+  defer(t, () => watcher.close());
+  assert.match(watcherTransport.sessionId ?? '', /^[\x21-\x7e]{32,}$/, 'initialize started a session with a visible-ASCII id');
+  assert.equal(watcher.getServerCapabilities().resources.subscribe, true);
+
+  const updated = [];
+  let wake;
+  watcher.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => { updated.push(n.params.uri); wake?.(); });
+  await watcher.subscribeResource({ uri: 'ownsona://memories/recent' });
+  const writer = await connectPAT(t, srv, srv.tokens.writer, 'e2e-writer');
+  const { memory_id: id } = await payload(writer, 'remember', { text: 'The bike lock code is in the blue notebook' });
+  await watcher.subscribeResource({ uri: `ownsona://memories/${id}` });
+  await payload(writer, 'update_memory', { id, tags: ['bike'] });
+  const deadline = Date.now() + 10000;
+  while (!(updated.includes('ownsona://memories/recent') && updated.includes(`ownsona://memories/${id}`)) && Date.now() < deadline) {
+    await new Promise((resolve) => { wake = resolve; setTimeout(resolve, 200); });
+  }
+  assert.ok(updated.includes('ownsona://memories/recent'), `the recent list's subscriber was told: ${updated}`);
+  assert.ok(updated.includes(`ownsona://memories/${id}`), `the memory's subscriber was told: ${updated}`);
+  await watcher.unsubscribeResource({ uri: 'ownsona://memories/recent' });
+
+  // A batch with a progress token: the answer comes as an event stream, progress first.
+  const progress = [];
+  const res = await watcher.callTool({ name: 'remember_batch', arguments: { items: [{ text: 'one thing' }, { text: 'another thing' }] } },
+    undefined, { onprogress: (p) => progress.push(p) });
+  assert.equal(res.isError, false);
+  assert.ok(progress.length >= 2, `progress notifications before the result: ${JSON.stringify(progress)}`);
+  assert.ok(progress.every((p) => p.total === 2), 'progress counts the items');
+
+  // DELETE ends the session; its id is then unknown.
+  const sid = watcherTransport.sessionId;
+  await watcherTransport.terminateSession();
+  const after = await fetch(srv.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${srv.tokens.watcher}`, 'mcp-session-id': sid },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }), signal: AbortSignal.timeout(10000) });
+  assert.equal(after.status, 404, 'an ended session is 404');
+});
+
+test('http: a 2024-11-05 client uses the legacy HTTP+SSE transport', { timeout: 30000 }, async (t) => {
+  const srv = await startServe(t, { pats: { old: undefined } });
+  const auth = { Authorization: `Bearer ${srv.tokens.old}` };
+  const transport = new SSEClientTransport(new URL(srv.origin + '/mcp/sse'), {
+    requestInit: { headers: auth },
+    eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...init?.headers, ...auth } }) },
+  });
+  const client = new Client({ name: 'e2e-legacy', version: '1.0.0' });
+  await client.connect(transport);
+  defer(t, () => client.close());
+  const { memory_id: id } = await payload(client, 'remember', { text: 'The legacy client remembers the gate code is 4411' });
+  assert.ok(id > 0);
+  const found = await payload(client, 'recall', { query: 'gate code' });
+  assert.match(found.matches[0].text, /4411/);
+});
+
+test('http: over the rate limit a client gets 429 with Retry-After, X-RateLimit headers and JSON-RPC -32004', { timeout: 30000 }, async (t) => {
+  const srv = await startServe(t, { pats: { busy: undefined, calm: undefined }, env: { OWNSONA_RATE_LIMIT: '60', OWNSONA_RATE_BURST: '5' } });
+  const post = (token) => fetch(srv.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }), signal: AbortSignal.timeout(10000) });
+  const statuses = [];
+  let last;
+  for (let i = 0; i < 8; i++) {
+    last = await post(srv.tokens.busy);
+    statuses.push(last.status);
+    if (last.status === 200) assert.equal(last.headers.get('x-ratelimit-limit'), '60');
+  }
+  assert.deepEqual(statuses.slice(0, 5), [200, 200, 200, 200, 200], 'the burst passes');
+  assert.equal(last.status, 429);
+  assert.ok(Number(last.headers.get('retry-after')) >= 1);
+  assert.equal(last.headers.get('x-ratelimit-remaining'), '0');
+  assert.equal((await last.json()).error.code, -32004);
+  assert.equal((await post(srv.tokens.calm)).status, 200, 'another client has its own bucket');
 });
