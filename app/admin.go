@@ -26,15 +26,20 @@ import (
 )
 
 // openAdmin opens the file for an admin command, with every migration applied.
-func openAdmin(cfg Config) (*kv.DB, error) {
-	db, err := kv.Open(cfg.DB, kv.Options{Migrations: migrations})
+// Inside a running server (a command that came through the admin socket) it is the server's
+// open file, and done does not close it.
+func openAdmin(cfg Config) (db *kv.DB, done func() error, err error) {
+	if cfg.live != nil {
+		return cfg.live.db, func() error { return nil }, nil
+	}
+	db, err = kv.Open(cfg.DB, kv.Options{Migrations: migrations})
 	if err != nil {
 		if errors.Is(err, kv.ErrInUse) {
-			return nil, fmt.Errorf("open %s: %w (stop 'ownsona serve' first: the server holds the file)", cfg.DB, err)
+			return nil, nil, fmt.Errorf("open %s: %w (a running 'ownsona serve' holds the file and its admin socket did not answer; stop it first)", cfg.DB, err)
 		}
-		return nil, fmt.Errorf("open %s: %w", cfg.DB, err)
+		return nil, nil, fmt.Errorf("open %s: %w", cfg.DB, err)
 	}
-	return db, nil
+	return db, db.Close, nil
 }
 
 // parseTTL reads durations such as 90d, 12h or 30m; "never" or "0" is no expiry.
@@ -119,11 +124,11 @@ func tokenCmd(cfg Config, args []string, stdout, stderr io.Writer) error {
 	default:
 		return usageErr("token: unknown subcommand %q; use create, list or revoke", sub)
 	}
-	db, err := openAdmin(cfg)
+	db, done, err := openAdmin(cfg)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer done()
 	pats, err := oauth.OpenPATs(db, cfg.Now)
 	if err != nil {
 		return err
@@ -162,7 +167,7 @@ func tokenCmd(cfg Config, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	return db.Close()
+	return done()
 }
 
 func timeOr(t *time.Time, none string) string {
@@ -186,11 +191,11 @@ func clientsCmd(cfg Config, args []string, stdout io.Writer) error {
 	if len(rest) != n {
 		return usageErr("clients %s: takes %d argument(s)", sub, n)
 	}
-	db, err := openAdmin(cfg)
+	db, done, err := openAdmin(cfg)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer done()
 	g, err := grant.Open(db, grant.Config{Now: cfg.Now})
 	if err != nil {
 		return err
@@ -226,7 +231,7 @@ func clientsCmd(cfg Config, args []string, stdout io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "deleted %s and revoked its grants\n", rest[0])
 	}
-	return db.Close()
+	return done()
 }
 
 // keysCmd is `ownsona keys rotate|list`.
@@ -234,11 +239,11 @@ func keysCmd(cfg Config, args []string, stdout io.Writer) error {
 	if len(args) != 1 || (args[0] != "rotate" && args[0] != "list") {
 		return usageErr("keys: say rotate or list")
 	}
-	db, err := openAdmin(cfg)
+	db, done, err := openAdmin(cfg)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer done()
 	keys, err := token.OpenKeys(db, cfg.Now)
 	if err != nil {
 		return err
@@ -249,10 +254,10 @@ func keysCmd(cfg Config, args []string, stdout io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(stdout, "new signing key %s; %s keeps verifying tokens for %s\n", keys.ActiveKID(), old, token.RetireAfter)
-		return db.Close()
+		return done()
 	}
 	fmt.Fprintf(stdout, "active signing key: %s\n%s\n", keys.ActiveKID(), keys.JWKS())
-	return db.Close()
+	return done()
 }
 
 // hashPassword is `ownsona hash-password`: reads a password (twice on a terminal, without

@@ -101,6 +101,9 @@ type Config struct {
 	Version string
 	// Now is the clock. If nil, time.Now.
 	Now func() time.Time
+
+	live *App  // the running server, for a command that came through its admin socket
+	cwd  string // that command's working directory, for relative paths
 }
 
 // NewConfig returns the defaults.

@@ -25,17 +25,22 @@ type exportHeader struct {
 // line, then one memory per line with every field (tombstones too unless includeDeleted is
 // false). It opens the file read-only, so it never changes it.
 func export(cfg Config, w io.Writer, includeDeleted bool) error {
-	db, err := kv.Open(cfg.DB, kv.Options{ReadOnly: true, Migrations: migrations})
-	if err != nil {
-		return fmt.Errorf("export: %w", err)
+	db := (*kv.DB)(nil)
+	if cfg.live != nil {
+		db = cfg.live.db
+	} else {
+		var err error
+		if db, err = kv.Open(cfg.DB, kv.Options{ReadOnly: true, Migrations: migrations}); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		defer db.Close()
 	}
-	defer db.Close()
 	now := time.Now
 	if cfg.Now != nil {
 		now = cfg.Now
 	}
 	var mems []*Memory
-	err = db.View(func(tx *kv.Tx) error {
+	err := db.View(func(tx *kv.Tx) error {
 		b := tx.Bucket(bucketMemories)
 		if b == nil {
 			return nil

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -50,6 +51,7 @@ type App struct {
 	http     *http.Server
 	http80   *http.Server       // the ACME challenge and redirect listener; nil when none
 	stopBase context.CancelFunc // ends the servers' base context: event streams close
+	adminLn  net.Listener       // the admin socket; nil when not serving
 	health   healthCache
 }
 
@@ -108,6 +110,7 @@ func (a *App) Close() error {
 	if a.stopBase != nil {
 		a.stopBase() // event streams end, so Shutdown need not wait for them
 	}
+	a.closeAdminSocket()
 	for _, srv := range []**http.Server{&a.http, &a.http80} {
 		if *srv != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -193,16 +196,17 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return usageErr("hash-password: reads the password from standard input and takes no arguments")
 		}
 		return hashPassword(stdin, stdout, stderr)
-	case "serve", "stdio", "export", "token", "clients", "keys", "audit", "ca":
+	case "serve", "stdio", "export", "token", "clients", "keys", "audit", "ca", "backup", "check", "restore", "compact":
 	default:
 		return usageErr("unknown command %q (see 'ownsona help')", cmd)
 	}
+	all := args
 	var activeOnly bool
 	if cmd == "export" {
 		args, activeOnly = cutFlag(args, "--active-only")
 	}
 	var sub []string
-	if cmd == "token" || cmd == "clients" || cmd == "keys" || cmd == "audit" || cmd == "ca" {
+	if cmd == "token" || cmd == "clients" || cmd == "keys" || cmd == "audit" || cmd == "ca" || cmd == "backup" || cmd == "check" || cmd == "restore" || cmd == "compact" {
 		args, sub = splitAdminArgs(args)
 	}
 	cfg, rest, err := loadConfig(cmd, args, getenv, stderr)
@@ -216,6 +220,33 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return usageErr("%s: unexpected argument %q", cmd, rest[0])
 	}
 	cfg.Version = Version
+	if slices.Contains(adminCommands, cmd) && !(cmd == "check" && len(sub) > 0) { // check FILE opens FILE
+		if handled, err := forwardAdmin(ctx, cfg.DB, append([]string{cmd}, all...), stdin, stdout, stderr); handled {
+			return err
+		}
+	}
+	return runCommand(ctx, cmd, cfg, sub, activeOnly, stdin, stdout, stderr)
+}
+
+// runLive runs a command that came through the admin socket on the running server's file.
+// Settings flags (--db, --log-level) are the server's; the command's own arguments are kept.
+func runLive(a *App, req adminRequest, stdout, stderr io.Writer) error {
+	cmd, args := req.Args[0], req.Args[1:]
+	cfg := a.cfg
+	cfg.live, cfg.cwd = a, req.Cwd
+	var activeOnly bool
+	if cmd == "export" {
+		args, activeOnly = cutFlag(args, "--active-only")
+	}
+	_, sub := splitAdminArgs(args)
+	if cmd == "export" && len(sub) > 0 {
+		return usageErr("export: unexpected argument %q", sub[0])
+	}
+	return runCommand(context.Background(), cmd, cfg, sub, activeOnly, nil, stdout, stderr)
+}
+
+// runCommand runs a command once its configuration is known.
+func runCommand(ctx context.Context, cmd string, cfg Config, sub []string, activeOnly bool, stdin io.Reader, stdout, stderr io.Writer) error {
 	switch cmd {
 	case "serve":
 		return serve(ctx, cfg, stderr)
@@ -231,6 +262,14 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return auditCmd(cfg, sub, stdout)
 	case "ca":
 		return caCmd(cfg, sub, stdout)
+	case "backup":
+		return backupCmd(cfg, sub, stdout)
+	case "check":
+		return checkCmd(cfg, sub, stdout)
+	case "restore":
+		return restoreCmd(cfg, sub, stdout)
+	case "compact":
+		return compactCmd(cfg, sub, stdout)
 	default:
 		return stdio(ctx, cfg, stdin, stdout, stderr)
 	}
@@ -249,6 +288,7 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) error {
 	if err := a.Listen(); err != nil {
 		return err
 	}
+	a.openAdminSocket(ctx)
 	ep := a.auth.Endpoints()
 	a.log.Info().Str("url", ep.Resource).Str("listen", a.Addr()).Str("issuer", ep.Issuer).Str("tls", a.certsInfo()).Msg("serving MCP over HTTP")
 	<-ctx.Done()

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package app
+
+func syscallUmask(mask int) int { return 0 }
