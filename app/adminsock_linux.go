@@ -15,7 +15,9 @@ func peerUID(c *net.UnixConn) (int, bool) {
 	}
 	var cred *syscall.Ucred
 	var cerr error
-	if err := raw.Control(func(fd uintptr) { cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED) }); err != nil || cerr != nil {
+	if err := raw.Control(func(fd uintptr) {
+		cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	}); err != nil || cerr != nil {
 		return 0, false
 	}
 	return int(cred.Uid), true

@@ -102,7 +102,7 @@ type Config struct {
 	// Now is the clock. If nil, time.Now.
 	Now func() time.Time
 
-	live *App  // the running server, for a command that came through its admin socket
+	live *App   // the running server, for a command that came through its admin socket
 	cwd  string // that command's working directory, for relative paths
 }
 
