@@ -260,6 +260,12 @@ func compactCmd(cfg Config, args []string, stdout io.Writer) error {
 		return err
 	}
 	_ = db
+	// Temporary files of compactions that were killed are garbage: no process holds the file.
+	if old, _ := filepath.Glob(filepath.Join(filepath.Dir(cfg.DB), "."+filepath.Base(cfg.DB)+".tmp-*")); len(old) > 0 {
+		for _, f := range old {
+			os.Remove(f)
+		}
+	}
 	before, after, err := kv.Compact(cfg.DB, cfg.DB)
 	if err != nil {
 		return err

@@ -1,0 +1,299 @@
+package app
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// serveDB runs `ownsona serve` on db and returns its MCP URL; the server is stopped (SIGINT) at
+// cleanup.
+func serveDB(t *testing.T, db string) string {
+	t.Helper()
+	cmd := exec.Command(ownsonaBinary(t), "serve", "--db", db, "--addr", "127.0.0.1:0", "--log-level", "info")
+	cmd.Env = append(os.Environ(), "OWNSONA_LOGIN_PASSWORD="+testPassword, "OWNSONA_RATE_LIMIT=0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			var line struct{ Message, URL string }
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Message == "serving MCP over HTTP" {
+				urls <- line.URL
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	select {
+	case u := <-urls:
+		return u
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not start within 30 s")
+	}
+	return ""
+}
+
+// ownsona runs a command of the binary and returns its standard output.
+func ownsona(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(ownsonaBinary(t), args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ownsona %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.String())
+	}
+	return string(out)
+}
+
+// patFrom finds the osk_ token in `token create` output.
+func patFrom(t *testing.T, out string) string {
+	t.Helper()
+	for f := range strings.FieldsSeq(out) {
+		if strings.HasPrefix(f, "osk_") {
+			return f
+		}
+	}
+	t.Fatalf("no token in %q", out)
+	return ""
+}
+
+// rememberHTTP stores text through /mcp with a bearer token and reports whether it was
+// acknowledged.
+func rememberHTTP(t *testing.T, url, token, text string) bool {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+		"params": map[string]any{"name": "remember", "arguments": map[string]any{"text": text}}})
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode == http.StatusOK && bytes.Contains(b, []byte(`"ok":true`))
+}
+
+// exportedTexts are the texts in an `ownsona export` of db.
+func exportedTexts(t *testing.T, db string) map[string]bool {
+	t.Helper()
+	texts := map[string]bool{}
+	sc := bufio.NewScanner(strings.NewReader(ownsona(t, "export", "--db", db)))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var m struct{ Text string }
+		if json.Unmarshal(sc.Bytes(), &m) == nil && m.Text != "" {
+			texts[m.Text] = true
+		}
+	}
+	return texts
+}
+
+// TestAdminSocket_CommandsWhileServing: with serve holding the file, token, check, export and
+// stdio reach it through the admin socket, and the Go SDK over stdio sees what HTTP wrote.
+func TestAdminSocket_CommandsWhileServing(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "ownsona.db")
+	url := serveDB(t, db)
+	fi, err := os.Stat(socketPath(db))
+	if err != nil || fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("admin socket %s: %v, mode %v; want a socket with mode 0600", socketPath(db), err, fi.Mode())
+	}
+	token := patFrom(t, ownsona(t, "token", "create", "--db", db, "--name", "writer"))
+	if !rememberHTTP(t, url, token, "The boat is moored at pier 7") {
+		t.Fatal("remember over HTTP failed")
+	}
+	if out := ownsona(t, "token", "list", "--db", db); !strings.Contains(out, "writer") {
+		t.Errorf("token list through the socket: %q", out)
+	}
+	if out := ownsona(t, "check", "--db", db); !strings.Contains(out, "ok (schema") || !strings.Contains(out, "1 memories") {
+		t.Errorf("check through the socket: %q", out)
+	}
+	if !exportedTexts(t, db)["The boat is moored at pier 7"] {
+		t.Error("export through the socket misses the memory written over HTTP")
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "desktop", Version: "1"}, nil)
+	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(ownsonaBinary(t), "stdio", "--db", db, "--log-level", "error")}, nil)
+	if err != nil {
+		t.Fatalf("stdio while serve runs: %v", err)
+	}
+	defer s.Close()
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "recall", Arguments: map[string]any{"query": "where is the boat"}})
+	if err != nil || res.IsError {
+		t.Fatalf("recall over stdio: %v %+v", err, res)
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	if !strings.Contains(string(b), "pier 7") {
+		t.Errorf("stdio recall = %s, want the memory HTTP wrote", b)
+	}
+	res, err = s.CallTool(ctx, &mcp.CallToolParams{Name: "remember", Arguments: map[string]any{"text": "Written by the desktop client through the socket"}})
+	if err != nil || res.IsError {
+		t.Fatalf("remember over stdio: %v %+v", err, res)
+	}
+	if !exportedTexts(t, db)["Written by the desktop client through the socket"] {
+		t.Error("a memory written over stdio through the socket is not in the server's file")
+	}
+}
+
+// TestBackup_UnderWriteLoad: a writer keeps committing while backup runs; the backup checks
+// and holds every write acknowledged before it started.
+func TestBackup_UnderWriteLoad(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "ownsona.db")
+	url := serveDB(t, db)
+	token := patFrom(t, ownsona(t, "token", "create", "--db", db, "--name", "load"))
+
+	var mu sync.Mutex
+	var acked []string
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			text := fmt.Sprintf("load write %d: the plants need water on day %d", i, i)
+			if rememberHTTP(t, url, token, text) {
+				mu.Lock()
+				acked = append(acked, text)
+				mu.Unlock()
+			}
+		}
+	}()
+	waitFor := func(n int) {
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			mu.Lock()
+			k := len(acked)
+			mu.Unlock()
+			if k >= n {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatalf("fewer than %d writes acknowledged in 30 s", n)
+	}
+	waitFor(50)
+	for round := range 3 {
+		mu.Lock()
+		before := append([]string(nil), acked...)
+		mu.Unlock()
+		backup := filepath.Join(dir, fmt.Sprintf("backup-%d.db", round))
+		ownsona(t, "backup", "--db", db, "--to", backup)
+		fi, err := os.Stat(backup)
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("backup file: %v, mode %v; want 0600", err, fi.Mode())
+		}
+		ownsona(t, "check", backup)
+		got := exportedTexts(t, backup)
+		missing := 0
+		for _, text := range before {
+			if !got[text] {
+				missing++
+			}
+		}
+		if missing > 0 {
+			t.Errorf("round %d: backup misses %d of the %d writes acknowledged before it started", round, missing, len(before))
+		}
+		waitFor(len(before) + 20)
+	}
+	close(stop)
+	<-done
+}
+
+// TestCompact_KilledMidway: SIGKILL at random moments of compact, 20 times, never loses a
+// memory or leaves a file that fails check.
+func TestCompact_KilledMidway(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "ownsona.db")
+	// A file of a few megabytes, so that compaction takes long enough to be killed mid-way.
+	var in bytes.Buffer
+	var texts []string
+	for i := range 400 {
+		text := fmt.Sprintf("compact memory %d: %s", i, strings.Repeat("the quiet library by the river ", 20))
+		texts = append(texts, text)
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"remember","arguments":{"text":%q}}}`+"\n", i+1, text)
+	}
+	cmd := exec.Command(ownsonaBinary(t), "stdio", "--db", db, "--log-level", "error")
+	cmd.Stdin = &in
+	if out, err := cmd.Output(); err != nil || strings.Count(string(out), `\"ok\":true`) != 400 {
+		t.Fatalf("seeding: %v (%d ok)", err, strings.Count(string(out), `\"ok\":true`))
+	}
+	want := exportedTexts(t, db)
+	// Kill at random moments within 1.5 times what a whole compaction takes, process start
+	// included, so that some are killed mid-way and some finish.
+	start := time.Now()
+	ownsona(t, "compact", "--db", db)
+	span := time.Since(start) * 3 / 2
+	killed := 0
+	for round := range 20 {
+		c := exec.Command(ownsonaBinary(t), "compact", "--db", db)
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rand.Int64N(int64(span))))
+		c.Process.Signal(syscall.SIGKILL)
+		c.Wait()
+		if ws, ok := c.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			killed++
+		}
+		if out, err := exec.Command(ownsonaBinary(t), "check", "--db", db).CombinedOutput(); err != nil {
+			t.Fatalf("round %d: check after SIGKILL of compact: %v\n%s", round, err, out)
+		}
+		got := exportedTexts(t, db)
+		for text := range want {
+			if !got[text] {
+				t.Fatalf("round %d: a memory is missing after compact was killed", round)
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("round %d: %d memories, want %d", round, len(got), len(want))
+		}
+	}
+	// Temporary files of killed compactions are the only trace; the next compaction removes them.
+	ownsona(t, "compact", "--db", db)
+	if left, _ := filepath.Glob(filepath.Join(dir, ".ownsona.db.tmp-*")); len(left) > 0 {
+		t.Errorf("temporary files left after a full compact: %v", left)
+	}
+	if n := len(exportedTexts(t, db)); n != len(texts) {
+		t.Errorf("after a full compact: %d memories, want %d", n, len(texts))
+	}
+	t.Logf("%d of 20 compactions killed mid-way (the others had finished)", killed)
+}
