@@ -28,7 +28,7 @@ import (
 )
 
 // adminCommands are the commands that go through the socket while a server runs.
-var adminCommands = []string{"backup", "export", "token", "clients", "keys", "audit", "check", "ca", "stdio"}
+var adminCommands = []string{"backup", "export", "import", "token", "clients", "keys", "audit", "check", "ca", "stdio"}
 
 // socketPath is the admin socket of the database at db.
 func socketPath(db string) string { return db + ".sock" }

@@ -196,7 +196,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return usageErr("hash-password: reads the password from standard input and takes no arguments")
 		}
 		return hashPassword(stdin, stdout, stderr)
-	case "serve", "stdio", "export", "token", "clients", "keys", "audit", "ca", "backup", "check", "restore", "compact":
+	case "serve", "stdio", "export", "token", "clients", "keys", "audit", "ca", "backup", "check", "restore", "compact", "import":
 	default:
 		return usageErr("unknown command %q (see 'ownsona help')", cmd)
 	}
@@ -206,7 +206,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		args, activeOnly = cutFlag(args, "--active-only")
 	}
 	var sub []string
-	if cmd == "token" || cmd == "clients" || cmd == "keys" || cmd == "audit" || cmd == "ca" || cmd == "backup" || cmd == "check" || cmd == "restore" || cmd == "compact" {
+	if cmd == "token" || cmd == "clients" || cmd == "keys" || cmd == "audit" || cmd == "ca" || cmd == "backup" || cmd == "check" || cmd == "restore" || cmd == "compact" || cmd == "import" {
 		args, sub = splitAdminArgs(args)
 	}
 	cfg, rest, err := loadConfig(cmd, args, getenv, stderr)
@@ -270,6 +270,8 @@ func runCommand(ctx context.Context, cmd string, cfg Config, sub []string, activ
 		return restoreCmd(cfg, sub, stdout)
 	case "compact":
 		return compactCmd(cfg, sub, stdout)
+	case "import":
+		return importCmd(cfg, sub, stdout, stderr)
 	default:
 		return stdio(ctx, cfg, stdin, stdout, stderr)
 	}
@@ -336,7 +338,7 @@ Usage:
                            (e.g. OWNSONA_DOMAIN=mem.example.com ownsona serve --tls acme)
   ownsona stdio [flags]    serve MCP on standard input/output (for Claude Desktop, Claude Code, Cursor)
   ownsona export [flags]   write every memory as JSON Lines to standard output, oldest first
-                           (--active-only leaves out forgotten and expired ones); the server must be stopped
+                           (--active-only leaves out forgotten and expired ones)
   ownsona token create --name NAME [--scope memories:read|memories:write] [--expires 90d|never]
                            create a personal access token for scripts (printed once; stored hashed)
   ownsona token list       list personal access tokens
@@ -347,6 +349,14 @@ Usage:
   ownsona audit [--since 24h] [--client NAME] [--tool T] [--outcome O] [--limit N] [--json]
                            the audit log of MCP requests, newest first
   ownsona ca export        the root certificate of --tls local, as PEM, for devices to trust
+  ownsona backup --to FILE a checked snapshot of the file, also while the server runs
+  ownsona check [FILE]     page and content checks of the database (or of FILE)
+  ownsona restore --from FILE
+                           replace the database by a checked copy of FILE (server stopped;
+                           the old file is kept as .bak-TIME)
+  ownsona compact          rewrite the file without free pages (server stopped)
+  ownsona import FILE      memories from an export, export_memories output or a server-memory
+                           knowledge graph; a re-import adds nothing twice
   ownsona hash-password    read a password on standard input, print its argon2id hash
                            for OWNSONA_LOGIN_PASSWORD
   ownsona version          print the version
