@@ -93,6 +93,11 @@ type Config struct {
 	// CORSOrigins are the browser origins allowed to call /mcp and read the discovery
 	// documents. If unset, https://claude.ai.
 	CORSOrigins []string
+	// BackupDir, when set, receives a checked snapshot of the file every BackupEvery while the
+	// server runs; the newest BackupKeep are kept. Defaults 24h and 7.
+	BackupDir   string
+	BackupEvery time.Duration
+	BackupKeep  int
 	// AuditMaxAge and AuditMaxEntries bound the audit log. If zero, 90 days and 100000.
 	AuditMaxAge     time.Duration
 	AuditMaxEntries int
@@ -125,6 +130,8 @@ func NewConfig() Config {
 		RateBurst:       20,
 		MaxConcurrent:   64,
 		CORSOrigins:     []string{"https://claude.ai"},
+		BackupEvery:     24 * time.Hour,
+		BackupKeep:      7,
 		AuditMaxAge:     90 * 24 * time.Hour,
 		AuditMaxEntries: 100_000,
 		Version:         "dev",
@@ -163,6 +170,9 @@ func (c *Config) settings() []setting {
 		{"rate-burst", "OWNSONA_RATE_BURST", "requests a client may send at once before the rate applies", true, &c.RateBurst},
 		{"max-concurrent", "OWNSONA_MAX_CONCURRENT", "requests served at once; beyond it 503 (event streams aside)", true, &c.MaxConcurrent},
 		{"cors-origins", "OWNSONA_CORS_ORIGINS", "browser origins allowed to call /mcp and the discovery documents, comma-separated", true, &c.CORSOrigins},
+		{"backup-dir", "OWNSONA_BACKUP_DIR", "directory for scheduled backups while serving (off if empty)", true, &c.BackupDir},
+		{"backup-every", "OWNSONA_BACKUP_EVERY", "interval of scheduled backups", true, &c.BackupEvery},
+		{"backup-keep", "OWNSONA_BACKUP_KEEP", "how many scheduled backups to keep", true, &c.BackupKeep},
 		{"audit-max-age", "OWNSONA_AUDIT_MAX_AGE", "how long audit entries are kept", false, &c.AuditMaxAge},
 		{"audit-max-entries", "OWNSONA_AUDIT_MAX_ENTRIES", "how many audit entries are kept", false, &c.AuditMaxEntries},
 		{"log-level", "OWNSONA_LOG_LEVEL", "debug, info, warn or error", false, &c.LogLevel},
@@ -290,6 +300,10 @@ func (c *Config) validate() error {
 		return usageErr("rate-burst: %d is outside 1..10000", c.RateBurst)
 	case c.MaxConcurrent < 1 || c.MaxConcurrent > 100_000:
 		return usageErr("max-concurrent: %d is outside 1..100000", c.MaxConcurrent)
+	case c.BackupEvery < time.Minute:
+		return usageErr("backup-every: %s is shorter than 1m", c.BackupEvery)
+	case c.BackupKeep < 1:
+		return usageErr("backup-keep: %d; keep at least 1", c.BackupKeep)
 	case c.AuditMaxAge < time.Hour:
 		return usageErr("audit-max-age: %s is shorter than 1h", c.AuditMaxAge)
 	case c.AuditMaxEntries < 100:

@@ -297,3 +297,33 @@ func TestCompact_KilledMidway(t *testing.T) {
 	}
 	t.Logf("%d of 20 compactions killed mid-way (the others had finished)", killed)
 }
+
+// TestBackup_Scheduled: each scheduled backup checks, and only the newest BackupKeep stay.
+func TestBackup_Scheduled(t *testing.T) {
+	clock := newFakeClock()
+	cfg := testConfig(t, clock)
+	cfg.BackupDir = filepath.Join(t.TempDir(), "backups")
+	cfg.BackupKeep = 3
+	a := MustOpen(t, cfg)
+	mustOK(t, a, "remember", map[string]any{"text": "The spare tyre is in the garage"})
+	var paths []string
+	for range 5 {
+		p, err := a.backupNow()
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+		clock.Advance(time.Hour)
+	}
+	entries, _ := os.ReadDir(cfg.BackupDir)
+	var got []string
+	for _, e := range entries {
+		got = append(got, filepath.Join(cfg.BackupDir, e.Name()))
+	}
+	if strings.Join(got, ",") != strings.Join(paths[2:], ",") {
+		t.Errorf("kept %v, want the newest three %v", got, paths[2:])
+	}
+	if !exportedTexts(t, got[2])["The spare tyre is in the garage"] {
+		t.Error("the newest backup lacks the memory")
+	}
+}

@@ -291,6 +291,7 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) error {
 		return err
 	}
 	a.openAdminSocket(ctx)
+	a.scheduleBackups(ctx)
 	ep := a.auth.Endpoints()
 	a.log.Info().Str("url", ep.Resource).Str("listen", a.Addr()).Str("issuer", ep.Issuer).Str("tls", a.certsInfo()).Msg("serving MCP over HTTP")
 	<-ctx.Done()
