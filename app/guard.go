@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -139,8 +140,15 @@ func (a *App) cors(next http.Handler) http.Handler {
 	})
 }
 
+// corsAllowed: the configured origins, and loopback origins (local tools such as the MCP
+// Inspector), which checkOrigin accepts too. Tokens are bearer headers, never cookies, so a
+// permitted origin gains nothing without one.
 func (a *App) corsAllowed(origin string) bool {
-	return slices.ContainsFunc(a.cfg.CORSOrigins, func(o string) bool { return strings.EqualFold(o, origin) })
+	if slices.ContainsFunc(a.cfg.CORSOrigins, func(o string) bool { return strings.EqualFold(o, origin) }) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && loopbackHost(u.Hostname())
 }
 
 // ---- audit ----
@@ -212,7 +220,8 @@ func (a *App) auditMCP(next http.Handler) http.Handler {
 }
 
 // outcomeOf classifies a response by its status and, for a 200, its last bytes: a JSON-RPC
-// error member or an isError result. Memory text cannot fake either: its quotes are escaped.
+// error member (its code is a number; tool payload errors have string codes) or an isError
+// result. Memory text cannot fake either: its quotes are escaped.
 func outcomeOf(status int, tail []byte) (audit.Outcome, int) {
 	switch {
 	case status == http.StatusUnauthorized:
@@ -226,14 +235,25 @@ func outcomeOf(status int, tail []byte) (audit.Outcome, int) {
 	case status >= 400:
 		return audit.OutcomeError, 0
 	}
-	if i := bytes.LastIndex(tail, []byte(`"error":{"code":`)); i >= 0 {
-		rest := tail[i+len(`"error":{"code":`):]
-		end := bytes.IndexAny(rest, ",}")
-		if end > 0 {
-			code, _ := strconv.Atoi(string(rest[:end]))
-			return audit.OutcomeError, code
+	const member = `"error":{"code":`
+	for rest := tail; ; {
+		i := bytes.Index(rest, []byte(member))
+		if i < 0 {
+			break
 		}
-		return audit.OutcomeError, 0
+		rest = rest[i+len(member):]
+		end := bytes.IndexAny(rest, ",}")
+		if end <= 0 {
+			continue
+		}
+		code, err := strconv.Atoi(string(rest[:end]))
+		if err != nil {
+			continue // a tool payload's string code
+		}
+		if code == codeAuthorization || code == codeToolHidden && bytes.Contains(rest, []byte("not in allowlist")) {
+			return audit.OutcomeDenied, code
+		}
+		return audit.OutcomeError, code
 	}
 	if bytes.Contains(tail, []byte(`"isError":true`)) {
 		return audit.OutcomeToolError, 0

@@ -92,6 +92,13 @@ func (a *App) openCerts(ln net.Listener) error {
 		cfg.HTTPSPort, _ = strconv.Atoi(port)
 		cfg.ChallengeTLSPort = cfg.HTTPSPort
 	}
+	// HTTP-01 is answered by our :80 listener (listen80), wherever --http-addr puts it, so
+	// certmagic never binds a port of its own.
+	if addr := a.httpAddr(); addr != "" {
+		if _, port, err := net.SplitHostPort(addr); err == nil {
+			cfg.ChallengeHTTPPort, _ = strconv.Atoi(port)
+		}
+	}
 	if a.cfg.ACMECARoot != "" {
 		pem, err := os.ReadFile(a.cfg.ACMECARoot)
 		if err != nil {
@@ -110,14 +117,23 @@ func (a *App) openCerts(ln net.Listener) error {
 	return nil
 }
 
+// httpAddr is the plain-HTTP listener's address: --http-addr, else :80 with --tls acme; "" for
+// none.
+func (a *App) httpAddr() string {
+	switch {
+	case a.cfg.HTTPAddr == "off":
+		return ""
+	case a.cfg.HTTPAddr == "" && a.cfg.TLS == "acme":
+		return ":80"
+	}
+	return a.cfg.HTTPAddr
+}
+
 // listen80 opens the plain-HTTP listener that answers ACME HTTP-01 challenges and redirects
 // everything else to https: :80 by default with --tls acme, where the CA connects.
 func (a *App) listen80(base context.Context) error {
-	addr := a.cfg.HTTPAddr
-	if addr == "" && a.cfg.TLS == "acme" {
-		addr = ":80"
-	}
-	if addr == "" || addr == "off" {
+	addr := a.httpAddr()
+	if addr == "" {
 		return nil
 	}
 	ln, err := net.Listen("tcp", addr)
