@@ -327,3 +327,79 @@ func TestBackup_Scheduled(t *testing.T) {
 		t.Error("the newest backup lacks the memory")
 	}
 }
+
+// TestCrash_ServeKilled: SIGKILL of serve at random moments under HTTP writes, 20 times: every
+// acknowledged write survives, check passes, and the next start replaces the stale admin socket.
+func TestCrash_ServeKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the server 20 times")
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "ownsona.db")
+	token := patFrom(t, ownsona(t, "token", "create", "--db", db, "--name", "crash"))
+	acked := map[string]bool{}
+	for round := range 20 {
+		cmd := exec.Command(ownsonaBinary(t), "serve", "--db", db, "--addr", "127.0.0.1:0", "--log-level", "info")
+		cmd.Env = append(os.Environ(), "OWNSONA_LOGIN_PASSWORD="+testPassword, "OWNSONA_RATE_LIMIT=0")
+		stderr, _ := cmd.StderrPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		url := ""
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			var line struct{ Message, URL string }
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Message == "serving MCP over HTTP" {
+				url = line.URL
+				break
+			}
+		}
+		go io.Copy(io.Discard, stderr)
+		if url == "" {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("round %d: serve did not start", round)
+		}
+		var mu sync.Mutex
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					text := fmt.Sprintf("round %d writer %d write %d: the keys are on the hook", round, w, i)
+					if rememberHTTP(t, url, token, text) {
+						mu.Lock()
+						acked[text] = true
+						mu.Unlock()
+					}
+				}
+			}()
+		}
+		time.Sleep(time.Duration(50+rand.IntN(250)) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		close(stop)
+		wg.Wait()
+		if out, err := exec.Command(ownsonaBinary(t), "check", "--db", db).CombinedOutput(); err != nil {
+			t.Fatalf("round %d: check after SIGKILL: %v\n%s", round, err, out)
+		}
+	}
+	got := exportedTexts(t, db)
+	missing := 0
+	for text := range acked {
+		if !got[text] {
+			missing++
+		}
+	}
+	if missing > 0 {
+		t.Errorf("%d of %d acknowledged writes missing after 20 SIGKILLs of serve", missing, len(acked))
+	}
+	t.Logf("%d acknowledged writes over 20 SIGKILLs of serve, all present", len(acked))
+}
