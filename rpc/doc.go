@@ -1,9 +1,9 @@
 // Package rpc is ownsona's JSON-RPC 2.0 and MCP framing: a strict decoder, method dispatch,
 // protocol-version negotiation, errors, pagination, argument validation against each tool's
-// inputSchema, and the stdio and Streamable HTTP transports. It implements JSON-RPC 2.0
-// (jsonrpc.org/specification) and the server side of MCP 2025-11-25 (also negotiating
-// 2025-06-18, 2025-03-26 and 2024-11-05). It knows nothing of memories or OAuth: the app hands
-// it tables of tools, resources and prompts.
+// inputSchema, and the stdio, Streamable HTTP and legacy HTTP+SSE transports. It implements
+// JSON-RPC 2.0 (jsonrpc.org/specification) and the server side of MCP 2025-11-25 (also
+// negotiating 2025-06-18, 2025-03-26 and 2024-11-05). It knows nothing of memories or OAuth:
+// the app hands it tables of tools, resources and prompts.
 //
 // The simplest use:
 //
@@ -47,13 +47,31 @@
 // 2025-06-18 and older, and an isError result carrying the same field and reason for
 // 2025-11-25, as that revision asks (Server.ToolErrorResult shapes it).
 //
+// # Sessions and streams
+//
+// Over stdio the connection is the session. Over Streamable HTTP sessions are optional: any
+// method works without initialize, and a request without Mcp-Session-Id is served on its own
+// at the revision of its MCP-Protocol-Version header (2025-03-26 when absent). A successful
+// initialize without Mcp-Session-Id starts a session whose id (256 random bits) the response
+// carries; requests that send it back share the negotiated revision, the client's info, the log
+// level, the subscriptions and cancellation. A session belongs to the Owner that started it
+// (another owner gets 404, so an id is never authentication), ends on DELETE, after
+// SessionIdle without use, or when a new one would exceed MaxSessions (or 64 for its owner)
+// and it is the least recently used. The legacy HTTP+SSE transport of 2024-11-05 (ServeLegacySSE, ServeLegacyMessage) keeps
+// one session per event stream.
+//
+// What the server sends unasked travels with the request it belongs to: Progress, Log and
+// Request (sampling/createMessage, elicitation/create) go on the stdio connection, on the POST's
+// answer (which becomes an event stream, the answer last) or on the legacy stream; a client
+// that accepts only application/json gets none of them. NotifyResourceUpdated and
+// NotifyListChanged go on the sessions' own streams (stdio, GET, legacy). A client's answer to
+// Request may come in any later message of the same owner.
+//
 // # Caveats
 //
-// The server is stateless over HTTP: any method works without initialize, each POST is its own
-// session, and the revision is the MCP-Protocol-Version header (2025-03-26 when absent). Over
-// stdio the connection is the session: initialize negotiates the revision and records the
-// client, and notifications/cancelled cancels a request in flight. There is no SSE stream yet,
-// so Progress reaches only stdio clients; logging/setLevel is accepted but the server sends no
-// log notifications; resources cannot be subscribed to. The tables are read once (Check);
-// changing them later has no effect.
+// Events carry no ids, so a broken stream is not resumed with Last-Event-ID and what it would
+// have carried is lost; a session's stream drops notifications while 64 wait to be written.
+// The context of an HTTP call ends with its POST, so a client that disconnects cancels its
+// calls. Request is sent whatever capabilities the client declared in initialize. The tables
+// are read once (Check); changing them later has no effect.
 package rpc

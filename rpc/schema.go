@@ -26,7 +26,7 @@ var annotationKeywords = []string{
 var validationKeywords = []string{
 	"type", "properties", "required", "additionalProperties", "enum", "const", "minimum",
 	"maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "minItems",
-	"maxItems", "items", "format",
+	"maxItems", "items", "format", "$ref",
 }
 
 var schemaTypes = []string{"object", "array", "string", "integer", "number", "boolean", "null"}
@@ -51,6 +51,7 @@ type schemaNode struct {
 	maxItems   int
 	items      *schemaNode
 	format     string
+	ref        *schemaNode // $ref: the value must also match the schema it points to
 }
 
 // bound is a numeric limit, kept as written for messages and as a decimal for comparing.
@@ -68,8 +69,10 @@ type Schema struct{ n *schemaNode }
 // written without a fraction or exponent), properties, required,
 // additionalProperties (true or false), enum, const, minimum, maximum, exclusiveMinimum,
 // exclusiveMaximum, minLength, maxLength (in characters), minItems, maxItems, items (one
-// schema) and format ("date-time" is checked as RFC 3339; other formats are annotations), plus
-// annotations such as description and default. Any other keyword is an error. An empty raw is
+// schema), format ("date-time" is checked as RFC 3339; other formats are annotations) and $ref
+// (a JSON Pointer within the same schema, such as "#/$defs/address"; recursion must pass
+// through properties or items), plus annotations such as $schema, $defs and description. Any
+// other keyword is an error, as is a $ref to another document. An empty raw is
 // {"type":"object"}.
 func CompileSchema(raw json.RawMessage) (*Schema, error) {
 	n, err := compileSchema(raw)
@@ -102,7 +105,88 @@ func compileSchema(raw json.RawMessage) (*schemaNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	return compileNode("", v)
+	c := &schemaCompiler{root: v, refs: map[string]*schemaNode{}, active: map[string]bool{}}
+	return c.node("", v)
+}
+
+// schemaCompiler compiles one schema document, resolving each $ref target once.
+type schemaCompiler struct {
+	root any
+	refs map[string]*schemaNode // the compiled targets of $ref, by reference
+	// active are the $ref targets being compiled for the current instance location: meeting
+	// one again before descending into a property or an item is a loop that validation could
+	// never leave.
+	active map[string]bool
+}
+
+// ref compiles the target of a $ref. A target met again below a property or an item gets the
+// node being built, so that recursive schemas (a tree of nodes) compile to a cycle.
+func (c *schemaCompiler) ref(at, ref string) (*schemaNode, error) {
+	if at == "" {
+		at = "schema"
+	}
+	if !strings.HasPrefix(ref, "#") {
+		return nil, fmt.Errorf("%s: $ref %q: only references within the schema (#/...) are supported", at, ref)
+	}
+	if c.active[ref] {
+		return nil, fmt.Errorf("%s: $ref %q refers back to itself without a property or item between", at, ref)
+	}
+	if n := c.refs[ref]; n != nil {
+		return n, nil
+	}
+	v, ok := jsonPointer(c.root, ref[1:])
+	if !ok {
+		return nil, fmt.Errorf("%s: $ref %q points to nothing in the schema", at, ref)
+	}
+	n := &schemaNode{}
+	c.refs[ref] = n
+	c.active[ref] = true
+	compiled, err := c.node(ref, v)
+	delete(c.active, ref)
+	if err != nil {
+		delete(c.refs, ref)
+		return nil, err
+	}
+	*n = *compiled
+	return n, nil
+}
+
+// below compiles a subschema at a deeper instance location (a property's or the items').
+func (c *schemaCompiler) below(at string, v any) (*schemaNode, error) {
+	saved := c.active
+	c.active = map[string]bool{}
+	defer func() { c.active = saved }()
+	return c.node(at, v)
+}
+
+// jsonPointer resolves an RFC 6901 pointer ("" or "/$defs/a~1b") in a decoded JSON value.
+func jsonPointer(v any, ptr string) (any, bool) {
+	if ptr == "" {
+		return v, true
+	}
+	if !strings.HasPrefix(ptr, "/") {
+		return nil, false
+	}
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch x := v.(type) {
+		case map[string]any:
+			next, ok := x[tok]
+			if !ok {
+				return nil, false
+			}
+			v = next
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(x) || strconv.Itoa(i) != tok {
+				return nil, false
+			}
+			v = x[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
 }
 
 // decodeValue decodes JSON with numbers kept as json.Number.
@@ -119,7 +203,7 @@ func decodeValue(raw []byte) (any, error) {
 	return v, nil
 }
 
-func compileNode(at string, v any) (*schemaNode, error) {
+func (c *schemaCompiler) node(at string, v any) (*schemaNode, error) {
 	fail := func(format string, args ...any) error {
 		where := at
 		if where == "" {
@@ -168,11 +252,11 @@ func compileNode(at string, v any) (*schemaNode, error) {
 		}
 		n.properties = map[string]*schemaNode{}
 		for _, k := range slices.Sorted(maps.Keys(props)) {
-			c, err := compileNode(joinPath(at+".properties", k), props[k])
+			sub, err := c.below(joinPath(at+".properties", k), props[k])
 			if err != nil {
 				return nil, err
 			}
-			n.properties[k] = c
+			n.properties[k] = sub
 			n.propNames = append(n.propNames, k)
 		}
 	}
@@ -223,27 +307,27 @@ func compileNode(at string, v any) (*schemaNode, error) {
 		}
 		*b.dst = &bound{text: num.String(), dec: parseDecimal(num.String())}
 	}
-	for _, c := range []struct {
+	for _, l := range []struct {
 		key string
 		dst *int
 	}{{"minLength", &n.minLength}, {"maxLength", &n.maxLength}, {"minItems", &n.minItems}, {"maxItems", &n.maxItems}} {
-		x, ok := m[c.key]
+		x, ok := m[l.key]
 		if !ok {
 			continue
 		}
 		num, _ := x.(json.Number)
 		i, err := strconv.Atoi(num.String())
 		if err != nil || i < 0 {
-			return nil, fail("%s must be a non-negative integer", c.key)
+			return nil, fail("%s must be a non-negative integer", l.key)
 		}
-		*c.dst = i
+		*l.dst = i
 	}
 	if it, ok := m["items"]; ok {
-		c, err := compileNode(at+".items", it)
+		sub, err := c.below(at+".items", it)
 		if err != nil {
 			return nil, err
 		}
-		n.items = c
+		n.items = sub
 	}
 	if f, ok := m["format"]; ok {
 		s, ok := f.(string)
@@ -251,6 +335,17 @@ func compileNode(at string, v any) (*schemaNode, error) {
 			return nil, fail("format must be a string")
 		}
 		n.format = s
+	}
+	if r, ok := m["$ref"]; ok {
+		s, ok := r.(string)
+		if !ok {
+			return nil, fail("$ref must be a string")
+		}
+		target, err := c.ref(at, s)
+		if err != nil {
+			return nil, err
+		}
+		n.ref = target
 	}
 	return n, nil
 }
@@ -327,6 +422,11 @@ func (n *schemaNode) validate(root bool, raw []byte) *ArgError {
 	}
 	if n.never {
 		return bad("is not allowed")
+	}
+	if n.ref != nil {
+		if err := n.ref.validate(root, raw); err != nil {
+			return err
+		}
 	}
 	t := typeOf(raw)
 	if len(n.types) > 0 && !slices.Contains(n.types, t) && !(t == "integer" && slices.Contains(n.types, "number")) {

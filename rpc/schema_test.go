@@ -19,7 +19,17 @@ func TestCompileSchema(t *testing.T) {
 		{"other formats are annotations", `{"type":"string","format":"email"}`, ""},
 		{"unsupported keyword", `{"type":"string","pattern":"^a"}`, `schema: unsupported keyword "pattern"`},
 		{"unsupported keyword deep", `{"properties":{"a":{"items":{"oneOf":[]}}}}`, `properties.a.items: unsupported keyword "oneOf"`},
-		{"$ref", `{"$ref":"#/$defs/x"}`, `unsupported keyword "$ref"`},
+		{"$ref to $defs", `{"$defs":{"x":{"type":"string"}},"properties":{"a":{"$ref":"#/$defs/x"}}}`, ""},
+		{"$ref to definitions, escaped", `{"definitions":{"a/b~c":{"type":"string"}},"$ref":"#/definitions/a~1b~0c"}`, ""},
+		{"$ref recursion through a property", `{"$defs":{"node":{"type":"object","properties":{"kids":{"type":"array","items":{"$ref":"#/$defs/node"}}}}},"$ref":"#/$defs/node"}`, ""},
+		{"$ref to the root through a property", `{"properties":{"next":{"$ref":"#"}}}`, ""},
+		{"$ref loop", `{"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}`, `refers back to itself`},
+		{"$ref to itself at the root", `{"$ref":"#"}`, `refers back to itself`},
+		{"$ref to nothing", `{"$ref":"#/$defs/x"}`, `$ref "#/$defs/x" points to nothing`},
+		{"$ref to another document", `{"$ref":"https://example.com/s.json"}`, `only references within the schema`},
+		{"$ref not a string", `{"$ref":1}`, `$ref must be a string`},
+		{"$ref target with an unsupported keyword", `{"$defs":{"x":{"pattern":"a"}},"$ref":"#/$defs/x"}`, `#/$defs/x: unsupported keyword "pattern"`},
+		{"unused $defs are annotations", `{"$defs":{"x":{"pattern":"a"}}}`, ""},
 		{"additionalProperties schema", `{"additionalProperties":{"type":"string"}}`, "additionalProperties must be true or false"},
 		{"additionalProperties null", `{"additionalProperties":null}`, "additionalProperties must be true or false"},
 		{"unknown type", `{"type":"text"}`, `unknown type "text"`},
@@ -67,6 +77,20 @@ func TestSchema_Validate(t *testing.T) {
 		"never":false,
 		"open":{"type":"object","properties":{"key":{"type":"string"}}}
 	},"required":["text"],"additionalProperties":false}`
+	// The json-schema-2020-12 scenario's schema of the MCP conformance suite, and more.
+	const refs = `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
+		"$defs":{
+			"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}},
+			"node":{"type":"object","properties":{"name":{"type":"string"},"kids":{"type":"array","items":{"$ref":"#/$defs/node"}}},"required":["name"]}
+		},
+		"properties":{
+			"name":{"type":"string"},
+			"address":{"$ref":"#/$defs/address"},
+			"home":{"$ref":"#/$defs/address","required":["city"]},
+			"closed":{"$ref":"#/$defs/address","additionalProperties":false},
+			"tree":{"$ref":"#/$defs/node"}
+		},
+		"additionalProperties":false}`
 	for _, tc := range []struct {
 		name, schema, value string
 		field, reason       string // "" = valid
@@ -126,6 +150,13 @@ func TestSchema_Validate(t *testing.T) {
 		{"false schema", obj, `{"text":"a","never":1}`, "never", "is not allowed"},
 		{"root type", obj, `[]`, "arguments", "must be an object"},
 		{"empty schema takes anything", `{}`, `[1,"x",null]`, "", ""},
+		{"$ref", refs, `{"name":"a","address":{"street":"s","city":"c"}}`, "", ""},
+		{"$ref violation", refs, `{"address":{"street":1}}`, "address.street", "must be a string"},
+		{"$ref with a sibling keyword", refs, `{"home":{"street":"s"}}`, "home.city", "is required"},
+		{"$ref and additionalProperties see only their own properties", refs, `{"closed":{"city":"c"}}`, "closed.city", "is not a known field"},
+		{"recursive $ref", refs, `{"tree":{"name":"a","kids":[{"name":"b","kids":[{"name":"c"}]}]}}`, "", ""},
+		{"recursive $ref violation", refs, `{"tree":{"name":"a","kids":[{"name":"b","kids":[{"name":3}]}]}}`, "tree.kids[0].kids[0].name", "must be a string"},
+		{"$ref at the root", `{"$defs":{"o":{"type":"object","required":["a"]}},"$ref":"#/$defs/o"}`, `{}`, "a", "is required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := CompileSchema(json.RawMessage(tc.schema))

@@ -181,11 +181,27 @@ type ResourceTemplate struct {
 	MIMEType    string `json:"mimeType,omitempty"`
 }
 
-// ResourceContents is the text of a read resource.
+// ResourceContents is one read resource (or an embedded one): its text, or, when Blob is set,
+// its bytes in base64.
 type ResourceContents struct {
-	URI      string `json:"uri"`
-	MIMEType string `json:"mimeType,omitempty"`
-	Text     string `json:"text"`
+	URI      string
+	MIMEType string // omitted if empty
+	Text     string
+	Blob     string // base64; when set, the contents are binary and Text is not sent
+}
+
+// MarshalJSON writes {"uri","mimeType"?,"text"} or, when Blob is set, {"uri","mimeType"?,"blob"}.
+func (rc ResourceContents) MarshalJSON() ([]byte, error) {
+	v := struct {
+		URI      string  `json:"uri"`
+		MIMEType string  `json:"mimeType,omitempty"`
+		Text     *string `json:"text,omitempty"`
+		Blob     string  `json:"blob,omitempty"`
+	}{URI: rc.URI, MIMEType: rc.MIMEType, Blob: rc.Blob}
+	if rc.Blob == "" {
+		v.Text = &rc.Text
+	}
+	return marshal(v)
 }
 
 // Prompt is a prompt template.
@@ -396,10 +412,10 @@ type session struct {
 	out   *outbox
 	calls *callSet
 
-	mu         sync.Mutex
-	negotiated string
-	client     *Implementation
-	level      string
+	mu          sync.Mutex
+	negotiated  string
+	client      *Implementation
+	level       string
 	subs        map[string]bool // subscribed resource URIs
 	lastUsed    time.Time
 	streaming   bool // a GET stream is attached
@@ -505,11 +521,14 @@ func (ss *session) cancelCall(id json.RawMessage) {
 	}
 }
 
-// cancelAll cancels every call in flight, when a session ends.
+// cancelAll cancels every call in flight, when a session ends. Like a cancelled request, they
+// get no response: there is no one left to read it, and the handlers' context errors are not
+// internal errors to report.
 func (ss *session) cancelAll() {
 	ss.calls.mu.Lock()
 	defer ss.calls.mu.Unlock()
 	for _, c := range ss.calls.m {
+		c.cancelled.Store(true)
 		c.cancel()
 	}
 }

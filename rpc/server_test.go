@@ -282,6 +282,8 @@ func TestContent_MarshalJSON(t *testing.T) {
 		{"empty text keeps text", TextContent(""), `{"type":"text","text":""}`},
 		{"image", Content{Type: "image", MIMEType: "image/png", Data: "AAA="}, `{"type":"image","mimeType":"image/png","data":"AAA="}`},
 		{"resource", Content{Type: "resource", Resource: &ResourceContents{URI: "x://a", Text: ""}}, `{"type":"resource","resource":{"uri":"x://a","text":""}}`},
+		{"binary resource", Content{Type: "resource", Resource: &ResourceContents{URI: "x://b", MIMEType: "image/png", Text: "ignored", Blob: "iVBORw0KGgo="}}, `{"type":"resource","resource":{"uri":"x://b","mimeType":"image/png","blob":"iVBORw0KGgo="}}`},
+		{"audio", Content{Type: "audio", MIMEType: "audio/wav", Data: "UklGRg=="}, `{"type":"audio","mimeType":"audio/wav","data":"UklGRg=="}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := marshal(tc.c)

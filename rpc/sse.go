@@ -8,15 +8,16 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 )
 
 // legacyRunning bounds the requests running at once on one legacy session.
 const legacyRunning = 8
 
 // ServeLegacySSE opens a legacy session (GET): an "endpoint" event naming messageURL with
-// ?sessionId=<id>, then each answer and notification as a "message" event, with comments every
-// KeepAlive, until the client goes or the server shuts down, which ends the session. The
-// session counts against MaxSessions and belongs to the caller's Owner.
+// sessionId=<id> added to its query, then each answer and notification as a "message" event,
+// with comments every KeepAlive, until the client goes or the server shuts down, which ends the
+// session. The session counts against MaxSessions and belongs to the caller's Owner.
 func (s *Server) ServeLegacySSE(w http.ResponseWriter, r *http.Request, messageURL string) {
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", http.MethodGet)
@@ -30,7 +31,11 @@ func (s *Server) ServeLegacySSE(w http.ResponseWriter, r *http.Request, messageU
 	defer s.endSession(ss)
 	rc := http.NewResponseController(w)
 	startStream(w, rc)
-	endpoint := messageURL + "?" + url.Values{"sessionId": {ss.id}}.Encode()
+	sep := "?"
+	if strings.Contains(messageURL, "?") {
+		sep = "&"
+	}
+	endpoint := messageURL + sep + url.Values{"sessionId": {ss.id}}.Encode()
 	if writeEvent(w, rc, "endpoint", []byte(endpoint)) != nil {
 		return
 	}
