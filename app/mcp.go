@@ -18,6 +18,7 @@ func (a *App) newRPCServer() *rpc.Server {
 		Tools:        a.tools(),
 		Permit:       a.permit,
 		Owner:        owner,
+		OnCall:       a.auditCall,
 		ListResources: func(ctx context.Context) ([]rpc.Resource, error) {
 			return []rpc.Resource{
 				{URI: "ownsona://memories/recent", Name: "recent-memories", Title: "Recent memories", Description: "The 20 newest active memories", MIMEType: "application/json"},

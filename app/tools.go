@@ -93,13 +93,9 @@ type toolFunc func(ctx context.Context, args json.RawMessage) (any, error)
 // handler adapts a toolFunc to rpc: argument errors go back to rpc, payload errors become
 // isError results, anything else is logged and shown as a storage error.
 //
-// Calls over stdio are audited here (HTTP requests are audited by the HTTP server), and after a
-// tool that writes, the sessions subscribed to the resources it changed are told.
+// After a tool that writes, the sessions subscribed to the resources it changed are told.
 func (a *App) handler(name string, fn toolFunc) func(context.Context, json.RawMessage) (*rpc.ToolResult, error) {
-	return func(ctx context.Context, args json.RawMessage) (res *rpc.ToolResult, err error) {
-		if rpc.TransportFrom(ctx) == "stdio" {
-			defer a.auditStdio(ctx, name, time.Now(), len(args), &res, &err)
-		}
+	return func(ctx context.Context, args json.RawMessage) (*rpc.ToolResult, error) {
 		payload, err := fn(ctx, args)
 		if err == nil {
 			if t := a.tool(name); t != nil && toolScope(t) == policy.ScopeWrite {
@@ -119,7 +115,7 @@ func (a *App) handler(name string, fn toolFunc) func(context.Context, json.RawMe
 			}
 			return &rpc.ToolResult{Structured: errorPayload{Error: te}, IsError: true}, nil
 		}
-		res = &rpc.ToolResult{Structured: payload}
+		res := &rpc.ToolResult{Structured: payload}
 		if t, ok := payload.(texter); ok {
 			res.Content = []rpc.Content{rpc.TextContent(t.contentText())}
 		}
@@ -192,21 +188,23 @@ func numbers(v any) []uint64 {
 	return out
 }
 
-// auditStdio records a tool call made over stdio.
-func (a *App) auditStdio(ctx context.Context, name string, start time.Time, size int, res **rpc.ToolResult, err *error) {
-	e := audit.Entry{Time: a.now(), Client: "stdio", Transport: audit.TransportStdio, Method: "tools/call", Tool: name,
-		Duration: time.Since(start), RequestBytes: int64(size), Outcome: audit.OutcomeOK}
+// auditCall is rpc.Server.OnCall: requests over stdio (and through the admin socket's stdio)
+// are audited here; HTTP requests are audited by the HTTP server, refusals before rpc included.
+func (a *App) auditCall(ctx context.Context, c rpc.CallInfo) {
+	if rpc.TransportFrom(ctx) != "stdio" {
+		return
+	}
+	e := audit.Entry{Time: a.now(), Client: "stdio", Transport: audit.TransportStdio, Method: c.Method, Tool: c.Tool,
+		Duration: c.Duration, Outcome: audit.OutcomeOK, ErrorCode: c.Code}
 	if ci, ok := rpc.ClientInfoFrom(ctx); ok && ci.Name != "" {
 		e.Client = "stdio:" + ci.Name
 	}
 	switch {
-	case *err != nil:
+	case c.Code == codeAuthorization || c.Code == codeToolHidden:
+		e.Outcome = audit.OutcomeDenied
+	case c.Code != 0:
 		e.Outcome = audit.OutcomeError
-		var re *rpc.Error
-		if errors.As(*err, &re) {
-			e.ErrorCode = re.Code
-		}
-	case *res != nil && (*res).IsError:
+	case c.ToolError:
 		e.Outcome = audit.OutcomeToolError
 	}
 	a.audit.Record(e)

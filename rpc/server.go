@@ -79,6 +79,9 @@ type Server struct {
 	// KeepAlive is the interval of SSE comment lines on open streams, so that proxies do not
 	// close idle ones. If zero, 25 seconds.
 	KeepAlive time.Duration
+	// OnCall, when set, is told of every request answered (cancelled ones and notifications
+	// aside), after its answer is decided: for an audit log. It must not block.
+	OnCall func(ctx context.Context, call CallInfo)
 	// Now is the clock of session expiry. If nil, time.Now.
 	Now func() time.Time
 
@@ -670,9 +673,13 @@ func (s *Server) notification(ss *session, r *request) {
 // exec runs a registered call and returns its response, or nil when it was cancelled.
 func (s *Server) exec(ss *session, c *call) (resp *response) {
 	defer s.end(ss, c)
+	start := time.Now()
 	result, err := s.run(ss, c)
 	if c.cancelled.Load() {
 		return nil
+	}
+	if s.OnCall != nil {
+		defer func() { s.OnCall(c.ctx, callInfo(c, result, resp, time.Since(start))) }()
 	}
 	if err != nil {
 		return &response{id: c.req.id, err: s.toError(c.ctx, c.req.method, err)}
@@ -683,6 +690,37 @@ func (s *Server) exec(ss *session, c *call) (resp *response) {
 		return &response{id: c.req.id, err: internalError()}
 	}
 	return &response{id: c.req.id, result: b}
+}
+
+// CallInfo describes an answered request for Server.OnCall: never its arguments.
+type CallInfo struct {
+	Method    string
+	Tool      string // the tool of a tools/call; "" otherwise
+	Code      int    // the JSON-RPC error code; 0 when the request succeeded
+	ToolError bool   // a tools/call whose result has isError
+	Duration  time.Duration
+}
+
+func callInfo(c *call, result any, resp *response, d time.Duration) CallInfo {
+	ci := CallInfo{Method: c.req.method, Duration: d}
+	if c.req.method == "tools/call" {
+		if p, ok := members(c.req.params); ok {
+			var name string
+			if json.Unmarshal(p["name"], &name) == nil {
+				ci.Tool = name
+			}
+		}
+	}
+	if resp != nil && resp.err != nil {
+		ci.Code = resp.err.Code
+	}
+	switch r := result.(type) {
+	case callResult:
+		ci.ToolError = r.IsError
+	case *callResult:
+		ci.ToolError = r != nil && r.IsError
+	}
+	return ci
 }
 
 // run dispatches a call, turning a panic into an internal error.
