@@ -23,14 +23,13 @@ const codeAuthorization = -32003
 // codeToolHidden is DESIGN.md's code for a tool left out by the OWNSONA_TOOLS allowlist.
 const codeToolHidden = -32000
 
-// owner is rpc.Server.Owner: HTTP sessions belong to the user, as MCP's security best
-// practices ask ("<user_id>:<session_id>"), and every token of ownsona belongs to its one
-// owner. Binding them to the OAuth client instead would strand hosted connectors and the Go
-// SDK, which re-register a client and keep their session (the SDK does not start a new one on
-// 404). Each request is still authorized by its own token.
+// owner is rpc.Server.Owner: an HTTP session belongs to the principal that started it (the
+// OAuth client or the personal access token; SECURITY.md MT-03), so another client's token
+// gets 404 for it. A hosted connector that re-registers starts a new session, as the spec asks
+// of a client that meets 404.
 func owner(ctx context.Context) string {
-	if _, ok := oauth.PrincipalFrom(ctx); ok {
-		return "owner"
+	if p, ok := oauth.PrincipalFrom(ctx); ok {
+		return principalKey(p)
 	}
 	return ""
 }
