@@ -20,15 +20,17 @@ func TestRecall_ByMeaningOutOfTheBox(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		query, want string
-		rank        int // the rank it must reach at least
+		rank        int     // the rank it must reach at least
+		lead        float32 // at rank 1: how many times the next memory's score it must score
 	}{
-		{"what coffee should I buy?", "I prefer dark roast", 1},
-		{"what is the name of my pet?", "my dog is called Rex", 1},
-		{"which foods should I avoid?", "allergic to peanuts", 1},
-		// The son's name is in no memory: only "where" and the place carry the question. The
-		// builtin word vectors rank "we went to Tokyo last spring" first ("these days" is near
-		// "last spring"); a sentence model (model2vec, openai) does better.
-		{"where is Colby these days?", "my son lives in Los Angeles", 2},
+		{"what coffee should I buy?", "I prefer dark roast", 1, 2},
+		{"what is the name of my pet?", "my dog is called Rex", 1, 2},
+		{"which foods should I avoid?", "allergic to peanuts", 1, 2},
+		// The son's name is in no memory: only "where" and a person carry the question, so
+		// the wife comes next, closer than an unrelated memory would. "these days" says when,
+		// not what: time words do not match other time words by meaning, or "we went to Tokyo
+		// last spring" would come first.
+		{"where is Colby these days?", "my son lives in Los Angeles", 1, 1.5},
 	} {
 		p := mustOK(t, a, "recall", map[string]any{"query": tc.query})
 		matches := p["matches"].([]any)
@@ -45,8 +47,8 @@ func TestRecall_ByMeaningOutOfTheBox(t *testing.T) {
 		}
 		if tc.rank == 1 && len(matches) > 1 {
 			first, second := matches[0].(map[string]any)["score"].(float64), matches[1].(map[string]any)["score"].(float64)
-			if first < 2*second {
-				t.Errorf("recall(%q): the match scores %v, the next unrelated memory %v; want at least twice", tc.query, first, second)
+			if first < float64(tc.lead)*second {
+				t.Errorf("recall(%q): the match scores %v, the next memory %v; want at least %v times that", tc.query, first, second, tc.lead)
 			}
 		}
 	}

@@ -6,10 +6,14 @@ import (
 	"sync"
 )
 
-// BM25 parameters: the usual Okapi defaults.
+// BM25 parameters: Okapi's usual k1, and less length normalization than its usual b (0.75).
+// Memories are short, and a longer one is more often one that says more than one that rambles:
+// on the LoCoMo dev split b 0.4 lifts BM25's recall@10 from 0.626 to 0.640 and its MRR from
+// 0.458 to 0.490, and the builtin hybrid's recall@10 by about 0.005 (b 0.3 and 0.5 measure
+// the same; k1 0.9 or 1.5 no better).
 const (
 	bm25K1 = 1.2
-	bm25B  = 0.75
+	bm25B  = 0.4
 )
 
 // posting is one document's occurrences of a term. Documents are named by slot, a dense
@@ -19,7 +23,7 @@ type posting struct {
 	tf   uint32
 }
 
-// BM25 is an in-memory inverted index that ranks documents by Okapi BM25 (k1 1.2, b 0.75) over
+// BM25 is an in-memory inverted index that ranks documents by Okapi BM25 (k1 1.2, b 0.4) over
 // their terms: Tokenize's tokens without English stopwords, through a small suffix stemmer
 // (plurals, -ing, -ed). The zero value is not usable; call NewBM25.
 //
@@ -27,6 +31,8 @@ type posting struct {
 // lock. A search allocates its query's terms and its k results; the per-document score
 // accumulator is pooled and reused.
 type BM25 struct {
+	k1, b float64 // the BM25 parameters
+
 	mu       sync.RWMutex
 	termIDs  map[string]uint32 // term → term id
 	termStr  []string          // term id → term ("" when free)
@@ -51,8 +57,12 @@ type accumulator struct {
 }
 
 // NewBM25 returns an empty index.
-func NewBM25() *BM25 {
-	return &BM25{termIDs: map[string]uint32{}, slotOf: map[uint64]uint32{}}
+func NewBM25() *BM25 { return NewBM25With(bm25K1, bm25B) }
+
+// NewBM25With returns an empty index that scores with BM25 parameters k1 and b instead of
+// NewBM25's 1.2 and 0.4, for measuring them.
+func NewBM25With(k1, b float64) *BM25 {
+	return &BM25{k1: k1, b: b, termIDs: map[string]uint32{}, slotOf: map[uint64]uint32{}}
 }
 
 // Add indexes text under id, replacing whatever id held. A text with no terms (empty, or
@@ -194,7 +204,7 @@ func (b *BM25) Search(query string, k int, filter Filter) []Scored {
 	scores, touched := acc.scores, acc.touched[:0]
 
 	// BM25 with Lucene's non-negative idf: log(1 + (N - df + 0.5) / (df + 0.5)).
-	norm0, norm1 := bm25K1*(1-bm25B), bm25K1*bm25B/avgLen
+	norm0, norm1 := b.k1*(1-b.b), b.k1*b.b/avgLen
 	for i, t := range qt {
 		if slices.Contains(qt[:i], t) { // a repeated query word counts once
 			continue
@@ -206,7 +216,7 @@ func (b *BM25) Search(query string, k int, filter Filter) []Scored {
 		ps := b.postings[tid]
 		df := float64(len(ps))
 		idf := math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
-		w := idf * (bm25K1 + 1)
+		w := idf * (b.k1 + 1)
 		for _, p := range ps {
 			tf := float64(p.tf)
 			s := float32(w * tf / (tf + norm0 + norm1*float64(b.lens[p.slot])))

@@ -37,12 +37,13 @@ const (
 var builtinModel = "glove-6b-100d-" + strconv.Itoa(builtinWords/1000) + "k-int8-v" + strconv.Itoa(builtinVersion)
 
 // BuiltinLexicalWeight and BuiltinDenseWeight are the Fuse weights of BM25 and of the builtin
-// embedder's cosine, chosen on the LoCoMo dev split (go run ./vector/internal/evalret): 0.6/0.4
-// has the recall@10 of 0.5/0.5 (0.647 against 0.646) and a better first hit (recall@1 0.328
-// against 0.308, MRR 0.470 against 0.452); more weight on either side loses recall.
+// embedder's cosine, chosen together with BuiltinSoftWeight on the LoCoMo dev split through the
+// app's ranking (go run ./vector/internal/evalret): 0.7/0.3 with SoftMatch at 1.6 sits in the
+// middle of a plateau (recall@10 0.684; 0.681–0.683 for 0.6–0.8 on BM25, 0.2–0.4 on the
+// cosine and 1.2–2 on SoftMatch; 0.674 at 0.5/0.5).
 const (
-	BuiltinLexicalWeight float32 = 0.6
-	BuiltinDenseWeight   float32 = 0.4
+	BuiltinLexicalWeight float32 = 0.7
+	BuiltinDenseWeight   float32 = 0.3
 )
 
 // BuiltinMinCosine is the cosine below which the builtin embedder's neighbours are unrelated:
@@ -69,8 +70,9 @@ const BuiltinCosineMargin float32 = 0.15
 // its character 3- to 5-grams, so the same unknown word always gets the same vector and texts
 // that share it are similar. Unknown single letters and numbers are dropped.
 //
-// Kind matters in one way: in a Query, a capitalized word inside a sentence (a name) weighs a
-// hundredth of its due (see nameWeight). A text with no words gets the zero vector.
+// Kind matters in two ways: in a Query, a capitalized word inside a sentence (a name) weighs a
+// hundredth of its due (see nameWeight), and a time word ("these days", "last spring", "on
+// Sunday") is left out (see timeWords). A text with no words gets the zero vector.
 //
 // The asset is decoded on first use (or by Load), once per process, and shared by every
 // Builtin: about 80 ms and 7 MiB of heap. Embedding takes about 2 µs for a sentence. Builtin
@@ -121,6 +123,7 @@ type glove struct {
 	scale   []float32        // per row: the SIF weight times the quantization scale
 	pc      [builtinDim]float32
 	oovW    float32 // an unknown word's SIF weight times its vector's norm
+	a       float64 // the SIF a
 	numRows int
 }
 
@@ -169,7 +172,7 @@ func decodeGlove(asset []byte) (*glove, error) {
 	if len(p) < 4*dim {
 		return nil, io.ErrUnexpectedEOF
 	}
-	g := &glove{rows: make(map[string]int32, n), numRows: n}
+	g := &glove{rows: make(map[string]int32, n), numRows: n, a: a}
 	for j := range dim {
 		g.pc[j] = math.Float32frombits(le.Uint32(p[4*j:]))
 	}
@@ -230,6 +233,31 @@ var contractions = map[string][2]string{
 // documents it measured no better, so they keep their names.
 const nameWeight = 0.01
 
+// timeWords are the words that say when rather than what: units of time, days of the week,
+// months (but "may" and "march"), seasons (but "fall") and their usual modifiers. A question's
+// time words are left out of its vector, and in SoftMatch they match only themselves: GloVe
+// puts every time expression near every other ("days" has cosine 0.86 with "last"), so "where
+// is Colby these days?" was nearest "we went to Tokyo last spring" for its time words alone.
+// What a memory is about is in its other words; when it happened is its created_at, which
+// recall filters by. Documents keep theirs (so they need no re-embedding) and lexical search
+// still matches them word for word. On the LoCoMo dev split this measured neutral (recall@10
+// 0.684 with, 0.682 without; go run ./vector/internal/evalret -variants rank).
+var timeWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`
+		today tonight yesterday tomorrow nowadays currently recently lately ago soon earlier later
+		day days week weeks weekend weekends month months year years decade decades
+		hour hours minute minutes morning mornings afternoon afternoons evening evenings night nights
+		monday mondays tuesday tuesdays wednesday wednesdays thursday thursdays friday fridays
+		saturday saturdays sunday sundays
+		january february april june july august september october november december
+		spring summer autumn winter springs summers winters
+		last next past recent upcoming current`) {
+		m[w] = true
+	}
+	return m
+}()
+
 // embed writes text's vector into out (len dim, zeroed).
 func (g *glove) embed(text string, kind Kind, out []float32) {
 	start := true // at the start of a sentence
@@ -237,6 +265,10 @@ func (g *glove) embed(text string, kind Kind, out []float32) {
 		r, _ := utf8.DecodeRuneInString(f)
 		name := kind == Query && !start && unicode.IsUpper(r)
 		for _, w := range Tokenize(f) {
+			if kind == Query && timeWords[w] {
+				name = false
+				continue
+			}
 			if c, ok := contractions[w]; ok {
 				g.add(c[0], 1, out)
 				g.add(c[1], 1, out)

@@ -186,6 +186,17 @@ func TestBuiltin_Embed(t *testing.T) {
 		}
 	})
 
+	t.Run("a question's time words are left out", func(t *testing.T) {
+		q := mustEmbed(t, b, Query, "Where was Colby?", "Where was Colby last Sunday morning?", "Where was Colby yesterday?")
+		if !slices.Equal(q[0], q[1]) || !slices.Equal(q[0], q[2]) {
+			t.Errorf("query with and without its time words: cosines %v, %v, want the same vector", Cosine(q[0], q[1]), Cosine(q[0], q[2]))
+		}
+		d := mustEmbed(t, b, Document, "Where was Colby?", "Where was Colby last Sunday morning?")
+		if c := Cosine(d[0], d[1]); c > 0.95 {
+			t.Errorf("a document keeps its time words: cosine %v to the text without, want < 0.95", c)
+		}
+	})
+
 	t.Run("canceled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()

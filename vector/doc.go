@@ -1,7 +1,8 @@
 // Package vector is ownsona's similarity core: a tokenizer, a BM25 lexical index, an exact
 // cosine index over one contiguous matrix, an HNSW graph (our own, after Malkov & Yashunin),
 // Dense (exact until a graph is built in the background), score fusion, and embedders that turn
-// text into vectors: Builtin (GloVe word vectors compiled in), Model2Vec and OpenAI. It knows
+// text into vectors: Builtin (GloVe word vectors compiled in, with SoftMatch, a soft term match
+// that re-ranks candidates, weighted by a store's WordCounts), Model2Vec and OpenAI. It knows
 // nothing of bbolt, HTTP or MCP: uint64 ids in, scored ids out.
 //
 // The simplest use:
@@ -9,7 +10,7 @@
 //	lex := vector.NewBM25()
 //	lex.Add(1, "I prefer dark roast coffee")
 //	lex.Add(2, "My son Colby lives in Los Angeles")
-//	hits := lex.Search("coffee", 8, nil) // [{1 0.73}]: best first, scores > 0
+//	hits := lex.Search("coffee", 8, nil) // [{1 0.71}]: best first, scores > 0
 //
 // and with an embedder:
 //
@@ -21,8 +22,8 @@
 //
 // # Caveats
 //
-//   - The indexes are caches. The caller owns the truth (the database) and rebuilds them at
-//     startup; nothing here is persisted.
+//   - The indexes and WordCounts are caches. The caller owns the truth (the database) and
+//     rebuilds them at startup; nothing here is persisted.
 //   - BM25 and Exact are safe for concurrent use: many searches run at once, writes take an
 //     exclusive lock. A Filter runs while the index's read lock is held, so it must not call
 //     into the same index (not even Search: a waiting writer would deadlock it).

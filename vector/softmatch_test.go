@@ -16,7 +16,7 @@ func TestBuiltin_SoftMatch(t *testing.T) {
 			"Colby bought coffee there.",          // "bought" is not "buy", but close
 			"The coffee Colby did buy was cheap.", // every content word
 			"buy coffee, colby",                   // order and case do not matter
-		})
+		}, nil)
 		if !near(got[1], 1) || !near(got[2], 1) {
 			t.Errorf("SoftMatch = %v, want 1 for the texts holding every query word", got)
 		}
@@ -25,7 +25,7 @@ func TestBuiltin_SoftMatch(t *testing.T) {
 		}
 	})
 	t.Run("unrelated text scores about 0", func(t *testing.T) {
-		got := b.SoftMatch("espresso machine", []string{"The senator vetoed the tax bill.", "", "the of and"})
+		got := b.SoftMatch("espresso machine", []string{"The senator vetoed the tax bill.", "", "the of and"}, nil)
 		if got[0] > 0.1 {
 			t.Errorf("unrelated text: %v, want about 0", got[0])
 		}
@@ -34,7 +34,7 @@ func TestBuiltin_SoftMatch(t *testing.T) {
 		}
 	})
 	t.Run("synonyms score high", func(t *testing.T) {
-		got := b.SoftMatch("coffee", []string{"espresso", "tea", "tractor"})
+		got := b.SoftMatch("coffee", []string{"espresso", "tea", "tractor"}, nil)
 		if got[0] < 0.25 || got[0] <= got[2] { // a cosine of 0.66, cubed
 			t.Errorf("coffee vs espresso %v, vs tractor %v: want espresso high and above tractor", got[0], got[2])
 		}
@@ -44,60 +44,115 @@ func TestBuiltin_SoftMatch(t *testing.T) {
 	})
 	t.Run("order of texts preserved", func(t *testing.T) {
 		texts := []string{"I adopted a puppy", "we painted the kitchen", "my dog chews shoes", "sunset at the beach"}
-		got := b.SoftMatch("dog", texts)
+		got := b.SoftMatch("dog", texts, nil)
 		for i, s := range got {
-			if one := b.SoftMatch("dog", texts[i:i+1]); one[0] != s {
+			if one := b.SoftMatch("dog", texts[i:i+1], nil); one[0] != s {
 				t.Errorf("text %d: %v in the batch, %v alone", i, s, one[0])
 			}
 		}
 		if got[2] != 1 || got[0] <= got[1] || got[0] <= got[3] {
-			t.Errorf("SoftMatch(dog) = %v: want the dog text 1 and the puppy above the others", got)
+			t.Errorf("SoftMatch(dog, nil) = %v: want the dog text 1 and the puppy above the others", got)
 		}
 	})
 	t.Run("empty inputs", func(t *testing.T) {
-		if got := b.SoftMatch("coffee", nil); len(got) != 0 {
+		if got := b.SoftMatch("coffee", nil, nil); len(got) != 0 {
 			t.Errorf("no texts: %v", got)
 		}
 		for _, q := range []string{"", "what is it?", "!!"} {
-			if got := b.SoftMatch(q, []string{"coffee", ""}); !slices.Equal(got, []float32{0, 0}) {
+			if got := b.SoftMatch(q, []string{"coffee", ""}, nil); !slices.Equal(got, []float32{0, 0}) {
 				t.Errorf("query %q without content words: %v, want zeros", q, got)
 			}
 		}
 	})
 	t.Run("repeated query words weigh more", func(t *testing.T) {
-		once := b.SoftMatch("coffee tractor", []string{"coffee"})[0]
-		twice := b.SoftMatch("coffee coffee tractor", []string{"coffee"})[0]
+		once := b.SoftMatch("coffee tractor", []string{"coffee"}, nil)[0]
+		twice := b.SoftMatch("coffee coffee tractor", []string{"coffee"}, nil)[0]
 		if !(twice > once) || once <= 0 || once >= 1 {
 			t.Errorf("coffee tractor %v, coffee coffee tractor %v", once, twice)
 		}
 	})
 	t.Run("names keep their weight", func(t *testing.T) {
-		got := b.SoftMatch("What did Melanie paint?", []string{"Melanie: I love it", "Caroline: I paint"})
+		got := b.SoftMatch("What did Melanie paint?", []string{"Melanie: I love it", "Caroline: I paint"}, nil)
 		if got[0] < 0.3 || got[1] < 0.3 {
 			t.Errorf("SoftMatch = %v: the name and the verb should both count", got)
+		}
+	})
+	t.Run("a name the store is full of weighs little", func(t *testing.T) {
+		counts, err := NewWordCounts()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 5000 {
+			counts.Add("Melanie: so how are things going")
+		}
+		texts := []string{"Melanie: I love it", "Caroline: I paint"}
+		got := b.SoftMatch("What did Melanie paint?", texts, counts)
+		if got[0] > 0.1 || got[1] < 0.9 {
+			t.Errorf("SoftMatch = %v: in a store where every memory says Melanie, the verb should decide", got)
+		}
+		empty, err := NewWordCounts()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prior, got := b.SoftMatch("What did Melanie paint?", texts, nil), b.SoftMatch("What did Melanie paint?", texts, empty); !slices.Equal(got, prior) {
+			t.Errorf("empty counts: %v, want the prior's %v", got, prior)
+		}
+	})
+	t.Run("time words match only themselves", func(t *testing.T) {
+		got := b.SoftMatch("where were you these days?", []string{"we met last spring", "those days were fun", "on Sundays"}, nil)
+		if !slices.Equal(got, []float32{0, 1, 0}) {
+			t.Errorf("SoftMatch = %v, want [0 1 0]", got)
 		}
 	})
 }
 
 // softMatchRef is SoftMatch's formula computed plainly: every token of the whole text, every
-// occurrence of a query word, cosines in float64.
-func softMatchRef(tb testing.TB, query, text string) float64 {
+// occurrence of a query word, cosines in float64, weights from counts (nil: the Zipf prior)
+// recomputed from the texts they count.
+func softMatchRef(tb testing.TB, query, text string, counted []string) float64 {
 	tb.Helper()
 	st, err := loadSoft()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	content := func(s string) []int32 {
-		var rows []int32
+	type word struct {
+		row  int32
+		time bool
+	}
+	content := func(s string) []word {
+		var ws []word
 		for _, w := range Tokenize(s) {
 			if _, ok := contractions[w]; ok || stopwords[w] {
 				continue
 			}
 			if r, ok := st.g.row(w); ok {
-				rows = append(rows, r)
+				ws = append(ws, word{r, timeWords[w]})
 			}
 		}
-		return rows
+		return ws
+	}
+	count := map[int32]float64{}
+	total := 0.0
+	for _, c := range counted {
+		for _, w := range Tokenize(c) {
+			ws := []string{w}
+			if c, ok := contractions[w]; ok {
+				ws = c[:]
+			}
+			for _, w := range ws {
+				if r, ok := st.g.row(w); ok {
+					count[r]++
+					total++
+				}
+			}
+		}
+	}
+	weight := func(r int32) float64 {
+		p := 1 / (float64(r+1) * zipfH)
+		if counted != nil {
+			p = (count[r] + storePrior*p) / (total + storePrior)
+		}
+		return st.a / (st.a + p)
 	}
 	cos := func(a, b int32) float64 {
 		var dot, na, nb float64
@@ -112,10 +167,15 @@ func softMatchRef(tb testing.TB, query, text string) float64 {
 	for _, w := range content(query) {
 		best := 0.0
 		for _, u := range doc {
-			best = max(best, cos(w, u))
+			switch {
+			case u.row == w.row:
+				best = 1
+			case !w.time:
+				best = max(best, (cos(w.row, u.row)-softFloor)/(1-softFloor))
+			}
 		}
-		wt := sif(st.a, int(w)+1)
-		num += wt * best * best * best
+		wt := weight(w.row)
+		num += wt * best
 		den += wt
 	}
 	if den == 0 {
@@ -130,6 +190,7 @@ func TestBuiltin_SoftMatch_formula(t *testing.T) {
 		"Where does Colby's sister live, and when did she move?",
 		"coffee coffee espresso",
 		"Which café did they visit in São Paulo?",
+		"What did Melanie do last weekend, these days, on Sunday?",
 	}
 	texts := []string{
 		"Melanie: I painted a sunset after we got back from the beach!",
@@ -137,28 +198,49 @@ func TestBuiltin_SoftMatch_formula(t *testing.T) {
 		"Colby's mom doesn't drink coffee... she's a tea person (green tea).",
 		"We had espresso at a tiny café — best in São Paulo, honestly.",
 		"", "   ", "the and of", "kids/puppies/horses; painting—hiking", "I'm sure they'll go.",
+		"Melanie: the weekend was long, some days were slow; Sundays are for painting",
 		"Melanie: I painted a sunset after we got back from the beach!", // repeated
 	}
 	b := NewBuiltin()
-	for _, q := range queries {
-		got := b.SoftMatch(q, texts)
-		for i, text := range texts {
-			if want := softMatchRef(t, q, text); math.Abs(float64(got[i])-want) > 1e-5 {
-				t.Errorf("SoftMatch(%q, %q) = %v, want %v", q, text, got[i], want)
-			}
+	counts, err := NewWordCounts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var counted []string
+	for i, text := range append(texts, "Melanie: hi", "Melanie: coffee?", "Melanie: see you at the beach") {
+		if i%2 == 0 { // some texts twice, some not at all
+			counts.Add(text)
+			counts.Add(text)
+			counted = append(counted, text, text)
 		}
+	}
+	for _, c := range []struct {
+		name    string
+		counts  *WordCounts
+		counted []string
+	}{{"Zipf prior", nil, nil}, {"store counts", counts, counted}} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, q := range queries {
+				got := b.SoftMatch(q, texts, c.counts)
+				for i, text := range texts {
+					if want := softMatchRef(t, q, text, c.counted); math.Abs(float64(got[i])-want) > 1e-5 {
+						t.Errorf("SoftMatch(%q, %q) = %v, want %v", q, text, got[i], want)
+					}
+				}
+			}
+		})
 	}
 }
 
 func TestBuiltin_SoftMatch_concurrent(t *testing.T) {
 	b := NewBuiltin()
 	texts := []string{"we drank espresso in Rome", "the cat sleeps", "Colby's new car"}
-	want := b.SoftMatch("coffee in Italy", texts)
+	want := b.SoftMatch("coffee in Italy", texts, nil)
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
 			for range 50 {
-				if got := b.SoftMatch("coffee in Italy", texts); !slices.Equal(got, want) {
+				if got := b.SoftMatch("coffee in Italy", texts, nil); !slices.Equal(got, want) {
 					t.Errorf("concurrent SoftMatch = %v, want %v", got, want)
 					return
 				}
@@ -260,7 +342,7 @@ func softRandomTexts(tb testing.TB, n, words int) []string {
 func BenchmarkBuiltin_SoftMatch(b *testing.B) {
 	e := NewBuiltin()
 	query := "What did Melanie paint after her trip to the beach with the kids?"
-	e.SoftMatch(query, nil) // load
+	e.SoftMatch(query, nil, nil) // load
 	for _, c := range []struct {
 		name  string
 		texts []string
@@ -273,7 +355,7 @@ func BenchmarkBuiltin_SoftMatch(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				e.SoftMatch(query, c.texts)
+				e.SoftMatch(query, c.texts, nil)
 			}
 		})
 	}

@@ -15,13 +15,16 @@ import (
 // "O'Brien" → "obrien").
 func Tokenize(text string) []string {
 	var out []string
-	var buf []byte // the current token, lowercased
-	flush := func() {
-		if len(buf) > 0 {
-			out = append(out, string(buf))
-			buf = buf[:0]
-		}
-	}
+	var buf [32]byte
+	eachToken(text, buf[:0], func(tok []byte) { out = append(out, string(tok)) })
+	return out
+}
+
+// eachToken calls fn with each token of text, in order, as Tokenize splits it, without
+// allocating a string per token: tok is held in buf's storage (grown as needed), valid only
+// during the call, and fn must not modify it.
+func eachToken(text string, buf []byte, fn func(tok []byte)) {
+	buf = buf[:0] // the current token, lowercased
 	for i := 0; i < len(text); {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		i += size
@@ -35,7 +38,10 @@ func Tokenize(text string) []string {
 				i = skipFinalS(text, i)
 				continue
 			}
-			flush()
+			if len(buf) > 0 {
+				fn(buf)
+				buf = buf[:0]
+			}
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			buf = utf8.AppendRune(buf, unicode.ToLower(r))
 		case len(buf) > 0 && unicode.Is(unicode.Mn, r):
@@ -43,11 +49,15 @@ func Tokenize(text string) []string {
 		case r == '’' && len(buf) > 0:
 			i = skipFinalS(text, i)
 		default:
-			flush()
+			if len(buf) > 0 {
+				fn(buf)
+				buf = buf[:0]
+			}
 		}
 	}
-	flush()
-	return out
+	if len(buf) > 0 {
+		fn(buf)
+	}
 }
 
 // skipFinalS returns i moved past an "s" that ends a word, where text[:i] ends with an

@@ -33,6 +33,8 @@ type lab struct {
 	a      float64
 	counts map[string]int // the store's word counts, for the "store" weights
 	total  int
+	vcount map[int]int // the store's counts of vocabulary rows, as vector.WordCounts counts them
+	vtotal int
 	unit   []float32 // unit-length rows, for neighbour search; built on demand
 	nameC  []float32
 	nameS  []float32
@@ -58,6 +60,8 @@ type labOpts struct {
 	NameSide     string  // "" both, "query", "doc": where NameWeight applies
 	Label        bool    // a capitalized first word ending in ':' is a name too
 	ZipfScale    float64 // subtlex: Zipf p for words it lacks, times this
+	StorePrior   float64 // "store" weights blended with the Zipf prior as vector.WordCounts does, this many words of it; 0: not blended
+	Time         bool    // a question's time words are left out, as the builtin does
 	pcFromCorpus []float32
 }
 
@@ -157,10 +161,16 @@ func (l *lab) clone(opt labOpts) *lab {
 func (l *lab) setCounts(texts []string) {
 	l.counts = map[string]int{}
 	l.total = 0
+	l.vcount = map[int]int{}
+	l.vtotal = 0
 	for _, t := range texts {
 		for _, w := range l.tokens(t) {
 			l.counts[w.w]++
 			l.total++
+			if r, _ := l.lookup(w.w); r >= 0 {
+				l.vcount[r]++
+				l.vtotal++
+			}
 		}
 	}
 }
@@ -367,6 +377,13 @@ func (l *lab) weight(rank int, w string) float64 {
 		}
 		return a / (a + p)
 	case "store":
+		if l.opt.StorePrior > 0 {
+			p := 1 / (float64(rank+1) * zipfH)
+			if rank < len(l.words) {
+				p = (float64(l.vcount[rank]) + l.opt.StorePrior*p) / (float64(l.vtotal) + l.opt.StorePrior)
+			}
+			return l.a / (l.a + p)
+		}
 		a := l.opt.StoreA
 		if a == 0 {
 			a = 1e-3
@@ -385,7 +402,7 @@ func (l *lab) rawKind(text string, kind vector.Kind) []float32 {
 	toks := l.tokens(text)
 	nw := 0
 	for _, t := range toks {
-		if l.opt.Stop && stopwords[t.w] {
+		if l.opt.Stop && stopwords[t.w] || l.opt.Time && kind == vector.Query && timeWords[t.w] {
 			continue
 		}
 		row, w := l.lookup(t.w)
@@ -636,6 +653,23 @@ func (l *lab) nameScore(row int) float32 {
 	}
 	return l.nameS[row]
 }
+
+// timeWords are vector's time words (see its timeWords).
+var timeWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`
+		today tonight yesterday tomorrow nowadays currently recently lately ago soon earlier later
+		day days week weeks weekend weekends month months year years decade decades
+		hour hours minute minutes morning mornings afternoon afternoons evening evenings night nights
+		monday mondays tuesday tuesdays wednesday wednesdays thursday thursdays friday fridays
+		saturday saturdays sunday sundays
+		january february april june july august september october november december
+		spring summer autumn winter springs summers winters
+		last next past recent upcoming current`) {
+		m[w] = true
+	}
+	return m
+}()
 
 var stopwords = func() map[string]bool {
 	m := map[string]bool{}

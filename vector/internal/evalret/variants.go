@@ -19,7 +19,7 @@ func runVariants(e *env, lex [][]vector.Scored, asset string, groups []string, w
 	}
 	// The lab with the shipped choices must give the builtin embedder's vectors.
 	{
-		l := base.clone(labOpts{NameWeight: 0.01, NameSide: "query"})
+		l := base.clone(labOpts{NameWeight: 0.01, NameSide: "query", Time: true})
 		emb := vector.NewBuiltin()
 		var worst float64
 		for _, kind := range []vector.Kind{vector.Document, vector.Query} {
@@ -170,6 +170,11 @@ func runVariants(e *env, lex [][]vector.Scored, asset string, groups []string, w
 		measure("best, oov skipped", variant(func(o *labOpts) { best(o); o.OOV = "skip" }), 0.5, 0.5)
 		measure("best, oov norm 2.5", variant(func(o *labOpts) { best(o); o.OOVNorm = 2.5 }), 0.5, 0.5)
 		measure("best, oov norm 10", variant(func(o *labOpts) { best(o); o.OOVNorm = 10 }), 0.5, 0.5)
+	}
+	if on("rank") {
+		if err := runRank(e, base, t, w); err != nil {
+			return err
+		}
 	}
 	if on("store") {
 		sweep := func(name string, l *lab) {
@@ -525,6 +530,7 @@ func runNorms(e *env, t *table, lex, dl [][]vector.Scored) {
 type softIndex struct {
 	l    *lab
 	docs [][][]float32
+	rows [][]int // the docs' words' rows
 }
 
 func (l *lab) unitRow(w string) []float32 {
@@ -542,7 +548,7 @@ func (l *lab) unitRow(w string) []float32 {
 }
 
 func newSoftIndex(l *lab, texts []string) *softIndex {
-	s := &softIndex{l: l, docs: make([][][]float32, len(texts))}
+	s := &softIndex{l: l, docs: make([][][]float32, len(texts)), rows: make([][]int, len(texts))}
 	for i, t := range texts {
 		for _, tk := range l.tokens(t) {
 			if stopwords[tk.w] {
@@ -550,6 +556,8 @@ func newSoftIndex(l *lab, texts []string) *softIndex {
 			}
 			if u := l.unitRow(tk.w); u != nil {
 				s.docs[i] = append(s.docs[i], u)
+				r, _ := l.lookup(tk.w)
+				s.rows[i] = append(s.rows[i], r)
 			}
 		}
 	}
@@ -558,9 +566,23 @@ func newSoftIndex(l *lab, texts []string) *softIndex {
 
 // score is Σ_w weight(w)·max_u max(0, cos(w,u))^pow / Σ weight(w) over the query's content words.
 func (s *softIndex) score(q string, id uint64, pow float64, noNames bool) float32 {
+	return s.scoreOpts(q, id, softOpts{pow: pow, noNames: noNames})
+}
+
+// softOpts are the choices of a soft term match.
+type softOpts struct {
+	pow       float64 // sim is max(0, cos)^pow ...
+	floor     float64 // ... or, when > 0, max(0, (cos − floor)/(1 − floor)), as vector.SoftMatch
+	timeExact bool    // a query's time word matches only itself, as vector.SoftMatch
+	noNames   bool    // capitalized words inside the question are skipped
+}
+
+// scoreOpts is Σ_w weight(w)·max_u sim(w,u) / Σ weight(w) over the query's content words, sim
+// of a word with itself being 1.
+func (s *softIndex) scoreOpts(q string, id uint64, o softOpts) float32 {
 	var num, den float64
 	for _, tk := range s.l.tokens(q) {
-		if stopwords[tk.w] || (noNames && tk.name) {
+		if stopwords[tk.w] || (o.noNames && tk.name) {
 			continue
 		}
 		row, w := s.l.lookup(tk.w)
@@ -569,15 +591,29 @@ func (s *softIndex) score(q string, id uint64, pow float64, noNames bool) float3
 		}
 		u := s.l.unitRow(tk.w)
 		wt := s.l.weight(row, w)
-		best := float32(0)
-		for _, dv := range s.docs[id-1] {
+		exact := o.timeExact && timeWords[tk.w]
+		best := 0.0
+		for k, dv := range s.docs[id-1] {
+			if s.rows[id-1][k] == row {
+				best = 1
+				break
+			}
+			if exact {
+				continue
+			}
 			var d float32
 			for j := range u {
 				d += u[j] * dv[j]
 			}
-			best = max(best, d)
+			c := max(0, float64(d))
+			if o.floor > 0 {
+				c = max(0, (c-o.floor)/(1-o.floor))
+			} else {
+				c = math.Pow(c, o.pow)
+			}
+			best = max(best, c)
 		}
-		num += wt * math.Pow(float64(best), pow)
+		num += wt * best
 		den += wt
 	}
 	if den == 0 {
@@ -626,4 +662,161 @@ func runSoft(e *env, t *table, prefix string, l *lab, lex, dl [][]vector.Scored)
 			}
 		}
 	}
+}
+
+// rankConfig is one variant of the app's ranking: BM25 with k1 and b, the builtin's cosine
+// (with or without a question's time words), cut as the app cuts it, min-max fused, plus a
+// soft term match as it is, weighted w.
+type rankConfig struct {
+	name    string
+	k1, b   float64
+	time    bool    // the question's time words are left out of its vector
+	store   float64 // > 0: soft match weights from the store's counts blended with this many words of the Zipf prior; 0: the prior alone
+	soft    softOpts
+	w       [3]float32
+	shipped bool
+}
+
+// runRank measures the choices of the app's ranking one by one, from the ranking before soft
+// match weights came from the store (recall@10 0.663) to the shipped one, and around it. Soft
+// matches are the lab's, checked against vector.SoftMatch.
+func runRank(e *env, base *lab, t *table, w io.Writer) error {
+	texts := e.ds.texts
+	dense := map[bool][][]vector.Scored{}
+	for _, tw := range []bool{false, true} {
+		l := base.clone(labOpts{NameWeight: 0.01, NameSide: "query", Time: tw})
+		dl := e.denseLists(e.dense(func(ts []string, kind vector.Kind) [][]float32 {
+			out := make([][]float32, len(ts))
+			for i, s := range ts {
+				out[i] = l.embedKind(s, kind)
+			}
+			return out
+		}))
+		for i := range dl {
+			dl[i] = vector.AtLeast(dl[i], vector.BuiltinMinCosine, vector.BuiltinCosineMargin)
+		}
+		dense[tw] = dl
+	}
+	lexical := map[[2]float64][][]vector.Scored{}
+	lexOf := func(k1, b float64) [][]vector.Scored {
+		if l, ok := lexical[[2]float64{k1, b}]; ok {
+			return l
+		}
+		idx := vector.NewBM25With(k1, b)
+		for i, s := range texts {
+			idx.Add(uint64(i+1), s)
+		}
+		out := make([][]vector.Scored, len(e.ds.queries))
+		for i, q := range e.ds.queries {
+			out[i] = idx.Search(q.text, e.depth, e.filter(q.tag))
+		}
+		lexical[[2]float64{k1, b}] = out
+		return out
+	}
+	softs := map[float64]*softIndex{}
+	softOf := func(prior float64) *softIndex {
+		if s, ok := softs[prior]; ok {
+			return s
+		}
+		o := labOpts{}
+		if prior > 0 {
+			o = labOpts{Weights: "store", StorePrior: prior}
+		}
+		l := base.clone(o)
+		l.setCounts(texts)
+		softs[prior] = newSoftIndex(l, texts)
+		return softs[prior]
+	}
+	shipped := softOpts{floor: 0.4, timeExact: true}
+	// The lab's soft match, shipped choices, must be vector.SoftMatch's.
+	{
+		counts, err := vector.NewWordCounts()
+		if err != nil {
+			return err
+		}
+		for _, s := range texts {
+			counts.Add(s)
+		}
+		emb := vector.NewBuiltin()
+		lex, dl, si := lexOf(1.2, 0.4), dense[true], softOf(10000)
+		var worst float64
+		for i, q := range e.ds.queries[:200] {
+			ids := vector.Candidates(lex[i], dl[i])
+			cand := make([]string, len(ids))
+			for j, id := range ids {
+				cand[j] = texts[id-1]
+			}
+			got := emb.SoftMatch(q.text, cand, counts)
+			for j, id := range ids {
+				worst = max(worst, math.Abs(float64(got[j]-si.scoreOpts(q.text, id, shipped))))
+			}
+		}
+		fmt.Fprintf(w, "lab soft match vs vector.SoftMatch: largest difference %.2g\n\n", worst)
+		if worst > 1e-3 {
+			return fmt.Errorf("the lab's soft match is not vector.SoftMatch (difference %g)", worst)
+		}
+	}
+	before := rankConfig{name: "before: BM25 b 0.75, soft match Zipf-weighted and cubed, 0.6/0.4/1.2", k1: 1.2, b: 0.75, soft: softOpts{pow: 3}, w: [3]float32{0.6, 0.4, 1.2}}
+	ship := rankConfig{name: "shipped", k1: 1.2, b: 0.4, time: true, store: 10000, soft: shipped,
+		w: [3]float32{vector.BuiltinLexicalWeight, vector.BuiltinDenseWeight, vector.BuiltinSoftWeight}, shipped: true}
+	step := func(c rankConfig, name string, mod func(c *rankConfig)) rankConfig {
+		c.name, c.shipped = name, false
+		mod(&c)
+		return c
+	}
+	var cs []rankConfig
+	c := before
+	cs = append(cs, c)
+	c = step(c, "+ soft match weighted by the store's counts (Zipf prior of 10,000 words)", func(c *rankConfig) { c.store = 10000 })
+	cs = append(cs, c)
+	c = step(c, "+ soft similarity linear above cosine 0.4, not cubed", func(c *rankConfig) { c.soft = softOpts{floor: 0.4} })
+	cs = append(cs, c)
+	c = step(c, "+ a question's time words: out of its vector, matched only by themselves", func(c *rankConfig) { c.time, c.soft.timeExact = true, true })
+	cs = append(cs, c)
+	c = step(c, "+ BM25 b 0.4", func(c *rankConfig) { c.b = 0.4 })
+	cs = append(cs, c)
+	cs = append(cs, ship)
+	for _, v := range []struct {
+		name string
+		mod  func(c *rankConfig)
+	}{
+		{"shipped, but soft match weighted by the Zipf prior alone", func(c *rankConfig) { c.store = 0 }},
+		{"shipped, but store counts with no prior", func(c *rankConfig) { c.store = 1e-9 }},
+		{"shipped, but a prior of 3,000 words", func(c *rankConfig) { c.store = 3000 }},
+		{"shipped, but a prior of 30,000 words", func(c *rankConfig) { c.store = 30000 }},
+		{"shipped, but soft similarity cubed", func(c *rankConfig) { c.soft = softOpts{pow: 3, timeExact: true} }},
+		{"shipped, but soft similarity squared", func(c *rankConfig) { c.soft = softOpts{pow: 2, timeExact: true} }},
+		{"shipped, but soft similarity = cosine", func(c *rankConfig) { c.soft = softOpts{pow: 1, timeExact: true} }},
+		{"shipped, but cut at cosine 0.3", func(c *rankConfig) { c.soft.floor = 0.3 }},
+		{"shipped, but cut at cosine 0.5", func(c *rankConfig) { c.soft.floor = 0.5 }},
+		{"shipped, but no time word handling", func(c *rankConfig) { c.time, c.soft.timeExact = false, false }},
+		{"shipped, but time words only left out of the question's vector", func(c *rankConfig) { c.soft.timeExact = false }},
+		{"shipped, but time words only matched by themselves", func(c *rankConfig) { c.time = false }},
+		{"shipped, but BM25 b 0.75", func(c *rankConfig) { c.b = 0.75 }},
+		{"shipped, but BM25 b 0.3", func(c *rankConfig) { c.b = 0.3 }},
+		{"shipped, but BM25 b 0.5", func(c *rankConfig) { c.b = 0.5 }},
+		{"shipped, but BM25 k1 0.9", func(c *rankConfig) { c.k1 = 0.9 }},
+		{"shipped, but BM25 k1 1.5", func(c *rankConfig) { c.k1 = 1.5 }},
+		{"shipped, but weights 0.6/0.4/1.2 (as before)", func(c *rankConfig) { c.w = [3]float32{0.6, 0.4, 1.2} }},
+	} {
+		cs = append(cs, step(ship, v.name, v.mod))
+	}
+	for _, c := range cs {
+		lex, dl, si := lexOf(c.k1, c.b), dense[c.time], softOf(c.store)
+		out := make([][]vector.Scored, len(lex))
+		for i, q := range e.ds.queries {
+			ids := vector.Candidates(lex[i], dl[i])
+			bonus := make([]float32, len(ids))
+			for j, id := range ids {
+				bonus[j] = si.scoreOpts(q.text, id, c.soft)
+			}
+			out[i] = vector.FuseBonus(lex[i], dl[i], c.w[0], c.w[1], ids, bonus, c.w[2], e.k)
+		}
+		name := c.name
+		if c.shipped {
+			name = fmt.Sprintf("shipped: BM25 b 0.4; soft match by store counts, linear above 0.4, time words; %.2g/%.2g/%.2g", c.w[0], c.w[1], c.w[2])
+		}
+		t.row(name, score(e.ds, out))
+	}
+	return nil
 }
