@@ -240,7 +240,7 @@ func loadConfig(cmd string, args []string, getenv func(string) string, stderr io
 	fs := flag.NewFlagSet("ownsona "+cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	for _, s := range c.settings() {
-		if s.flag == "" || (s.serveOnly && cmd != "serve") {
+		if s.flag == "" || (s.serveOnly && cmd != "serve" && cmd != "doctor") {
 			continue
 		}
 		fs.Func(s.flag, s.help, func(v string) error { return parseValue("--"+s.flag, s.ptr, v) })

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/ownsona/ownsona/app/audit"
 	"github.com/ownsona/ownsona/app/certs"
+	"github.com/ownsona/ownsona/app/doctor"
 	"github.com/ownsona/ownsona/app/limit"
 	"github.com/ownsona/ownsona/kv"
 	"github.com/ownsona/ownsona/oauth"
@@ -196,6 +198,10 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return usageErr("hash-password: reads the password from standard input and takes no arguments")
 		}
 		return hashPassword(stdin, stdout, stderr)
+	case "install-service":
+		return installService(args, stdout)
+	case "doctor":
+		return doctorCmd(ctx, args, getenv, stdout, stderr)
 	case "serve", "stdio", "export", "token", "clients", "keys", "audit", "ca", "backup", "check", "restore", "compact", "import":
 	default:
 		return usageErr("unknown command %q (see 'ownsona help')", cmd)
@@ -294,7 +300,16 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) error {
 	a.scheduleBackups(ctx)
 	ep := a.auth.Endpoints()
 	a.log.Info().Str("url", ep.Resource).Str("listen", a.Addr()).Str("issuer", ep.Issuer).Str("tls", a.certsInfo()).Msg("serving MCP over HTTP")
-	<-ctx.Done()
+	a.warnSize(runtime.GOARCH) // bbolt's memory map on 32-bit systems: at start, then daily
+	daily := time.NewTicker(24 * time.Hour)
+	defer daily.Stop()
+	for ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-daily.C:
+			a.warnSize(runtime.GOARCH)
+		}
+	}
 	a.log.Info().Msg("shutting down")
 	return a.Close()
 }
@@ -358,6 +373,22 @@ Usage:
   ownsona compact          rewrite the file without free pages (server stopped)
   ownsona import FILE      memories from an export, export_memories output or a server-memory
                            knowledge graph; a re-import adds nothing twice
+  ownsona doctor [--public] [--env-file FILE] [--resolver 1.1.1.1:53] [--timeout 5s] [flags]
+                           check the file's permissions and the public URL, issuer and resource;
+                           --public also DNS, port 443, the certificate, the OAuth discovery
+                           documents and the 401 that hosted assistants (Claude.ai, ChatGPT) need
+  ownsona install-service [--dry-run] [--user ownsona] [--db /var/lib/ownsona/ownsona.db]
+                          [--bin /usr/local/bin/ownsona] [--unit /etc/systemd/system/ownsona.service]
+                          [--env-file /etc/ownsona/ownsona.env] [--backup-dir DIR]
+                           write a hardened systemd unit and print the commands that finish the install
+  ownsona doctor [--public] [--env-file FILE] [--resolver 1.1.1.1:53] [--timeout 5s] [flags]
+                           check the file's permissions and the public URL, issuer and resource;
+                           --public also DNS, port 443, the certificate, the OAuth discovery
+                           documents and the 401 that hosted assistants (Claude.ai, ChatGPT) need
+  ownsona install-service [--dry-run] [--user ownsona] [--db /var/lib/ownsona/ownsona.db]
+                          [--bin /usr/local/bin/ownsona] [--unit /etc/systemd/system/ownsona.service]
+                          [--env-file /etc/ownsona/ownsona.env] [--backup-dir DIR]
+                           write a hardened systemd unit and print the commands that finish the install
   ownsona hash-password    read a password on standard input, print its argon2id hash
                            for OWNSONA_LOGIN_PASSWORD
   ownsona version          print the version
@@ -433,4 +464,88 @@ func cutFlag(args []string, name string) ([]string, bool) {
 		out = append(out, a)
 	}
 	return out, found
+}
+
+// doctorCmd is `ownsona doctor [--public] [--env-file FILE] [--resolver ADDR] [--timeout D]
+// [settings]`: it checks the setup serve would run with, from the same settings (and, with
+// --env-file, the service's environment file), and fails when a check fails.
+func doctorCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	args, public := cutFlag(args, "--public")
+	var envFile, resolver, timeout string
+	var err error
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"--env-file", &envFile}, {"--resolver", &resolver}, {"--timeout", &timeout}} {
+		if args, *f.v, err = cutValue(args, f.name); err != nil {
+			return usageErr("doctor: %v", err)
+		}
+	}
+	opts := doctor.Options{Public: public, FileSizeWarning: func(n int64) string { return warnFileSize(runtime.GOARCH, n) }}
+	if timeout != "" {
+		if opts.Timeout, err = time.ParseDuration(timeout); err != nil || opts.Timeout <= 0 {
+			return usageErr("doctor: --timeout: %q is not a duration such as 5s", timeout)
+		}
+	}
+	if resolver != "" {
+		if _, _, err := net.SplitHostPort(resolver); err != nil {
+			resolver = net.JoinHostPort(resolver, "53")
+		}
+		opts.LookupIP = doctor.ResolverAt(resolver)
+	}
+	if envFile != "" {
+		env, err := readEnvFile(envFile)
+		if err != nil {
+			return usageErr("doctor: --env-file: %v", err)
+		}
+		procEnv := getenv
+		getenv = func(k string) string { // the process's environment wins over the file
+			if v := procEnv(k); v != "" {
+				return v
+			}
+			return strings.TrimSpace(env[k])
+		}
+	}
+	cfg, rest, err := loadConfig("doctor", args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return usage(stdout)
+	}
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageErr("doctor: unexpected argument %q", rest[0])
+	}
+	tlsDefaults(&cfg)
+	opts.DB, opts.PublicURL, opts.TLS, opts.Domains = cfg.DB, cfg.PublicURL, cfg.TLS, cfg.Domains
+	problems, err := doctor.Run(ctx, opts, stdout)
+	if err != nil {
+		return err
+	}
+	if problems > 0 {
+		return fmt.Errorf("doctor: %d problem(s)", problems)
+	}
+	return nil
+}
+
+// cutValue removes a flag and its value ("--name V", "--name=V", "-name V", "-name=V") from
+// args; the last one wins.
+func cutValue(args []string, name string) (rest []string, value string, err error) {
+	bare := strings.TrimLeft(name, "-")
+	for i := 0; i < len(args); i++ {
+		n, v, hasVal := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if !strings.HasPrefix(args[i], "-") || n != bare {
+			rest = append(rest, args[i])
+			continue
+		}
+		if !hasVal {
+			if i+1 >= len(args) {
+				return nil, "", fmt.Errorf("%s needs a value", name)
+			}
+			i++
+			v = args[i]
+		}
+		value = v
+	}
+	return rest, value, nil
 }
