@@ -24,6 +24,12 @@ import (
 // serveDB runs `ownsona serve` on db and returns its MCP URL; the server is stopped (SIGINT) at
 // cleanup.
 func serveDB(t *testing.T, db string) string {
+	url, _ := serveDBStop(t, db)
+	return url
+}
+
+// serveDBStop is serveDB with a function that stops the server now (and waits for it).
+func serveDBStop(t *testing.T, db string) (string, func()) {
 	t.Helper()
 	cmd := exec.Command(ownsonaBinary(t), "serve", "--db", db, "--addr", "127.0.0.1:0", "--log-level", "info")
 	cmd.Env = append(os.Environ(), "OWNSONA_LOGIN_PASSWORD="+testPassword, "OWNSONA_RATE_LIMIT=0")
@@ -44,24 +50,28 @@ func serveDB(t *testing.T, db string) string {
 			}
 		}
 	}()
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cmd.Process.Signal(os.Interrupt)
+			done := make(chan struct{})
+			go func() { cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				<-done
+			}
+		})
+	}
+	t.Cleanup(stop)
 	select {
 	case u := <-urls:
-		return u
+		return u, stop
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not start within 30 s")
 	}
-	return ""
+	return "", stop
 }
 
 // ownsona runs a command of the binary and returns its standard output.
@@ -402,4 +412,42 @@ func TestCrash_ServeKilled(t *testing.T) {
 		t.Errorf("%d of %d acknowledged writes missing after 20 SIGKILLs of serve", missing, len(acked))
 	}
 	t.Logf("%d acknowledged writes over 20 SIGKILLs of serve, all present", len(acked))
+}
+
+// TestBackup_CopyOfStoppedFile: copying the file of a stopped server is a complete backup:
+// memories, tokens and OAuth keys all work from the copy.
+func TestBackup_CopyOfStoppedFile(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "ownsona.db")
+	url, stop := serveDBStop(t, db)
+	token := patFrom(t, ownsona(t, "token", "create", "--db", db, "--name", "copy"))
+	if !rememberHTTP(t, url, token, "The wine cellar key hangs by the stairs") {
+		t.Fatal("remember failed")
+	}
+	stop()
+	b, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyPath := filepath.Join(dir, "copy", "ownsona.db")
+	os.MkdirAll(filepath.Dir(copyPath), 0o700)
+	if err := os.WriteFile(copyPath, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ownsona(t, "check", copyPath)
+	url2 := serveDB(t, copyPath)
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+		"params": map[string]any{"name": "recall", "arguments": map[string]any{"query": "wine cellar key"}}})
+	req, _ := http.NewRequest(http.MethodPost, url2, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !bytes.Contains(got, []byte("by the stairs")) {
+		t.Errorf("the copy, served, with the token made before the copy: %d %s", resp.StatusCode, got)
+	}
 }
