@@ -219,7 +219,7 @@ func restoreCmd(cfg Config, args []string, stdout io.Writer) error {
 	// Hold the current file's lock while swapping, so that no server starts meanwhile.
 	var bak string
 	if _, err := os.Stat(cfg.DB); err == nil {
-		db, done, err := openAdmin(cfg)
+		_, done, err := openAdmin(cfg)
 		if err != nil {
 			return fmt.Errorf("restore: %w", err)
 		}
@@ -228,7 +228,6 @@ func restoreCmd(cfg Config, args []string, stdout io.Writer) error {
 		if err := kv.CopyFile(cfg.DB, bak); err != nil {
 			return fmt.Errorf("restore: keeping the current file: %w", err)
 		}
-		_ = db
 	}
 	if err := kv.CopyFile(from, cfg.DB); err != nil {
 		return fmt.Errorf("restore: %w", err)
@@ -252,14 +251,13 @@ func compactCmd(cfg Config, args []string, stdout io.Writer) error {
 		return usageErr("compact: a server runs on %s; stop it first", cfg.DB)
 	}
 	// Take and release the lock to learn that no process holds the file.
-	db, done, err := openAdmin(cfg)
+	_, done, err := openAdmin(cfg)
 	if err != nil {
 		return fmt.Errorf("compact: %w", err)
 	}
 	if err := done(); err != nil {
 		return err
 	}
-	_ = db
 	// Temporary files of compactions that were killed are garbage: no process holds the file.
 	if old, _ := filepath.Glob(filepath.Join(filepath.Dir(cfg.DB), "."+filepath.Base(cfg.DB)+".tmp-*")); len(old) > 0 {
 		for _, f := range old {
