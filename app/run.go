@@ -116,8 +116,15 @@ func (a *App) Close() error {
 	for _, srv := range []**http.Server{&a.http, &a.http80} {
 		if *srv != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			errs = append(errs, (*srv).Shutdown(ctx))
+			err := (*srv).Shutdown(ctx)
 			cancel()
+			if errors.Is(err, context.DeadlineExceeded) {
+				// Connections that never finished their request (slow or stuck clients) are
+				// cut rather than waited for: nothing acknowledged depends on them.
+				a.log.Warn().Msg("connections still open after 5 s at shutdown were closed")
+				err = (*srv).Close()
+			}
+			errs = append(errs, err)
 			*srv = nil
 		}
 	}

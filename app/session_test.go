@@ -1,8 +1,10 @@
 package app
 
 import (
+	"net"
 	"net/http"
 	"testing"
+	"time"
 )
 
 // TestSession_BoundToPrincipal (SECURITY.md MT-03): a session started with one token answers
@@ -44,5 +46,31 @@ func TestSession_BoundToPrincipal(t *testing.T) {
 				t.Errorf("status %d, want %d: %s", rec.Code, tc.want, rec.Body)
 			}
 		})
+	}
+}
+
+// TestApp_CloseWithStuckClient: a client that never finishes its request does not make Close
+// fail (or hang): after 5 s its connection is cut.
+func TestApp_CloseWithStuckClient(t *testing.T) {
+	a := MustOpen(t, testConfig(t, newFakeClock()))
+	if err := a.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", a.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// Half a request: the connection is active, not idle, so Shutdown waits for it.
+	if _, err := c.Write([]byte("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	if err := a.Close(); err != nil {
+		t.Fatalf("Close with a stuck client: %v", err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("Close took %s", d)
 	}
 }
