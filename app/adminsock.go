@@ -151,24 +151,26 @@ func (fw *frameWriter) write(kind byte, b []byte) error {
 }
 
 func (fw *frameWriter) stream(kind byte) io.Writer {
-	return writerFunc(func(b []byte) (int, error) {
+	return writerFunc(func(b []byte) error {
 		for len(b) > 0 { // frames of at most 1 MiB
 			n := min(len(b), 1<<20)
 			if err := fw.write(kind, b[:n]); err != nil {
-				return 0, err
+				return err
 			}
 			b = b[n:]
 		}
-		return len(b), nil
+		return nil
 	})
 }
 
-type writerFunc func([]byte) (int, error)
+// writerFunc is an io.Writer that writes all of b or fails.
+type writerFunc func([]byte) error
 
 func (f writerFunc) Write(b []byte) (int, error) {
-	n := len(b)
-	_, err := f(b)
-	return n, err
+	if err := f(b); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 func writeFrame(w io.Writer, kind byte, b []byte) error {

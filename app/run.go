@@ -219,7 +219,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		args, activeOnly = cutFlag(args, "--active-only")
 	}
 	var sub []string
-	if cmd == "token" || cmd == "clients" || cmd == "keys" || cmd == "audit" || cmd == "ca" || cmd == "backup" || cmd == "check" || cmd == "restore" || cmd == "compact" || cmd == "import" {
+	if cmd != "serve" && cmd != "stdio" && cmd != "export" { // the rest have subcommands and arguments of their own
 		args, sub = splitAdminArgs(args)
 	}
 	cfg, rest, err := loadConfig(cmd, args, getenv, stderr)
