@@ -1,4 +1,4 @@
-package app
+package ops
 
 // `ownsona install-service`: a hardened systemd unit for a dedicated user, and the commands
 // that finish the install; the size warning of bbolt's memory map on 32-bit systems; and the

@@ -1,4 +1,4 @@
-package app
+package web
 
 // The unauthenticated documents: /health, the MCP server card and catalog, and the local CA's
 // root certificate.

@@ -1,4 +1,4 @@
-package app
+package ops
 
 // The owner's command line for the authorization server: personal access tokens, clients,
 // signing keys and the password hash. These commands open the file directly, so the server

@@ -1,4 +1,4 @@
-package app
+package web
 
 // What keeps the HTTP server standing on the internet: rate limits per client and per address,
 // a bound on concurrent requests, CORS for the allowed browser origins, and the audit log of

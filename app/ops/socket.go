@@ -1,4 +1,4 @@
-package app
+package ops
 
 // The admin socket: while `serve` holds the file, the other commands (backup, export, token,
 // clients, keys, audit, check, ca, stdio) reach it through a Unix socket next to the database,

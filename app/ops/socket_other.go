@@ -1,5 +1,5 @@
 //go:build !unix
 
-package app
+package ops
 
 func syscallUmask(mask int) int { return 0 }

@@ -1,4 +1,4 @@
-package app
+package memory
 
 // `ownsona import FILE`: memories from ownsona's export (JSON Lines with a header), from the
 // export_memories tool's payload (a JSON object with "memories"), or from the knowledge graph of
