@@ -21,24 +21,12 @@ type exportHeader struct {
 	Count      int       `json:"count"`
 }
 
-// export writes every memory of the file at cfg.DB to w as JSON Lines, oldest first: a header
-// line, then one memory per line with every field (tombstones too unless includeDeleted is
-// false). It opens the file read-only, so it never changes it.
-func export(cfg Config, w io.Writer, includeDeleted bool) error {
-	db := (*kv.DB)(nil)
-	if cfg.live != nil {
-		db = cfg.live.db
-	} else {
-		var err error
-		if db, err = kv.Open(cfg.DB, kv.Options{ReadOnly: true, Migrations: migrations}); err != nil {
-			return fmt.Errorf("export: %w", err)
-		}
-		defer db.Close()
-	}
-	now := time.Now
-	if cfg.Now != nil {
-		now = cfg.Now
-	}
+// Export writes every memory of db to w as JSON Lines, oldest first: a header line (format
+// "ownsona-export", version, time, count), then one memory per line with every field (tombstones
+// and expired memories too, unless includeDeleted is false). It reads in one read transaction,
+// so the export is consistent while writers go on, and never changes db; it needs no Store, so
+// it serves a file no server holds as well as the running server's. Import reads it back.
+func Export(db *kv.DB, w io.Writer, includeDeleted bool, now time.Time) error {
 	var mems []*Memory
 	err := db.View(func(tx *kv.Tx) error {
 		b := tx.Bucket(bucketMemories)
@@ -50,7 +38,7 @@ func export(cfg Config, w io.Writer, includeDeleted bool) error {
 			if err != nil {
 				return fmt.Errorf("memory %d: %w", kv.ID(k), err)
 			}
-			if includeDeleted || m.active(now()) {
+			if includeDeleted || m.Active(now) {
 				mems = append(mems, m)
 			}
 			return nil
@@ -62,7 +50,7 @@ func export(cfg Config, w io.Writer, includeDeleted bool) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(exportHeader{Format: exportFormat, Version: exportVersion, ExportedAt: now().UTC(), Count: len(mems)}); err != nil {
+	if err := enc.Encode(exportHeader{Format: exportFormat, Version: exportVersion, ExportedAt: now.UTC(), Count: len(mems)}); err != nil {
 		return err
 	}
 	for _, m := range mems {
@@ -71,4 +59,9 @@ func export(cfg Config, w io.Writer, includeDeleted bool) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// Export writes the store's file as the package's Export does, at the store's time.
+func (s *Store) Export(w io.Writer, includeDeleted bool) error {
+	return Export(s.db, w, includeDeleted, s.now())
 }

@@ -1,12 +1,7 @@
 package memory
 
-// `ownsona import FILE`: memories from ownsona's export (JSON Lines with a header), from the
-// export_memories tool's payload (a JSON object with "memories"), or from the knowledge graph of
-// the reference MCP memory server (@modelcontextprotocol/server-memory: JSON Lines of
-// {"type":"entity","name","entityType","observations"} and {"type":"relation","from","to",
-// "relationType"}). Imports keep every field of an ownsona memory (times, tombstones, source),
-// re-assign ids and map replaced_by_id to the new ones, skip what is already stored (same text
-// and creation time), and report a bad line with its number without stopping.
+// Import: memories from ownsona's export, the export_memories tool's output, or the knowledge
+// graph of the reference MCP memory server.
 
 import (
 	"bufio"
@@ -15,8 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -26,9 +19,12 @@ import (
 // importBatch is how many memories one transaction stores.
 const importBatch = 200
 
-// importStats is what an import did.
-type importStats struct {
-	Read, Imported, Skipped, Bad int
+// ImportStats is what an import did.
+type ImportStats struct {
+	Read     int // memories read from the input
+	Imported int // stored
+	Skipped  int // already stored (a re-import adds nothing twice)
+	Bad      int // lines or items that could not be read or were refused, each reported
 }
 
 // importRecord is one memory to import, with the id it had in the source (0 if none).
@@ -40,46 +36,24 @@ type importRecord struct {
 	textOnly bool // a foreign record without times of its own: the same text is the same memory
 }
 
-// importCmd is `ownsona import FILE`.
-func importCmd(cfg Config, args []string, stdout, stderr io.Writer) error {
-	if len(args) != 1 {
-		return usageErr("import: name one FILE (ownsona export, export_memories output, or a server-memory knowledge graph)")
-	}
-	path := absFrom(cfg, args[0])
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("import: %w", err)
-	}
-	defer f.Close()
-	a := cfg.live
-	if a == nil {
-		cfg.PublicURL = ""
-		if a, err = Open(cfg, stderr); err != nil {
-			return err
-		}
-		defer a.Close()
-	}
-	st, err := a.importFrom(f, stderr)
-	if err != nil {
-		return fmt.Errorf("import %s: %w", path, err)
-	}
-	fmt.Fprintf(stdout, "imported %d of %d memories from %s (%d already stored, %d bad lines)\n", st.Imported, st.Read, path, st.Skipped, st.Bad)
-	if st.Bad > 0 {
-		return fmt.Errorf("import: %d bad lines were skipped (listed above)", st.Bad)
-	}
-	return nil
-}
-
-// importFrom reads records from r, reporting bad lines and progress on log, and stores them.
-func (a *App) importFrom(r io.Reader, log io.Writer) (importStats, error) {
-	recs, st, err := a.parseImport(r, log)
+// Import reads memories from r and stores those not stored yet. It takes ownsona's export
+// (JSON Lines with a header, see Export), the export_memories tool's output (a document with
+// "memories", or an MCP tool result with it in structuredContent), and the knowledge graph of
+// @modelcontextprotocol/server-memory (JSON Lines of entities and relations). Each memory is
+// checked as remember checks it; a bad line is reported on log with its number and skipped,
+// and the rest goes in. Ownsona records keep every field (times, tombstones, expiry, source);
+// ids are re-assigned and replaced_by_id follows them. A memory with the same text and creation
+// time (for graph records, the same text) is already stored and skipped. Progress of large
+// inputs goes to log too. err is an input that cannot be read at all, or a storage failure.
+func (s *Store) Import(r io.Reader, log io.Writer) (ImportStats, error) {
+	recs, st, err := s.parseImport(r, log)
 	if err != nil {
 		return st, err
 	}
 	// Idempotence: what is stored already (same text, same creation time) is skipped; its id
 	// still maps the source's, so replaced_by_id links to it.
 	seen := map[string]uint64{}
-	a.svc.each(&memoryFilter{IncludeDeleted: true}, func(m *Memory) bool {
+	s.Each(Filter{IncludeDeleted: true}, func(m *Memory) bool {
 		seen[importKey(m)] = m.ID
 		seen["\x00"+m.Text] = m.ID
 		return true
@@ -105,9 +79,9 @@ func (a *App) importFrom(r io.Reader, log io.Writer) (importStats, error) {
 		batch := todo[start:min(start+importBatch, len(todo))]
 		items := make([]*newMemory, len(batch))
 		for i, rec := range batch {
-			items[i] = &newMemory{Memory: rec.Memory, Policy: "insert"}
+			items[i] = &newMemory{Memory: rec.Memory, Policy: DedupInsert}
 		}
-		res, err := a.svc.insert(items)
+		res, err := s.insert(items)
 		if err != nil {
 			return st, err
 		}
@@ -137,7 +111,7 @@ func (a *App) importFrom(r io.Reader, log io.Writer) (importStats, error) {
 		for id := range links {
 			ids = append(ids, id)
 		}
-		if _, err := a.svc.modify(ids, func(m *Memory) (bool, error) {
+		if _, err := s.modify(ids, func(m *Memory) (bool, error) {
 			to := links[m.ID]
 			m.ReplacedByID = &to
 			return true, nil
@@ -151,32 +125,10 @@ func (a *App) importFrom(r io.Reader, log io.Writer) (importStats, error) {
 // importKey identifies a memory across imports.
 func importKey(m *Memory) string { return m.CreatedAt.UTC().Format(time.RFC3339Nano) + "\x00" + m.Text }
 
-// checkImported checks a memory as remember would (text, secrets, tags, importance) and fills
-// what a foreign record lacks.
-func (a *App) checkImported(m *Memory) error {
-	text, err := memtext.NormalizeText(m.Text, a.cfg.MaxTextChars)
-	if err != nil {
-		return fmt.Errorf("text: %v", err)
-	}
-	if kind, found := memtext.DetectSecret(text); found {
-		return fmt.Errorf("refused: the text looks like a secret (%s)", kind)
-	}
-	m.Text = text
-	tags := []string{}
-	for _, t := range m.Tags {
-		nt, err := memtext.NormalizeTag(t)
-		if err != nil {
-			return fmt.Errorf("tag %q: %v", t, err)
-		}
-		if nt != "" && !slices.Contains(tags, nt) {
-			tags = append(tags, nt)
-		}
-	}
-	m.Tags = tags
-	if m.Importance < 0 || m.Importance > 1 {
-		return fmt.Errorf("importance %g is outside 0..1", m.Importance)
-	}
-	now := a.now().UTC()
+// checkImported fills what a foreign record lacks and checks the memory with the one validator
+// remember and update use.
+func (s *Store) checkImported(m *Memory) error {
+	now := s.now().UTC()
 	if m.CreatedAt.IsZero() {
 		m.CreatedAt = now
 		if m.Importance == 0 {
@@ -196,17 +148,17 @@ func (a *App) checkImported(m *Memory) error {
 		m.SourceClient = "import"
 	}
 	if m.CaptureMode == "" {
-		m.CaptureMode = "import"
+		m.CaptureMode = CaptureImport
 	}
-	return nil
+	return s.check(m)
 }
 
 // parseImport reads every record of r in whichever format it is.
-func (a *App) parseImport(r io.Reader, log io.Writer) ([]*importRecord, importStats, error) {
-	var st importStats
+func (s *Store) parseImport(r io.Reader, log io.Writer) ([]*importRecord, ImportStats, error) {
+	var st ImportStats
 	br := bufio.NewReaderSize(r, 1<<20)
 	if isDocument(br) {
-		return a.parseDocument(br, log)
+		return s.parseDocument(br, log)
 	}
 	var recs []*importRecord
 	sc := bufio.NewScanner(br)
@@ -239,7 +191,7 @@ func (a *App) parseImport(r io.Reader, log io.Writer) ([]*importRecord, importSt
 			rs, err := graphRecords(line, probe.Type)
 			for _, rec := range rs {
 				if err == nil {
-					err = a.checkImported(&rec.Memory)
+					err = s.checkImported(&rec.Memory)
 				}
 			}
 			if err != nil {
@@ -253,7 +205,7 @@ func (a *App) parseImport(r io.Reader, log io.Writer) ([]*importRecord, importSt
 				recs = append(recs, rec)
 			}
 		default:
-			rec, err := a.memoryRecord(line)
+			rec, err := s.memoryRecord(line)
 			if err != nil {
 				st.Bad++
 				fmt.Fprintf(log, "line %d: %v\n", n, err)
@@ -288,8 +240,8 @@ func isDocument(br *bufio.Reader) bool {
 
 // parseDocument reads export_memories output: {"memories": [...]} or an MCP tool result with
 // it in structuredContent.
-func (a *App) parseDocument(r io.Reader, log io.Writer) ([]*importRecord, importStats, error) {
-	var st importStats
+func (s *Store) parseDocument(r io.Reader, log io.Writer) ([]*importRecord, ImportStats, error) {
+	var st ImportStats
 	var doc struct {
 		Memories          []json.RawMessage `json:"memories"`
 		StructuredContent *struct {
@@ -308,7 +260,7 @@ func (a *App) parseDocument(r io.Reader, log io.Writer) ([]*importRecord, import
 	}
 	var recs []*importRecord
 	for i, raw := range items {
-		rec, err := a.memoryRecord(raw)
+		rec, err := s.memoryRecord(raw)
 		if err != nil {
 			st.Bad++
 			fmt.Fprintf(log, "memory %d: %v\n", i+1, err)
@@ -322,7 +274,7 @@ func (a *App) parseDocument(r io.Reader, log io.Writer) ([]*importRecord, import
 }
 
 // memoryRecord reads one ownsona memory, checking it as remember would.
-func (a *App) memoryRecord(raw []byte) (*importRecord, error) {
+func (s *Store) memoryRecord(raw []byte) (*importRecord, error) {
 	var m Memory
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -331,7 +283,7 @@ func (a *App) memoryRecord(raw []byte) (*importRecord, error) {
 	}
 	rec := &importRecord{Memory: m, oldID: m.ID, oldRepBy: m.ReplacedByID}
 	rec.ID, rec.ReplacedByID = 0, nil
-	if err := a.checkImported(&rec.Memory); err != nil {
+	if err := s.checkImported(&rec.Memory); err != nil {
 		return nil, err
 	}
 	return rec, nil

@@ -10,14 +10,14 @@ import (
 	"github.com/ownsona/ownsona/kv"
 )
 
-// Buckets of the one file that belong to the memory service.
+// Buckets of the one file that belong to the memory store.
 const (
 	bucketMemories = "memories" // Key(id) → JSON of storedMemory
 	bucketVectors  = "vectors"  // Key(id) → encodeVector(embedder id, vector)
 )
 
-// migrations is the ordered list of schema changes, run by kv.Open. Append only.
-var migrations = []kv.Migration{
+// Migrations is the ordered list of schema changes of the one file, run by kv.Open. Append only.
+var Migrations = []kv.Migration{
 	{Version: 1, Name: "create memory buckets", Up: func(tx *kv.Tx) error {
 		for _, name := range []string{bucketMemories, bucketVectors} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
@@ -28,8 +28,8 @@ var migrations = []kv.Migration{
 	}},
 }
 
-// Memory is one remembered fact, as stored and as shown to clients (vectors never appear).
-// Times are UTC.
+// Memory is one remembered fact, as stored (JSON in the memories bucket) and as shown to clients;
+// its vector is kept apart and never shown. Times are UTC.
 type Memory struct {
 	ID              uint64     `json:"id"`
 	Text            string     `json:"text"`
@@ -48,19 +48,19 @@ type Memory struct {
 	ReplacedByID    *uint64    `json:"replaced_by_id,omitempty"`
 }
 
-// deleted reports whether m is soft-deleted.
-func (m *Memory) deleted() bool { return m.DeletedAt != nil }
+// Deleted reports whether m is soft-deleted (forgotten).
+func (m *Memory) Deleted() bool { return m.DeletedAt != nil }
 
-// expired reports whether m's expiry has passed at now.
-func (m *Memory) expired(now time.Time) bool {
+// Expired reports whether m's expiry has passed at now.
+func (m *Memory) Expired(now time.Time) bool {
 	return m.ExpiresAt != nil && !m.ExpiresAt.After(now)
 }
 
-// active reports whether m is neither soft-deleted nor expired.
-func (m *Memory) active(now time.Time) bool { return !m.deleted() && !m.expired(now) }
+// Active reports whether m is neither forgotten nor expired at now.
+func (m *Memory) Active(now time.Time) bool { return !m.Deleted() && !m.Expired(now) }
 
-// clone returns a deep copy, so callers outside the service's lock never share slices.
-func (m *Memory) clone() *Memory {
+// Clone returns a deep copy: memories handed out never share slices with the store.
+func (m *Memory) Clone() *Memory {
 	c := *m
 	c.Tags = append([]string(nil), m.Tags...)
 	if c.Tags == nil {

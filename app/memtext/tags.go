@@ -135,9 +135,7 @@ func quote(s string) string {
 }
 
 // ParseTags reads the raw JSON value of a "tags" argument: absent or null → nil; an array of
-// strings; or one comma-separated string. Commas separate tags inside array elements too, and
-// blank items are skipped. Each tag goes through NormalizeTag; the result is deduplicated in
-// first-seen order and holds at most MaxTags tags, or is nil when there are none. Errors are
+// strings; or one comma-separated string. The strings then go through NormalizeTags. Errors are
 // *InputError on field "tags[i]" (an array element) or "tags" (the whole, or an item of a
 // comma-separated string).
 func ParseTags(raw json.RawMessage) ([]string, error) {
@@ -145,50 +143,56 @@ func ParseTags(raw json.RawMessage) ([]string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
-	var out []string
-	seen := map[string]bool{}
-	add := func(field, s string) error {
-		for _, item := range strings.Split(s, ",") {
-			if strings.TrimSpace(item) == "" {
-				continue
-			}
-			t, err := NormalizeTag(item)
-			if err != nil {
-				return &InputError{field, err.(*InputError).Reason}
-			}
-			if !seen[t] {
-				seen[t] = true
-				out = append(out, t)
-			}
-		}
-		return nil
-	}
 	switch raw[0] {
 	case '"':
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return nil, &InputError{"tags", "is not a valid JSON string"}
 		}
-		if err := add("tags", s); err != nil {
-			return nil, err
-		}
+		return normalizeTags([]string{s}, false)
 	case '[':
 		var elems []json.RawMessage
 		if err := json.Unmarshal(raw, &elems); err != nil {
 			return nil, &InputError{"tags", "is not a valid JSON array"}
 		}
+		tags := make([]string, len(elems))
 		for i, el := range elems {
-			field := fmt.Sprintf("tags[%d]", i)
-			var s string
-			if el = bytes.TrimSpace(el); len(el) == 0 || el[0] != '"' || json.Unmarshal(el, &s) != nil {
-				return nil, &InputError{field, `must be a string such as "family"`}
-			}
-			if err := add(field, s); err != nil {
-				return nil, err
+			if el = bytes.TrimSpace(el); len(el) == 0 || el[0] != '"' || json.Unmarshal(el, &tags[i]) != nil {
+				return nil, &InputError{fmt.Sprintf("tags[%d]", i), `must be a string such as "family"`}
 			}
 		}
-	default:
-		return nil, &InputError{"tags", `must be an array of strings such as ["family", "health"] or a comma-separated string`}
+		return NormalizeTags(tags)
+	}
+	return nil, &InputError{"tags", `must be an array of strings such as ["family", "health"] or a comma-separated string`}
+}
+
+// NormalizeTags normalizes a list of tags as every writer of memories must: commas separate
+// tags inside an element too, blank items are skipped, each tag goes through NormalizeTag, and
+// the result is deduplicated in first-seen order and holds at most MaxTags tags, or is nil when
+// there are none. Errors are *InputError on field "tags[i]" or, for too many tags, "tags".
+func NormalizeTags(tags []string) ([]string, error) { return normalizeTags(tags, true) }
+
+func normalizeTags(tags []string, indexed bool) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for i, s := range tags {
+		field := "tags"
+		if indexed {
+			field = fmt.Sprintf("tags[%d]", i)
+		}
+		for item := range strings.SplitSeq(s, ",") {
+			if strings.TrimSpace(item) == "" {
+				continue
+			}
+			t, err := NormalizeTag(item)
+			if err != nil {
+				return nil, &InputError{field, err.(*InputError).Reason}
+			}
+			if !seen[t] {
+				seen[t] = true
+				out = append(out, t)
+			}
+		}
 	}
 	if len(out) > MaxTags {
 		return nil, &InputError{"tags", fmt.Sprintf("has %d distinct tags; the limit is %d", len(out), MaxTags)}

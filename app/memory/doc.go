@@ -1,0 +1,48 @@
+// Package memory is ownsona's domain: what a memory may hold, and what remember, update,
+// confirm, forget, search, import and export do to the memories of the one file. It speaks
+// Go types, not JSON-RPC or HTTP; the MCP tools (app/tools), the operator's commands (app/ops)
+// and the console are adapters over it.
+//
+// The simplest use:
+//
+//	db, _ := kv.Open(path, kv.Options{Migrations: memory.Migrations})
+//	s, _ := memory.Open(db, memory.Config{Embedder: vector.NewBuiltin()})
+//	defer s.Close()
+//	res, warning, err := s.Remember(ctx, []memory.Draft{{Text: "My son lives in Los Angeles", Tags: []string{"family"}}},
+//		memory.Origin{Provider: "claude", Client: "stdio"})
+//	found := s.Search(ctx, memory.Query{Text: "where does my son live?", Limit: 8})
+//
+// # What a memory may hold
+//
+// One validator serves Remember, Update and Import: the text is normalized by
+// memtext.NormalizeText (at most Config.MaxTextChars characters) and refused with a
+// *SecretError when memtext.DetectSecret finds a credential in it; tags are normalized by
+// memtext.NormalizeTags (at most 32); importance is from 0 to 1; capture mode is explicit,
+// inferred or import; a session id has at most 200 characters, a source provider 100, a
+// forget reason 1000. Remember and Update also refuse an expiry that is not in the future.
+// Refusals are *InputError with a field path ("tags[1]"); Prefix makes it "items[3].tags[1]"
+// for callers that write several at once.
+//
+// # Errors
+//
+// ErrNotFound and ErrForgotten are wrapped with the memory's id ("memory 7 not found"); test
+// them with errors.Is. Operations on several memories report each one's failure in its result
+// (Remembered.Err, Updated.Err, Forgotten.Err) and store the rest; their own error return is a
+// storage failure, after which nothing of that call was written.
+//
+// # Changes
+//
+// Every write goes through the store, which tells the functions registered with OnChange the
+// ids it changed once the write is in the file: MCP resource notifications hang off it, so an
+// import through the admin socket notifies subscribers as a remember does.
+//
+// # Caveats
+//
+// The bbolt file is the truth. The store keeps every memory record, the BM25 index, the word
+// counts and the vector index in memory as a cache rebuilt by Open; each write commits (one
+// transaction per call) before the cache changes, so a crash loses no acknowledged write and no
+// index ever names a memory the file lacks. Writers are serialized; readers run concurrently
+// with each other and with the background embedder, which fills in vectors that are missing
+// (after an embedder change, or when the embedder failed at write time). Memories returned are
+// copies the caller owns, except inside Each, whose callback must not keep them.
+package memory

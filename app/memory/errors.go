@@ -1,0 +1,63 @@
+package memory
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ownsona/ownsona/app/memtext"
+)
+
+// Sentinel errors of the store. Per-item failures wrap them with the memory's id, so
+// errors.Is(err, ErrNotFound) holds and err.Error() reads "memory 7 not found".
+var (
+	// ErrNotFound: no stored memory has the id (never stored, or hard-deleted).
+	ErrNotFound = errors.New("memory not found")
+	// ErrForgotten: the memory is soft-deleted, and the operation needs an active one
+	// (update, confirm). Get and Forget still see it.
+	ErrForgotten = errors.New("memory was forgotten")
+)
+
+// InputError is a value a memory may not hold, or an argument an operation cannot take. Field is
+// a JSON path such as "text", "tags[1]" or "expires_at"; callers that write several memories at
+// once prefix it with Prefix, giving "items[3].tags[1]". Reason completes "<field> …".
+type InputError = memtext.InputError
+
+// SecretError is text that looks like a credential (memtext.DetectSecret). Kind names the
+// shape ("aws-access-key", "card-number"); the text itself is never repeated.
+type SecretError struct{ Kind string }
+
+func (e *SecretError) Error() string {
+	return "text looks like a secret (" + e.Kind + ") and was not stored; remember a description of it instead"
+}
+
+// Prefix puts prefix before the field of an *InputError (e.g. "items[3]." before "tags[1]";
+// an error about the whole item gets "items[3]"); other errors are returned as they are.
+func Prefix(prefix string, err error) error {
+	var ie *InputError
+	if !errors.As(err, &ie) {
+		return err
+	}
+	if ie.Field == "" {
+		return &InputError{Field: strings.TrimSuffix(prefix, "."), Reason: ie.Reason}
+	}
+	return &InputError{Field: prefix + ie.Field, Reason: ie.Reason}
+}
+
+// idError is a sentinel error about one memory, with a message that names it.
+type idError struct {
+	msg string
+	err error
+}
+
+func (e *idError) Error() string { return e.msg }
+func (e *idError) Unwrap() error { return e.err }
+
+func notFound(id uint64) error {
+	return &idError{fmt.Sprintf("memory %d not found", id), ErrNotFound}
+}
+
+// forgotten says memory id is forgotten; advice completes the sentence for the operation.
+func forgotten(id uint64, advice string) error {
+	return &idError{fmt.Sprintf("memory %d was forgotten%s", id, advice), ErrForgotten}
+}

@@ -1,0 +1,448 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ownsona/ownsona/vector"
+)
+
+// Get returns memory id, forgotten ones with their tombstone included; ErrNotFound when no
+// stored memory has that id.
+func (s *Store) Get(id uint64) (*Memory, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	m, ok := s.mems[id]
+	if !ok {
+		return nil, notFound(id)
+	}
+	return m.Clone(), nil
+}
+
+// Filter selects memories for lists, counts and searches. The zero Filter selects every active
+// memory.
+type Filter struct {
+	IncludeDeleted    bool // also forgotten and expired memories
+	Tags              []string
+	SourceProvider    string
+	UntaggedOnly      bool
+	MinChars          int
+	MaxChars          int // 0: no maximum
+	NotConfirmedSince *time.Time
+	Since, Until      *time.Time // created_at window, inclusive
+	Contains          string     // lowercase substring
+}
+
+// match reports whether m passes f at now.
+func (f *Filter) match(m *Memory, now time.Time) bool {
+	if !f.IncludeDeleted && !m.Active(now) {
+		return false
+	}
+	if len(f.Tags) > 0 && !slices.ContainsFunc(m.Tags, func(t string) bool { return slices.Contains(f.Tags, t) }) {
+		return false
+	}
+	if f.SourceProvider != "" && m.SourceProvider != f.SourceProvider {
+		return false
+	}
+	if f.UntaggedOnly && len(m.Tags) > 0 {
+		return false
+	}
+	if f.MinChars > 0 || f.MaxChars > 0 {
+		n := len([]rune(m.Text))
+		if n < f.MinChars || (f.MaxChars > 0 && n > f.MaxChars) {
+			return false
+		}
+	}
+	if f.NotConfirmedSince != nil && !m.LastConfirmedAt.Before(*f.NotConfirmedSince) {
+		return false
+	}
+	if f.Since != nil && m.CreatedAt.Before(*f.Since) {
+		return false
+	}
+	if f.Until != nil && m.CreatedAt.After(*f.Until) {
+		return false
+	}
+	if f.Contains != "" && !strings.Contains(strings.ToLower(m.Text), f.Contains) {
+		return false
+	}
+	return true
+}
+
+// Page is a window of a list, newest first.
+type Page struct {
+	Before uint64 // start below this id (a cursor); 0: from the newest
+	Offset int    // skip this many matches
+	Limit  int    // at most this many
+}
+
+// List returns the memories that pass f, newest first, in the window p; more reports whether
+// any remain after it.
+func (s *Store) List(f Filter, p Page) (out []*Memory, more bool) {
+	before, offset, limit := p.Before, p.Offset, p.Limit
+	now := s.now()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for i := len(s.ids) - 1; i >= 0; i-- {
+		id := s.ids[i]
+		if before != 0 && id >= before {
+			continue
+		}
+		m := s.mems[id]
+		if !f.match(m, now) {
+			continue
+		}
+		if offset > 0 {
+			offset--
+			continue
+		}
+		if len(out) == limit {
+			return out, true
+		}
+		out = append(out, m.Clone())
+	}
+	return out, false
+}
+
+// Each calls fn with every memory that passes f, oldest first, until fn returns false. It holds
+// the store's read lock meanwhile: fn must not keep or change m (Clone it) nor call the store.
+func (s *Store) Each(f Filter, fn func(m *Memory) bool) {
+	now := s.now()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, id := range s.ids {
+		if m := s.mems[id]; f.match(m, now) && !fn(m) {
+			return
+		}
+	}
+}
+
+// Query is a search by meaning and keywords.
+type Query struct {
+	Text     string
+	Filter   Filter  // applied before the top-k cut, never after
+	Limit    int     // at most this many matches
+	MinScore float32 // drop matches scoring below this
+}
+
+// Match is one search result.
+type Match struct {
+	Memory *Memory
+	Score  float32 // fused relevance in [0, 1], rounded to 4 decimals
+}
+
+// Found is what Search found and how.
+type Found struct {
+	Matches     []Match
+	EmbedTime   time.Duration
+	SearchTime  time.Duration
+	LexicalOnly bool   // an embedder is configured but could not answer this query in full
+	Warning     string // why, for the payload
+}
+
+// Search ranks the memories that pass q.Filter by the fusion of BM25, vector cosine and (with
+// the builtin embedder) the soft term match. When the embedder fails, it answers from BM25
+// alone and says so in Found.Warning.
+func (s *Store) Search(ctx context.Context, q Query) Found {
+	query, f, limit, minScore := q.Text, &q.Filter, q.Limit, q.MinScore
+	var out Found
+	var qvec []float32
+	if s.emb != nil {
+		start := time.Now()
+		vecs, err := s.embed(ctx, []string{query}, vector.Query)
+		out.EmbedTime = time.Since(start)
+		if err != nil {
+			out.LexicalOnly = true
+			out.Warning = "semantic search is unavailable (" + err.Error() + "); results are from lexical search only"
+		} else {
+			qvec = vecs[0]
+		}
+	}
+	start := time.Now()
+	now := s.now()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	filter := func(id uint64) bool { m := s.mems[id]; return m != nil && f.match(m, now) }
+	k := max(4*limit, 50)
+	lexical := s.lex.Search(query, k, filter)
+	var ranked []vector.Scored
+	if qvec != nil && s.dense != nil && len(qvec) == s.dense.Dim() {
+		dense := vector.AtLeast(s.dense.Search(qvec, k, filter), s.minCos, s.margin)
+		ranked = s.fuse(query, lexical, dense, limit)
+		if n := len(s.pending); n > 0 {
+			out.Warning = fmt.Sprintf("%d memories are still being embedded; they are found by lexical search only until then", n)
+		}
+	} else {
+		ranked = vector.Fuse(lexical, nil, 1, 0, limit)
+		if qvec != nil && len(s.pending) > 0 {
+			out.Warning = fmt.Sprintf("%d memories are still being embedded; until then search is lexical only", len(s.pending))
+		}
+	}
+	for _, r := range ranked {
+		if r.Score < minScore {
+			continue
+		}
+		out.Matches = append(out.Matches, Match{Memory: s.mems[r.ID].Clone(), Score: round4(r.Score)})
+	}
+	out.SearchTime = time.Since(start)
+	return out
+}
+
+// fuse ranks the lexical and dense candidates: with the builtin embedder, each candidate also
+// gets its soft term match (every question word's closest word in the memory, the words
+// weighted by how rare they are in this store; in [0, 1]) added as it is, not min-max
+// normalized like the two lists, so that a handful of candidates in a small store are not
+// stretched apart. On the LoCoMo dev split this lifts recall@10 from 0.660 to 0.684 (min-max
+// soft scores: 0.683, and worse on small stores). The weights are divided by their sum so that
+// scores stay in [0, 1]. The caller holds s.mu.
+func (s *Store) fuse(query string, lexical, dense []vector.Scored, limit int) []vector.Scored {
+	if s.soft == nil {
+		return vector.Fuse(lexical, dense, s.wLex, s.wDense, limit)
+	}
+	ids := vector.Candidates(lexical, dense)
+	texts := make([]string, len(ids))
+	for i, id := range ids {
+		texts[i] = s.mems[id].Text
+	}
+	sum := s.wLex + s.wDense + s.wSoft
+	return vector.FuseBonus(lexical, dense, s.wLex/sum, s.wDense/sum, ids, s.soft.SoftMatch(query, texts, s.words), s.wSoft/sum, limit)
+}
+
+// Stats counts the whole store.
+type Stats struct {
+	Total, Active, SoftDeleted, Expired int
+	ImportanceSum                       float64
+	Oldest, Newest                      *time.Time
+	Tags, Providers                     map[string]int
+	Pending                             int
+}
+
+// Stats counts every memory: totals by state, and over active memories the importance, the
+// oldest and newest, and the memories per tag and per provider.
+func (s *Store) Stats() Stats {
+	now := s.now()
+	st := Stats{Tags: map[string]int{}, Providers: map[string]int{}}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	st.Pending = len(s.pending)
+	for _, id := range s.ids {
+		m := s.mems[id]
+		st.Total++
+		switch {
+		case m.Deleted():
+			st.SoftDeleted++
+			continue
+		case m.Expired(now):
+			st.Expired++
+			continue
+		}
+		st.Active++
+		st.ImportanceSum += m.Importance
+		if st.Oldest == nil || m.CreatedAt.Before(*st.Oldest) {
+			t := m.CreatedAt
+			st.Oldest = &t
+		}
+		if st.Newest == nil || m.CreatedAt.After(*st.Newest) {
+			t := m.CreatedAt
+			st.Newest = &t
+		}
+		for _, t := range m.Tags {
+			st.Tags[t]++
+		}
+		st.Providers[m.SourceProvider]++
+	}
+	return st
+}
+
+// DuplicateGroup is a cluster of memories linked by pairs at or above a similarity threshold.
+type DuplicateGroup struct {
+	IDs           []uint64
+	MaxSimilarity float32
+	PairCount     int
+}
+
+// NearDuplicates clusters active memories whose similarity is at least threshold (union-find
+// over similar pairs found through the indexes' nearest neighbours), most similar first.
+func (s *Store) NearDuplicates(threshold float32) []DuplicateGroup {
+	now := s.now()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	active := func(id uint64) bool { m := s.mems[id]; return m != nil && m.Active(now) }
+	parent := map[uint64]uint64{}
+	find := func(x uint64) uint64 {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	type pair struct{ a, b uint64 }
+	pairs := map[pair]float32{}
+	for _, id := range s.ids {
+		if !active(id) {
+			continue
+		}
+		m := s.mems[id]
+		var near []vector.Scored
+		if v, ok := s.denseVectorLocked(id); ok {
+			near = s.dense.Search(v, 11, active)
+		} else {
+			for _, r := range s.lex.Search(m.Text, 20, active) {
+				near = append(near, vector.Scored{ID: r.ID, Score: vector.LexicalSimilarity(m.Text, s.mems[r.ID].Text)})
+			}
+		}
+		for _, r := range near {
+			if r.ID == id || r.Score < threshold {
+				continue
+			}
+			p := pair{min(id, r.ID), max(id, r.ID)}
+			if r.Score > pairs[p] {
+				pairs[p] = r.Score
+			}
+		}
+	}
+	for p := range pairs {
+		for _, x := range []uint64{p.a, p.b} {
+			if _, ok := parent[x]; !ok {
+				parent[x] = x
+			}
+		}
+		ra, rb := find(p.a), find(p.b)
+		if ra != rb {
+			parent[max(ra, rb)] = min(ra, rb)
+		}
+	}
+	groups := map[uint64]*DuplicateGroup{}
+	for p, sim := range pairs {
+		root := find(p.a)
+		g := groups[root]
+		if g == nil {
+			g = &DuplicateGroup{}
+			groups[root] = g
+		}
+		g.PairCount++
+		g.MaxSimilarity = max(g.MaxSimilarity, round4(sim))
+	}
+	for x := range parent {
+		groups[find(x)].IDs = append(groups[find(x)].IDs, x)
+	}
+	out := make([]DuplicateGroup, 0, len(groups))
+	for _, g := range groups {
+		slices.Sort(g.IDs)
+		out = append(out, *g)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].MaxSimilarity != out[j].MaxSimilarity {
+			return out[i].MaxSimilarity > out[j].MaxSimilarity
+		}
+		return out[i].IDs[0] < out[j].IDs[0]
+	})
+	return out
+}
+
+// denseVectorLocked returns id's vector when the dense index holds one.
+func (s *Store) denseVectorLocked(id uint64) ([]float32, bool) {
+	if s.dense == nil {
+		return nil, false
+	}
+	return s.dense.Get(id)
+}
+
+// EmbedderStatus describes the embedder and the background embedding.
+type EmbedderStatus struct {
+	Configured bool        // false with no embedder (lexical search only)
+	Info       vector.Info // Name "none" when not configured
+	Pending    int         // memories waiting for a vector of the current embedder
+	Total      int         // every stored memory
+	LastError  string      // the last embedding failure, "" once embedding works again
+}
+
+// EmbedderStatus reports the embedder and how far (re-)embedding has come.
+func (s *Store) EmbedderStatus() EmbedderStatus {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	st := EmbedderStatus{Configured: s.emb != nil, Info: vector.Info{Name: "none"}, Pending: len(s.pending), Total: len(s.ids), LastError: s.embErr}
+	if s.emb != nil {
+		st.Info = s.emb.Info()
+		if st.Info.Dim == 0 && s.dense != nil {
+			st.Info.Dim = s.dense.Dim()
+		}
+	}
+	return st
+}
+
+// IndexBuilding reports whether the HNSW graph is being built; the exact index answers
+// searches meanwhile.
+func (s *Store) IndexBuilding() bool {
+	select {
+	case <-s.IndexReady():
+		return false
+	default:
+		return true
+	}
+}
+
+// IndexReady is closed once no HNSW graph is being built (at once without vectors).
+func (s *Store) IndexReady() <-chan struct{} {
+	s.mu.RLock()
+	d := s.dense
+	s.mu.RUnlock()
+	if d == nil {
+		return closed
+	}
+	return d.Ready()
+}
+
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Count is the number of memories that pass f.
+func (s *Store) Count(f Filter) int {
+	n := 0
+	s.Each(f, func(*Memory) bool { n++; return true })
+	return n
+}
+
+// TagCount is a tag and how many memories carry it.
+type TagCount struct {
+	Tag   string `json:"tag"`
+	Count int    `json:"count"`
+}
+
+// Tags counts the tags of the memories that pass f, most used first then by name, at most
+// limit (0: all).
+func (s *Store) Tags(f Filter, limit int) []TagCount {
+	counts := map[string]int{}
+	s.Each(f, func(m *Memory) bool {
+		for _, t := range m.Tags {
+			counts[t]++
+		}
+		return true
+	})
+	return TopCounts(counts, limit, func(k string, n int) TagCount { return TagCount{k, n} })
+}
+
+// TopCounts sorts counts by count descending then key, keeping at most limit (0: all).
+func TopCounts[T any](counts map[string]int, limit int, mk func(string, int) T) []T {
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(x, y string) int {
+		if c := cmp.Compare(counts[y], counts[x]); c != 0 {
+			return c
+		}
+		return cmp.Compare(x, y)
+	})
+	if limit > 0 && len(keys) > limit {
+		keys = keys[:limit]
+	}
+	out := make([]T, len(keys))
+	for i, k := range keys {
+		out[i] = mk(k, counts[k])
+	}
+	return out
+}

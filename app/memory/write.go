@@ -1,0 +1,239 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ownsona/ownsona/vector"
+)
+
+// Remembered is the outcome of one Draft.
+type Remembered struct {
+	// ID is the new memory's, or with Existing the near duplicate's that DedupSkipIfNear kept.
+	ID       uint64
+	Existing bool
+	// NearDuplicates are stored memories similar to this one (not with DedupInsert).
+	NearDuplicates []NearDuplicate
+	// Err is why this draft was not stored (*InputError, *SecretError); the others still were.
+	Err error
+}
+
+// Remember stores drafts written by o, in one transaction: each is checked on its own, and a
+// draft that fails is reported in its Remembered.Err while the rest are stored. The texts are
+// embedded first, outside the store's locks; when the embedder fails they are stored without a
+// vector, embedded in the background later, and warning says so. err is a storage failure, in
+// which case nothing was stored.
+func (s *Store) Remember(ctx context.Context, drafts []Draft, o Origin) (res []Remembered, warning string, err error) {
+	res = make([]Remembered, len(drafts))
+	now := s.now().UTC()
+	var items []*newMemory
+	var idx []int
+	for i, d := range drafts {
+		m, err := s.draft(d, o, now)
+		if err != nil {
+			res[i].Err = err
+			continue
+		}
+		policy := d.Dedup
+		if policy == "" {
+			policy = DedupAsk
+		}
+		items = append(items, &newMemory{Memory: *m, Policy: policy})
+		idx = append(idx, i)
+	}
+	warning = s.embedNew(ctx, items)
+	out, err := s.insert(items)
+	if err != nil {
+		return nil, "", err
+	}
+	for j, i := range idx {
+		res[i] = Remembered{ID: out[j].ID, Existing: out[j].Skipped, NearDuplicates: out[j].NearDuplicates}
+	}
+	return res, warning, nil
+}
+
+// embedNew fills in the vectors of items; on failure they are stored without, for the
+// background embedder, and the warning says so.
+func (s *Store) embedNew(ctx context.Context, items []*newMemory) (warning string) {
+	if s.emb == nil || len(items) == 0 {
+		return ""
+	}
+	texts := make([]string, len(items))
+	for i, it := range items {
+		texts[i] = it.Text
+	}
+	vecs, err := s.embed(ctx, texts, vector.Document)
+	if err != nil {
+		s.log.Warn().Err(err).Int("memories", len(items)).Msg("embedding failed; stored without vectors, retrying in the background")
+		return "the embedder is unavailable (" + err.Error() + "); stored, and it will be indexed for semantic search when the embedder answers"
+	}
+	for i, it := range items {
+		it.Vector = vecs[i]
+	}
+	return ""
+}
+
+// Updated is the outcome of one Patch.
+type Updated struct {
+	ID      uint64
+	Changed []string // the fields whose values changed, in the order of Updatable; empty if none
+	// Err is why this patch was not applied: *InputError, ErrNotFound or ErrForgotten.
+	Err error
+}
+
+// Update applies patches in one transaction; each succeeds or fails on its own, and a memory
+// may be named by one patch only. dryRun reports what would change without writing. New texts
+// are embedded before the write; a failed embedding leaves them to the background embedder.
+// Forgotten memories cannot be updated (ErrForgotten). err is a storage failure.
+func (s *Store) Update(ctx context.Context, patches []Patch, dryRun bool) ([]Updated, error) {
+	res := make([]Updated, len(patches))
+	now := s.now().UTC()
+	byID := map[uint64]int{}
+	var ids []uint64
+	for i := range patches {
+		p := &patches[i]
+		res[i].ID = p.ID
+		if err := s.validate(p, now); err != nil {
+			res[i].Err = err
+			continue
+		}
+		if j, dup := byID[p.ID]; dup {
+			res[i].Err = &InputError{Field: "id", Reason: fmt.Sprintf("memory %d is already updated by items[%d]", p.ID, j)}
+			continue
+		}
+		byID[p.ID] = i
+		ids = append(ids, p.ID)
+	}
+	vecs := map[uint64][]float32{}
+	if !dryRun && s.emb != nil {
+		var texts []string
+		var tids []uint64
+		for _, id := range ids {
+			if p := patches[byID[id]]; p.Text != nil {
+				texts = append(texts, *p.Text)
+				tids = append(tids, id)
+			}
+		}
+		if v, err := s.embed(ctx, texts, vector.Document); err == nil {
+			for i, id := range tids {
+				vecs[id] = v[i]
+			}
+		}
+	}
+	errs, err := s.modify(ids, func(m *Memory) (bool, error) {
+		i := byID[m.ID]
+		if m.Deleted() {
+			return false, forgotten(m.ID, "; remember it again instead of updating it")
+		}
+		res[i].Changed = patches[i].apply(m, now)
+		if res[i].Changed == nil {
+			res[i].Changed = []string{}
+		}
+		return !dryRun && len(res[i].Changed) > 0, nil
+	}, vecs)
+	if err != nil {
+		return nil, err
+	}
+	for id, e := range errs {
+		res[byID[id]].Err = e
+	}
+	return res, nil
+}
+
+// Confirm records that memory id is still true now (its last_confirmed_at) and returns that
+// time. ErrNotFound, or ErrForgotten for a forgotten memory.
+func (s *Store) Confirm(id uint64) (time.Time, error) {
+	now := s.now().UTC()
+	errs, err := s.modify([]uint64{id}, func(m *Memory) (bool, error) {
+		if m.Deleted() {
+			return false, forgotten(m.ID, "")
+		}
+		m.LastConfirmedAt, m.UpdatedAt = now, now
+		return true, nil
+	}, nil)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return now, errs[id]
+}
+
+// Forgetting says how Forget retires memories.
+type Forgetting struct {
+	Reason     string  // why, kept in the tombstone
+	ReplacedBy *uint64 // the active memory that supersedes them, kept in the tombstone
+	DryRun     bool    // report without writing
+}
+
+// Forgotten is the outcome of forgetting one id.
+type Forgotten struct {
+	ID      uint64
+	Already bool  // it was forgotten before; its tombstone is unchanged
+	Err     error // ErrNotFound, or *InputError for an id listed twice
+}
+
+// Forget soft-deletes ids in one transaction: each keeps a tombstone (deleted_at, the reason,
+// replaced_by_id) and leaves searches and lists. An id listed twice fails the second time.
+// f.ReplacedBy must name an active memory that is not among ids (*InputError on
+// "replaced_by_id"). err is that, or a storage failure.
+func (s *Store) Forget(ids []uint64, f Forgetting) ([]Forgotten, error) {
+	if err := s.checkReason(f.Reason); err != nil {
+		return nil, err
+	}
+	if f.ReplacedBy != nil {
+		r, err := s.Get(*f.ReplacedBy)
+		switch {
+		case len(ids) == 1 && *f.ReplacedBy == ids[0]:
+			return nil, &InputError{Field: "replaced_by_id", Reason: "is the memory being forgotten"}
+		case err != nil || r.Deleted():
+			return nil, &InputError{Field: "replaced_by_id", Reason: fmt.Sprintf("memory %d does not exist or was forgotten", *f.ReplacedBy)}
+		}
+	}
+	now := s.now().UTC()
+	already := map[uint64]bool{}
+	errs, err := s.modify(ids, func(m *Memory) (bool, error) {
+		if m.Deleted() {
+			already[m.ID] = true
+			return false, nil
+		}
+		if f.ReplacedBy != nil && *f.ReplacedBy == m.ID {
+			return false, &InputError{Field: "replaced_by_id", Reason: "is the memory being forgotten"}
+		}
+		if f.DryRun {
+			return false, nil
+		}
+		t := now
+		m.DeletedAt, m.ForgetReason, m.ReplacedByID, m.UpdatedAt = &t, f.Reason, f.ReplacedBy, now
+		return true, nil
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Forgotten, len(ids))
+	seen := map[uint64]int{}
+	for i, id := range ids {
+		out[i].ID = id
+		if j, dup := seen[id]; dup {
+			out[i].Err = &InputError{Field: fmt.Sprintf("ids[%d]", i), Reason: fmt.Sprintf("memory %d is already listed at ids[%d]", id, j)}
+			continue
+		}
+		seen[id] = i
+		out[i].Err, out[i].Already = errs[id], already[id]
+	}
+	return out, nil
+}
+
+func (s *Store) checkReason(reason string) error {
+	probe := Memory{Text: "x", CaptureMode: CaptureExplicit, ForgetReason: reason}
+	err := s.check(&probe)
+	var ie *InputError
+	if errors.As(err, &ie) && ie.Field == "forget_reason" {
+		return &InputError{Field: "reason", Reason: ie.Reason}
+	}
+	return err
+}
+
+// Delete erases memory id, its vector and its index entries for good (a hard delete: no
+// tombstone). Its id is never reused. ErrNotFound when there is no such memory.
+func (s *Store) Delete(id uint64) error { return s.hardDelete(id) }
