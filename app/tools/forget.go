@@ -1,0 +1,140 @@
+package tools
+
+import (
+	"context"
+
+	"github.com/ownsona/ownsona/app/memory"
+	"github.com/ownsona/ownsona/rpc"
+)
+
+// forget and forget_batch: memories retired, with a tombstone or for good.
+
+type forgetArgs struct {
+	ID           uint64  `json:"id" schema:"required,id"`
+	HardDelete   bool    `json:"hard_delete" desc:"erase the memory instead of keeping a tombstone"`
+	Reason       string  `json:"reason" desc:"why it is forgotten" schema:"min=1,max=1000"`
+	ReplacedByID *uint64 `json:"replaced_by_id" desc:"the memory that replaces this one" schema:"min=1"`
+	dryRunArg
+}
+
+type forgetBatchArgs struct {
+	IDs    []uint64 `json:"ids" schema:"required,id,min=1,max=200"`
+	Reason string   `json:"reason" desc:"why they are forgotten" schema:"min=1,max=1000"`
+	dryRunArg
+}
+
+type forgetPayload struct {
+	OK             bool   `json:"ok"`
+	MemoryID       uint64 `json:"memory_id"`
+	DryRun         bool   `json:"dry_run"`
+	AlreadyDeleted bool   `json:"already_deleted"`
+	Message        string `json:"message"`
+}
+
+type forgetItemResult struct {
+	InputIndex     int        `json:"input_index"`
+	ID             uint64     `json:"id"`
+	OK             bool       `json:"ok"`
+	AlreadyDeleted bool       `json:"already_deleted"`
+	Error          *toolError `json:"error,omitempty"`
+}
+
+type forgetBatchPayload struct {
+	OK      bool               `json:"ok"`
+	DryRun  bool               `json:"dry_run"`
+	Results []forgetItemResult `json:"results"`
+	Summary struct {
+		Total          int `json:"total"`
+		Deleted        int `json:"deleted"`
+		AlreadyDeleted int `json:"already_deleted"`
+		Errors         int `json:"errors"`
+	} `json:"summary"`
+}
+
+func (s *Server) forgetTools() []*rpc.Tool {
+	return []*rpc.Tool{
+		newTool(s, def[forgetArgs]{
+			name: "forget", title: "Forget a memory",
+			desc: "Forget a memory that is no longer true. By default a soft delete that keeps a tombstone (with reason and replaced_by_id, the memory that supersedes it); hard_delete erases it for good. dry_run previews.",
+			ann:  writes(true, true),
+			out: schema{"memory_id": idSchema, "dry_run": typeBoolean,
+				"already_deleted": typeBoolean, "message": typeString},
+			run: s.forget,
+		}),
+		newTool(s, def[forgetBatchArgs]{
+			name: "forget_batch", title: "Forget several memories",
+			desc: "Soft-delete up to 200 memories by id; each id succeeds or fails on its own.",
+			ann:  writes(true, true),
+			out: schema{
+				"dry_run": typeBoolean,
+				"results": arrayOf(schema{"type": "object", "properties": schema{"input_index": typeInteger, "id": idSchema,
+					"ok": typeBoolean, "already_deleted": typeBoolean, "error": errorSchema}}),
+				"summary": summaryOf("total", "deleted", "already_deleted", "errors"),
+			},
+			run: s.forgetBatch,
+		}),
+	}
+}
+
+func (s *Server) forget(ctx context.Context, in forgetArgs) (any, error) {
+	m, err := s.mem.Get(in.ID)
+	if err != nil {
+		return nil, err
+	}
+	p := forgetPayload{OK: true, MemoryID: in.ID, DryRun: in.DryRun, AlreadyDeleted: m.Deleted()}
+	if in.HardDelete {
+		if in.ReplacedByID != nil {
+			return nil, rpc.InvalidArgument("replaced_by_id", "cannot be combined with hard_delete: a hard delete keeps no tombstone")
+		}
+		p.Message = "Would hard delete"
+		if !in.DryRun {
+			if err := s.mem.Delete(in.ID); err != nil {
+				return nil, err
+			}
+			p.Message = "Hard deleted"
+		}
+		return p, nil
+	}
+	res, err := s.mem.Forget([]uint64{in.ID}, memory.Forgetting{Reason: in.Reason, ReplacedBy: in.ReplacedByID, DryRun: in.DryRun})
+	if err != nil {
+		return nil, err
+	}
+	if res[0].Err != nil {
+		return nil, res[0].Err
+	}
+	p.AlreadyDeleted = res[0].Already
+	switch {
+	case p.AlreadyDeleted:
+		p.Message = "Already forgotten"
+	case in.DryRun:
+		p.Message = "Would soft-delete"
+	default:
+		p.Message = "Forgotten"
+	}
+	return p, nil
+}
+
+func (s *Server) forgetBatch(ctx context.Context, in forgetBatchArgs) (any, error) {
+	res, err := s.mem.Forget(in.IDs, memory.Forgetting{Reason: in.Reason, DryRun: in.DryRun})
+	if err != nil {
+		return nil, err
+	}
+	p := forgetBatchPayload{OK: true, DryRun: in.DryRun, Results: make([]forgetItemResult, len(res))}
+	for i, r := range res {
+		out := &p.Results[i]
+		out.InputIndex, out.ID = i, r.ID
+		switch {
+		case r.Err != nil:
+			out.Error = payloadError(r.Err)
+			p.Summary.Errors++
+		case r.Already:
+			out.OK, out.AlreadyDeleted = true, true
+			p.Summary.AlreadyDeleted++
+		default:
+			out.OK = true
+			p.Summary.Deleted++
+		}
+	}
+	p.Summary.Total = len(in.IDs)
+	return p, nil
+}

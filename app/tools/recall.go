@@ -1,0 +1,199 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ownsona/ownsona/app/memory"
+	"github.com/ownsona/ownsona/app/memtext"
+	"github.com/ownsona/ownsona/rpc"
+)
+
+// recall (and its alias search_memory) and build_context_prompt: memories by meaning.
+
+// searchArgs are the arguments every search takes.
+type searchArgs struct {
+	Limit         *int     `json:"limit" desc:"how many memories at most (default 8)" schema:"min=1,max=50"`
+	MinScore      *float64 `json:"min_score" desc:"drop matches scoring below this (0 to 1; scores are relative to the embedder)" schema:"min=0,max=1"`
+	MinSimilarity *float64 `json:"min_similarity" desc:"alias of min_score" schema:"min=0,max=1"`
+	Tags          tagsArg  `json:"tags"`
+	Since         *string  `json:"since" desc:"only memories created at or after this time" schema:"time"`
+	Until         *string  `json:"until" desc:"only memories created at or before this time" schema:"time"`
+}
+
+type recallArgs struct {
+	Query  string `json:"query" desc:"what to look for, in natural language" schema:"required,min=1,max=1000"`
+	Format string `json:"format" desc:"json (default) or text for a readable list" schema:"enum=json|text"`
+	searchArgs
+}
+
+type contextPromptArgs struct {
+	UserPrompt string `json:"user_prompt" desc:"the user's prompt" schema:"required,min=1,max=1000"`
+	MaxChars   *int   `json:"max_chars" desc:"budget for the whole prompt, in characters" schema:"min=1,max=1000000"`
+	searchArgs
+}
+
+// query checks the search arguments and makes the query for text (the argument named field).
+func (in *searchArgs) query(field, text string) (memory.Query, error) {
+	q := memory.Query{Text: strings.TrimSpace(text), Limit: defaultRecall}
+	if q.Text == "" {
+		return q, rpc.InvalidArgument(field, "is empty")
+	}
+	if n := len([]rune(q.Text)); n > maxQueryChars {
+		return q, rpc.InvalidArgument(field, fmt.Sprintf("is %d characters; the limit is %d", n, maxQueryChars))
+	}
+	if in.Limit != nil {
+		q.Limit = *in.Limit
+	}
+	switch {
+	case in.MinScore != nil && in.MinSimilarity != nil:
+		return q, rpc.InvalidArgument("min_similarity", "give min_score or its alias min_similarity, not both")
+	case in.MinScore != nil:
+		q.MinScore = float32(*in.MinScore)
+	case in.MinSimilarity != nil:
+		q.MinScore = float32(*in.MinSimilarity)
+	}
+	var err error
+	if q.Filter.Tags, err = memtext.ParseTags([]byte(in.Tags)); err != nil {
+		return q, err
+	}
+	if q.Filter.Since, err = parseTime("since", in.Since); err != nil {
+		return q, err
+	}
+	if q.Filter.Until, err = parseTime("until", in.Until); err != nil {
+		return q, err
+	}
+	if q.Filter.Since != nil && q.Filter.Until != nil && q.Filter.Until.Before(*q.Filter.Since) {
+		return q, rpc.InvalidArgument("until", "is before since")
+	}
+	return q, nil
+}
+
+type scoredMemory struct {
+	*memory.Memory
+	Score float32 `json:"score"`
+}
+
+type recallPayload struct {
+	OK                   bool           `json:"ok"`
+	Matches              []scoredMemory `json:"matches"`
+	QueryEmbeddingTimeMS float64        `json:"query_embedding_time_ms"`
+	SearchTimeMS         float64        `json:"search_time_ms"`
+	Warning              string         `json:"warning,omitempty"`
+	text                 string
+}
+
+func (p recallPayload) contentText() string {
+	if p.text == "" {
+		b, _ := json.Marshal(p)
+		return string(b)
+	}
+	return p.text
+}
+
+type contextPromptPayload struct {
+	OK        bool     `json:"ok"`
+	Prompt    string   `json:"prompt"`
+	MemoryIDs []uint64 `json:"memory_ids"`
+	Omitted   int      `json:"omitted"`
+	Warning   string   `json:"warning,omitempty"`
+}
+
+const recallDesc = "Search the user's memories by meaning and keywords; returns the best matches first with a relevance score. Call it before answering anything that may depend on what you know about the user. Prefer the most recently confirmed of contradicting matches." + asData
+
+func (s *Server) recallTools() []*rpc.Tool {
+	out := schema{"matches": arrayOf(memorySchema), "query_embedding_time_ms": typeNumber, "search_time_ms": typeNumber, "warning": typeString}
+	return []*rpc.Tool{
+		newTool(s, def[recallArgs]{name: "recall", title: "Recall memories", desc: recallDesc, ann: readOnly(), out: out, run: s.recall}),
+		newTool(s, def[recallArgs]{name: "search_memory", title: "Search memories (alias of recall)", desc: "Alias of recall. " + recallDesc, ann: readOnly(), out: out, run: s.recall}),
+		newTool(s, def[contextPromptArgs]{
+			name: "build_context_prompt", title: "Build a prompt with context",
+			desc: "Find the memories relevant to the user's prompt and return one prompt that lists them as known facts followed by the user's prompt, within max_chars characters (most relevant facts first)." + asData,
+			ann:  readOnly(),
+			out:  schema{"prompt": typeString, "memory_ids": arrayOf(idSchema), "omitted": typeInteger, "warning": typeString},
+			run:  s.buildContextPrompt,
+		}),
+	}
+}
+
+func (s *Server) recall(ctx context.Context, in recallArgs) (any, error) {
+	q, err := in.query("query", in.Query)
+	if err != nil {
+		return nil, err
+	}
+	found := s.mem.Search(ctx, q)
+	p := recallPayload{OK: true, Matches: []scoredMemory{}, QueryEmbeddingTimeMS: ms(found.EmbedTime), SearchTimeMS: ms(found.SearchTime), Warning: found.Warning}
+	for _, m := range found.Matches {
+		p.Matches = append(p.Matches, scoredMemory{m.Memory, m.Score})
+	}
+	if in.Format == "text" {
+		p.text = recallText(in.Query, p)
+	}
+	return p, nil
+}
+
+// recallText is the human-readable form of recall's result.
+func recallText(query string, p recallPayload) string {
+	var b strings.Builder
+	if len(p.Matches) == 0 {
+		fmt.Fprintf(&b, "No memories found matching %q.", query)
+	} else {
+		fmt.Fprintf(&b, "Found %d memories matching %q:\n", len(p.Matches), query)
+		for i, m := range p.Matches {
+			fmt.Fprintf(&b, "\n%d. [id %d, score %.2f", i+1, m.ID, m.Score)
+			if len(m.Tags) > 0 {
+				fmt.Fprintf(&b, ", tags %s", strings.Join(m.Tags, ", "))
+			}
+			fmt.Fprintf(&b, ", confirmed %s] %s", m.LastConfirmedAt.Format(time.DateOnly), m.Text)
+		}
+	}
+	if p.Warning != "" {
+		fmt.Fprintf(&b, "\n\nNote: %s", p.Warning)
+	}
+	return b.String()
+}
+
+func (s *Server) buildContextPrompt(ctx context.Context, in contextPromptArgs) (any, error) {
+	q, err := in.query("user_prompt", in.UserPrompt)
+	if err != nil {
+		return nil, err
+	}
+	found := s.mem.Search(ctx, q)
+	facts := make([]*memory.Memory, len(found.Matches))
+	for i, m := range found.Matches {
+		facts[i] = m.Memory
+	}
+	maxChars := 0
+	if in.MaxChars != nil {
+		maxChars = *in.MaxChars
+	}
+	prompt, used, omitted := contextPrompt(in.UserPrompt, facts, maxChars)
+	return contextPromptPayload{OK: true, Prompt: prompt, MemoryIDs: used, Omitted: omitted, Warning: found.Warning}, nil
+}
+
+// contextPrompt lays out facts and the user's prompt as OwnSona does, adding facts in order of
+// relevance while the whole prompt stays within maxChars (0: no budget).
+func contextPrompt(userPrompt string, facts []*memory.Memory, maxChars int) (prompt string, used []uint64, omitted int) {
+	const head = "The following are previously known facts:\n"
+	const tail = "----------\nThe following is the user's prompt:\n"
+	var lines strings.Builder
+	size := len([]rune(head)) + len([]rune(tail)) + len([]rune(userPrompt))
+	for _, m := range facts {
+		line := "- " + m.Text + "\n"
+		n := len([]rune(line))
+		if maxChars > 0 && size+n > maxChars {
+			omitted++
+			continue
+		}
+		size += n
+		lines.WriteString(line)
+		used = append(used, m.ID)
+	}
+	if len(used) == 0 {
+		return userPrompt, []uint64{}, omitted
+	}
+	return head + lines.String() + tail + userPrompt, used, omitted
+}

@@ -1,0 +1,177 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ownsona/ownsona/app/memory"
+	"github.com/ownsona/ownsona/app/memtext"
+	"github.com/ownsona/ownsona/rpc"
+)
+
+// remember and remember_batch: new memories.
+
+type dedupArg struct {
+	DedupPolicy memory.DedupPolicy `json:"dedup_policy" desc:"ask (default): store and report near duplicates; insert: no check; skip_if_near: return the existing memory instead" schema:"enum=ask|insert|skip_if_near"`
+}
+
+type rememberArgs struct {
+	Text            string   `json:"text" desc:"the fact to remember, in one self-contained sentence" schema:"required,min=1,max=100000"`
+	Tags            tagsArg  `json:"tags"`
+	SourceProvider  string   `json:"source_provider" desc:"who is writing, e.g. claude or chatgpt; defaults to the client's name" schema:"min=1,max=100"`
+	Importance      *float64 `json:"importance" desc:"0 to 1, default 0.5" schema:"min=0,max=1"`
+	CaptureMode     string   `json:"capture_mode" desc:"explicit when the user asked to remember, inferred when you chose to" schema:"enum=explicit|inferred"`
+	SessionID       string   `json:"session_id" desc:"conversation id, if any" schema:"min=1,max=200"`
+	ExpiresAt       *string  `json:"expires_at" desc:"when the fact stops being true" schema:"time"`
+	LastConfirmedAt *string  `json:"last_confirmed_at" desc:"when the fact was last known true; default now" schema:"time"`
+	dedupArg
+}
+
+type rememberBatchArgs struct {
+	Items          batch[rememberArgs] `json:"items" schema:"required,min=1,max=200"`
+	SourceProvider string              `json:"source_provider" desc:"default source_provider of the items" schema:"min=1,max=100"`
+	dedupArg
+}
+
+// draft reads the arguments into a memory draft; prefix names the item inside a batch.
+func (in *rememberArgs) draft(prefix string, defPolicy memory.DedupPolicy) (memory.Draft, error) {
+	d := memory.Draft{Text: in.Text, Importance: in.Importance, CaptureMode: in.CaptureMode, SessionID: in.SessionID,
+		SourceProvider: in.SourceProvider, Dedup: in.DedupPolicy}
+	if d.Dedup == "" {
+		d.Dedup = defPolicy
+	}
+	var err error
+	if d.Tags, err = memtext.ParseTags([]byte(in.Tags)); err != nil {
+		return d, memory.Prefix(prefix, err)
+	}
+	if d.ExpiresAt, err = parseTime(prefix+"expires_at", in.ExpiresAt); err != nil {
+		return d, err
+	}
+	d.LastConfirmedAt, err = parseTime(prefix+"last_confirmed_at", in.LastConfirmedAt)
+	return d, err
+}
+
+var nearDuplicatesSchema = arrayOf(schema{"type": "object", "properties": schema{"id": idSchema, "text": typeString, "score": typeNumber}})
+
+type rememberPayload struct {
+	OK             bool                   `json:"ok"`
+	MemoryID       uint64                 `json:"memory_id"`
+	Message        string                 `json:"message"`
+	NearDuplicates []memory.NearDuplicate `json:"near_duplicates,omitempty"`
+	Warning        string                 `json:"warning,omitempty"`
+}
+
+type rememberItemResult struct {
+	InputIndex     int                    `json:"input_index"`
+	OK             bool                   `json:"ok"`
+	MemoryID       uint64                 `json:"memory_id,omitempty"`
+	Message        string                 `json:"message,omitempty"`
+	Error          *toolError             `json:"error,omitempty"`
+	NearDuplicates []memory.NearDuplicate `json:"near_duplicates,omitempty"`
+}
+
+type rememberBatchPayload struct {
+	OK      bool                 `json:"ok"`
+	Results []rememberItemResult `json:"results"`
+	Summary struct {
+		Total     int `json:"total"`
+		Succeeded int `json:"succeeded"`
+		Failed    int `json:"failed"`
+	} `json:"summary"`
+	Warning string `json:"warning,omitempty"`
+}
+
+func (s *Server) rememberTools() []*rpc.Tool {
+	item := itemSchema[rememberArgs]()
+	return []*rpc.Tool{
+		newTool(s, def[rememberArgs]{
+			name: "remember", title: "Remember a fact",
+			desc: "Store one durable fact about the user (a preference, a person, a plan, a decision) as a self-contained sentence with tags. Near duplicates are stored and reported unless dedup_policy says otherwise. Text that looks like a secret is refused.",
+			ann:  writes(false, false),
+			out:  schema{"memory_id": idSchema, "message": typeString, "near_duplicates": nearDuplicatesSchema, "warning": typeString},
+			run:  s.remember,
+		}),
+		newTool(s, def[rememberBatchArgs]{
+			name: "remember_batch", title: "Remember several facts",
+			desc: "Store up to 200 facts in one call; each item takes remember's arguments and succeeds or fails on its own (results[i].input_index). source_provider and dedup_policy given here are the items' defaults.",
+			ann:  writes(false, false),
+			out: schema{
+				"results": arrayOf(schema{"type": "object", "properties": schema{"input_index": typeInteger, "ok": typeBoolean,
+					"memory_id": idSchema, "message": typeString, "error": errorSchema, "near_duplicates": nearDuplicatesSchema}}),
+				"summary": summaryOf("total", "succeeded", "failed"),
+				"warning": typeString,
+			},
+			batchProp: "items",
+			run:       func(ctx context.Context, in rememberBatchArgs) (any, error) { return s.rememberBatch(ctx, in, item) },
+		}),
+	}
+}
+
+func (s *Server) remember(ctx context.Context, in rememberArgs) (any, error) {
+	d, err := in.draft("", "")
+	if err != nil {
+		return nil, err
+	}
+	res, warning, err := s.mem.Remember(ctx, []memory.Draft{d}, origin(ctx, ""))
+	if err != nil {
+		return nil, err
+	}
+	if res[0].Err != nil {
+		return nil, res[0].Err
+	}
+	p := rememberPayload{OK: true, MemoryID: res[0].ID, Message: "Ok", NearDuplicates: res[0].NearDuplicates, Warning: warning}
+	if res[0].Existing {
+		p.Message = "Already remembered"
+	}
+	return p, nil
+}
+
+func (s *Server) rememberBatch(ctx context.Context, in rememberBatchArgs, item *rpc.Schema) (any, error) {
+	n := float64(len(in.Items))
+	rpc.Progress(ctx, 0, n, "checking")
+	p := rememberBatchPayload{OK: true, Results: make([]rememberItemResult, len(in.Items))}
+	var drafts []memory.Draft
+	var idx []int
+	for i, raw := range in.Items {
+		p.Results[i].InputIndex = i
+		prefix := fmt.Sprintf("items[%d].", i)
+		args, err := decodeItem[rememberArgs](item, i, raw)
+		var d memory.Draft
+		if err == nil {
+			d, err = args.draft(prefix, in.DedupPolicy)
+		}
+		if err != nil {
+			p.Results[i].Error = payloadError(err)
+			continue
+		}
+		drafts = append(drafts, d)
+		idx = append(idx, i)
+	}
+	rpc.Progress(ctx, n/2, n, "storing")
+	res, warning, err := s.mem.Remember(ctx, drafts, origin(ctx, in.SourceProvider))
+	if err != nil {
+		return nil, err
+	}
+	p.Warning = warning
+	for j, i := range idx {
+		r := &p.Results[i]
+		if res[j].Err != nil {
+			r.Error = payloadError(memory.Prefix(fmt.Sprintf("items[%d].", i), res[j].Err))
+			continue
+		}
+		r.OK, r.MemoryID, r.Message, r.NearDuplicates = true, res[j].ID, "Ok", res[j].NearDuplicates
+		if res[j].Existing {
+			r.Message = "Already remembered"
+		}
+	}
+	for _, r := range p.Results {
+		if r.OK {
+			p.Summary.Succeeded++
+		} else {
+			p.Summary.Failed++
+		}
+	}
+	p.Summary.Total = len(in.Items)
+	rpc.Progress(ctx, n, n, "done")
+	return p, nil
+}

@@ -1,0 +1,191 @@
+package tools
+
+import (
+	"context"
+	"time"
+
+	"github.com/ownsona/ownsona/app/memory"
+	"github.com/ownsona/ownsona/rpc"
+)
+
+// find_near_duplicates, count_memories, memory_stats and list_tags: the store as a whole.
+
+type duplicatesArgs struct {
+	Threshold *float64 `json:"threshold" desc:"similarity from 0.5 to 1 (default 0.92)" schema:"min=0.5,max=1"`
+	MaxGroups *int     `json:"max_groups" desc:"how many groups at most (default 50)" schema:"min=1,max=500"`
+}
+
+type countArgs struct {
+	filterArgs
+	SourceProvider string `json:"source_provider" desc:"only memories from this provider" schema:"min=1,max=100"`
+}
+
+type noArgs struct{}
+
+type tagsArgs struct {
+	IncludeDeleted bool `json:"include_deleted" desc:"count soft-deleted and expired memories too"`
+	Limit          *int `json:"limit" desc:"how many tags at most (default 100)" schema:"min=1,max=1000"`
+}
+
+type duplicateGroupPayload struct {
+	IDs           []uint64         `json:"ids"`
+	MaxSimilarity float32          `json:"max_similarity"`
+	PairCount     int              `json:"pair_count"`
+	Memories      []*memory.Memory `json:"memories"`
+}
+
+type duplicatesPayload struct {
+	OK        bool                    `json:"ok"`
+	Threshold float64                 `json:"threshold"`
+	Groups    []duplicateGroupPayload `json:"groups"`
+	Summary   struct {
+		Groups int `json:"groups"`
+		Pairs  int `json:"pairs"`
+	} `json:"summary"`
+}
+
+type providerCount struct {
+	Provider string `json:"provider"`
+	Count    int    `json:"count"`
+}
+
+type statsPayload struct {
+	OK              bool              `json:"ok"`
+	Total           int               `json:"total"`
+	Active          int               `json:"active"`
+	SoftDeleted     int               `json:"soft_deleted"`
+	Expired         int               `json:"expired"`
+	AvgImportance   float64           `json:"avg_importance"`
+	OldestCreatedAt *time.Time        `json:"oldest_created_at"`
+	NewestCreatedAt *time.Time        `json:"newest_created_at"`
+	TopTags         []memory.TagCount `json:"top_tags"`
+	ByProvider      []providerCount   `json:"by_provider"`
+	Embedder        embedderPayload   `json:"embedder"`
+}
+
+type embedderPayload struct {
+	Name            string `json:"name"`
+	Model           string `json:"model"`
+	Dimensions      int    `json:"dimensions"`
+	ReembedProgress struct {
+		Pending int `json:"pending"`
+		Done    int `json:"done"`
+		Total   int `json:"total"`
+	} `json:"reembed_progress"`
+	LastError string `json:"last_error,omitempty"`
+}
+
+func (s *Server) reviewTools() []*rpc.Tool {
+	return []*rpc.Tool{
+		newTool(s, def[duplicatesArgs]{
+			name: "find_near_duplicates", title: "Find near-duplicate memories",
+			desc: "Group active memories that say nearly the same thing (similarity at or above threshold), most similar first, so they can be merged with update_memory and forget." + asData,
+			ann:  readOnly(),
+			out: schema{
+				"threshold": typeNumber,
+				"groups": arrayOf(schema{"type": "object", "properties": schema{"ids": arrayOf(idSchema), "max_similarity": typeNumber,
+					"pair_count": typeInteger, "memories": arrayOf(memorySchema)}}),
+				"summary": summaryOf("groups", "pairs"),
+			},
+			run: s.findNearDuplicates,
+		}),
+	}
+}
+
+func (s *Server) statsTools() []*rpc.Tool {
+	tagCounts := arrayOf(schema{"type": "object", "properties": schema{"tag": typeString, "count": typeInteger}})
+	return []*rpc.Tool{
+		newTool(s, def[countArgs]{
+			name: "count_memories", title: "Count memories",
+			desc: "Count memories matching filters (active ones unless include_deleted).",
+			ann:  readOnly(), out: schema{"count": typeInteger}, run: s.countMemories,
+		}),
+		newTool(s, def[noArgs]{
+			name: "memory_stats", title: "Memory statistics",
+			desc: "Totals (active, soft-deleted, expired), average importance, oldest and newest, top tags, counts by provider, and the embedder with its re-embedding progress.",
+			ann:  readOnly(),
+			out: schema{
+				"total": typeInteger, "active": typeInteger, "soft_deleted": typeInteger,
+				"expired": typeInteger, "avg_importance": typeNumber,
+				"oldest_created_at": schema{"type": []string{"string", "null"}}, "newest_created_at": schema{"type": []string{"string", "null"}},
+				"top_tags":    tagCounts,
+				"by_provider": arrayOf(schema{"type": "object", "properties": schema{"provider": typeString, "count": typeInteger}}),
+				"embedder":    schema{"type": "object"},
+			},
+			run: func(context.Context, noArgs) (any, error) { return s.stats(), nil },
+		}),
+		newTool(s, def[tagsArgs]{
+			name: "list_tags", title: "List tags",
+			desc: "List tags with how many memories carry each, most used first.",
+			ann:  readOnly(), out: schema{"tags": tagCounts}, run: s.listTags,
+		}),
+	}
+}
+
+func (s *Server) findNearDuplicates(ctx context.Context, in duplicatesArgs) (any, error) {
+	threshold, maxGroups := 0.92, defaultDupGroup
+	if in.Threshold != nil {
+		threshold = *in.Threshold
+	}
+	if in.MaxGroups != nil {
+		maxGroups = *in.MaxGroups
+	}
+	p := duplicatesPayload{OK: true, Threshold: threshold, Groups: []duplicateGroupPayload{}}
+	for _, g := range s.mem.NearDuplicates(float32(threshold)) {
+		p.Summary.Groups++
+		p.Summary.Pairs += g.PairCount
+		if len(p.Groups) == maxGroups {
+			continue
+		}
+		gp := duplicateGroupPayload{IDs: g.IDs, MaxSimilarity: g.MaxSimilarity, PairCount: g.PairCount}
+		for _, id := range g.IDs {
+			if m, err := s.mem.Get(id); err == nil {
+				gp.Memories = append(gp.Memories, m)
+			}
+		}
+		p.Groups = append(p.Groups, gp)
+	}
+	return p, nil
+}
+
+func (s *Server) countMemories(ctx context.Context, in countArgs) (any, error) {
+	f, err := in.filter()
+	if err != nil {
+		return nil, err
+	}
+	f.SourceProvider = in.SourceProvider
+	return struct {
+		OK    bool `json:"ok"`
+		Count int  `json:"count"`
+	}{true, s.mem.Count(f)}, nil
+}
+
+func (s *Server) listTags(ctx context.Context, in tagsArgs) (any, error) {
+	limit := 100
+	if in.Limit != nil {
+		limit = *in.Limit
+	}
+	return struct {
+		OK   bool              `json:"ok"`
+		Tags []memory.TagCount `json:"tags"`
+	}{true, s.mem.Tags(memory.Filter{IncludeDeleted: in.IncludeDeleted}, limit)}, nil
+}
+
+// stats is memory_stats's payload, also the ownsona://stats resource.
+func (s *Server) stats() statsPayload {
+	st := s.mem.Stats()
+	p := statsPayload{OK: true, Total: st.Total, Active: st.Active, SoftDeleted: st.SoftDeleted, Expired: st.Expired,
+		OldestCreatedAt: st.Oldest, NewestCreatedAt: st.Newest}
+	if st.Active > 0 {
+		p.AvgImportance = float64(int(st.ImportanceSum/float64(st.Active)*1000+0.5)) / 1000
+	}
+	p.TopTags = memory.TopCounts(st.Tags, 10, func(k string, n int) memory.TagCount { return memory.TagCount{Tag: k, Count: n} })
+	p.ByProvider = memory.TopCounts(st.Providers, 0, func(k string, n int) providerCount { return providerCount{k, n} })
+	es := s.mem.EmbedderStatus()
+	p.Embedder.Name, p.Embedder.Model, p.Embedder.Dimensions, p.Embedder.LastError = es.Info.Name, es.Info.Model, es.Info.Dim, es.LastError
+	if es.Configured {
+		p.Embedder.ReembedProgress.Pending, p.Embedder.ReembedProgress.Total = es.Pending, es.Total
+		p.Embedder.ReembedProgress.Done = es.Total - es.Pending
+	}
+	return p
+}

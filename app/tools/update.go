@@ -1,0 +1,215 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/ownsona/ownsona/app/memory"
+	"github.com/ownsona/ownsona/app/memtext"
+	"github.com/ownsona/ownsona/rpc"
+)
+
+// update_memory, update_memory_batch and confirm: memories corrected.
+
+// nullableTime is an argument that may be absent, null (clear it) or an RFC 3339 timestamp.
+type nullableTime struct {
+	set, null bool
+	value     string
+}
+
+func (t *nullableTime) UnmarshalJSON(b []byte) error {
+	t.set = true
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		t.null = true
+		return nil
+	}
+	return json.Unmarshal(b, &t.value)
+}
+
+func (nullableTime) describe(desc string, _ map[string]string) schema {
+	return schema{"type": []string{"string", "null"}, "format": "date-time", "description": desc}
+}
+
+type updateItemArgs struct {
+	ID              uint64       `json:"id" schema:"required,id"`
+	Text            *string      `json:"text" desc:"new text" schema:"min=1,max=100000"`
+	Tags            tagsArg      `json:"tags"`
+	Importance      *float64     `json:"importance" desc:"0 to 1" schema:"min=0,max=1"`
+	ExpiresAt       nullableTime `json:"expires_at" desc:"new expiry (RFC 3339), or null to clear it"`
+	LastConfirmedAt *string      `json:"last_confirmed_at" desc:"when the fact was last known true" schema:"time"`
+}
+
+type dryRunArg struct {
+	DryRun bool `json:"dry_run" desc:"preview without writing"`
+}
+
+type updateArgs struct {
+	updateItemArgs
+	dryRunArg
+}
+
+type updateBatchArgs struct {
+	Items batch[updateItemArgs] `json:"items" schema:"required,min=1,max=200"`
+	dryRunArg
+}
+
+// patch reads the arguments into a patch; prefix names the item inside a batch.
+func (in *updateItemArgs) patch(prefix string) (memory.Patch, error) {
+	p := memory.Patch{ID: in.ID, Text: in.Text, Importance: in.Importance}
+	if in.Tags != nil {
+		tags, err := memtext.ParseTags([]byte(in.Tags))
+		if err != nil {
+			return p, memory.Prefix(prefix, err)
+		}
+		p.Tags = &tags
+	}
+	var err error
+	switch {
+	case in.ExpiresAt.null:
+		p.ClearExpiry = true
+	case in.ExpiresAt.set:
+		if p.ExpiresAt, err = parseTime(prefix+"expires_at", &in.ExpiresAt.value); err != nil {
+			return p, err
+		}
+	}
+	p.LastConfirmedAt, err = parseTime(prefix+"last_confirmed_at", in.LastConfirmedAt)
+	return p, err
+}
+
+type updatePayload struct {
+	OK            bool     `json:"ok"`
+	MemoryID      uint64   `json:"memory_id"`
+	DryRun        bool     `json:"dry_run"`
+	ChangedFields []string `json:"changed_fields"`
+	Message       string   `json:"message"`
+}
+
+type updateItemResult struct {
+	InputIndex    int        `json:"input_index"`
+	ID            uint64     `json:"id,omitempty"`
+	OK            bool       `json:"ok"`
+	ChangedFields []string   `json:"changed_fields,omitempty"`
+	Error         *toolError `json:"error,omitempty"`
+}
+
+type updateBatchPayload struct {
+	OK      bool               `json:"ok"`
+	DryRun  bool               `json:"dry_run"`
+	Results []updateItemResult `json:"results"`
+	Summary struct {
+		Total   int `json:"total"`
+		Updated int `json:"updated"`
+		Errors  int `json:"errors"`
+	} `json:"summary"`
+}
+
+func (s *Server) updateTools() []*rpc.Tool {
+	item := itemSchema[updateItemArgs]()
+	return []*rpc.Tool{
+		newTool(s, def[updateArgs]{
+			name: "update_memory", title: "Update a memory",
+			desc: "Change a memory's text, tags, importance, expiry (null clears it) or last confirmation; omitted fields stay as they are. changed_fields lists what changed; dry_run previews.",
+			ann:  writes(false, true),
+			out: schema{"memory_id": idSchema, "dry_run": typeBoolean,
+				"changed_fields": arrayOf(typeString), "message": typeString},
+			run: s.updateMemory,
+		}),
+		newTool(s, def[updateBatchArgs]{
+			name: "update_memory_batch", title: "Update several memories",
+			desc: "Apply up to 200 updates (each as update_memory) in one call; each item succeeds or fails on its own.",
+			ann:  writes(false, true),
+			out: schema{
+				"dry_run": typeBoolean,
+				"results": arrayOf(schema{"type": "object", "properties": schema{"input_index": typeInteger, "id": idSchema,
+					"ok": typeBoolean, "changed_fields": arrayOf(typeString), "error": errorSchema}}),
+				"summary": summaryOf("total", "updated", "errors"),
+			},
+			batchProp: "items",
+			run:       func(ctx context.Context, in updateBatchArgs) (any, error) { return s.updateMemoryBatch(ctx, in, item) },
+		}),
+		newTool(s, def[idArgs]{
+			name: "confirm", title: "Confirm a memory",
+			desc: "Record that a memory is still true now (sets last_confirmed_at), e.g. when the user reaffirms it.",
+			ann:  writes(false, true),
+			out:  schema{"memory_id": idSchema, "last_confirmed_at": typeString},
+			run:  s.confirm,
+		}),
+	}
+}
+
+func (s *Server) updateMemory(ctx context.Context, in updateArgs) (any, error) {
+	p, err := in.patch("")
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.mem.Update(ctx, []memory.Patch{p}, in.DryRun)
+	if err != nil {
+		return nil, err
+	}
+	if res[0].Err != nil {
+		return nil, res[0].Err
+	}
+	out := updatePayload{OK: true, MemoryID: p.ID, DryRun: in.DryRun, ChangedFields: nonNil(res[0].Changed), Message: "Ok"}
+	if in.DryRun {
+		out.Message = "Would update"
+	}
+	return out, nil
+}
+
+func (s *Server) updateMemoryBatch(ctx context.Context, in updateBatchArgs, item *rpc.Schema) (any, error) {
+	out := updateBatchPayload{OK: true, DryRun: in.DryRun, Results: make([]updateItemResult, len(in.Items))}
+	var patches []memory.Patch
+	var idx []int
+	for i, raw := range in.Items {
+		out.Results[i].InputIndex = i
+		args, err := decodeItem[updateItemArgs](item, i, raw)
+		var p memory.Patch
+		if err == nil {
+			p, err = args.patch(fmt.Sprintf("items[%d].", i))
+		}
+		if err != nil {
+			out.Results[i].Error = payloadError(err)
+			continue
+		}
+		out.Results[i].ID = p.ID
+		patches = append(patches, p)
+		idx = append(idx, i)
+	}
+	res, err := s.mem.Update(ctx, patches, in.DryRun)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range idx {
+		r := &out.Results[i]
+		if res[j].Err != nil {
+			r.Error = payloadError(memory.Prefix(fmt.Sprintf("items[%d].", i), res[j].Err))
+			continue
+		}
+		r.OK, r.ChangedFields = true, nonNil(res[j].Changed)
+	}
+	out.Summary.Total = len(out.Results)
+	for _, r := range out.Results {
+		switch {
+		case !r.OK:
+			out.Summary.Errors++
+		case len(r.ChangedFields) > 0:
+			out.Summary.Updated++
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) confirm(ctx context.Context, in idArgs) (any, error) {
+	at, err := s.mem.Confirm(in.ID)
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		OK              bool      `json:"ok"`
+		MemoryID        uint64    `json:"memory_id"`
+		LastConfirmedAt time.Time `json:"last_confirmed_at"`
+	}{true, in.ID, at}, nil
+}
