@@ -29,6 +29,10 @@ type Principal struct {
 	GrantID string
 }
 
+// Key names the principal for per-client state (rate limits, session ownership): its kind and
+// client id, e.g. "oauth:abc" or "pat:pat_123".
+func (p *Principal) Key() string { return p.Kind + ":" + p.ClientID }
+
 // Can reports whether the principal's scopes cover needed.
 func (p *Principal) Can(needed string) bool { return policy.Covers(p.Scope, needed) }
 

@@ -2,14 +2,13 @@ package web
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
-	"slices"
+	"os"
 	"strings"
 
 	"github.com/ownsona/ownsona/oauth"
@@ -17,53 +16,41 @@ import (
 	"github.com/ownsona/ownsona/rpc"
 )
 
-// codeAuthorization is DESIGN.md's JSON-RPC error code for authorization errors.
-const codeAuthorization = -32003
-
-// codeToolHidden is DESIGN.md's code for a tool left out by the OWNSONA_TOOLS allowlist.
-const codeToolHidden = -32000
-
-// owner is rpc.Server.Owner: an HTTP session belongs to the principal that started it (the
-// OAuth client or the personal access token; SECURITY.md MT-03), so another client's token
-// gets 404 for it. A hosted connector that re-registers starts a new session, as the spec asks
-// of a client that meets 404.
-func owner(ctx context.Context) string {
-	if p, ok := oauth.PrincipalFrom(ctx); ok {
-		return principalKey(p)
-	}
-	return ""
-}
-
 // openAuth opens the OAuth server for publicURL and, on a first start without a configured
-// password, shows the generated one once on stderr.
-func (a *App) openAuth(publicURL string, stderr io.Writer) error {
-	s, err := oauth.New(oauth.Config{
-		PublicURL: publicURL, DB: a.db, Username: a.cfg.LoginUsername, Password: a.cfg.LoginPassword,
-		AccessTokenTTL: a.cfg.AccessTokenTTL, CustomSchemes: a.cfg.RedirectSchemes, RedirectHosts: a.cfg.RedirectHosts,
-		MetadataHosts: a.cfg.MetadataHosts, ClientIP: a.clientIP, Now: a.now, Log: a.log,
-	})
-	if err != nil {
-		return usageErr("oauth: %v", err)
+// password, shows the generated one once on Stderr.
+func (s *Server) openAuth(publicURL string) error {
+	cfg := s.cfg.OAuth
+	cfg.PublicURL, cfg.ClientIP = publicURL, s.clientIP
+	if cfg.Now == nil {
+		cfg.Now = s.now
 	}
-	a.auth = s
-	if pw := s.GeneratedPassword(); pw != "" {
+	auth, err := oauth.New(cfg)
+	if err != nil {
+		return &SettingError{Setting: "oauth", Err: err}
+	}
+	s.auth = auth
+	if pw := auth.GeneratedPassword(); pw != "" {
+		stderr := s.cfg.Stderr
+		if stderr == nil {
+			stderr = os.Stderr
+		}
 		// Deliberately not a log line: it is shown once, to the person starting the server, and
 		// only its hash is kept.
 		fmt.Fprintf(stderr, "\nownsona: no OWNSONA_LOGIN_PASSWORD was set, so one was generated.\n"+
 			"  Log in to authorize clients as:  %s\n  with the password:              %s\n"+
-			"It is shown only this once; only its hash is stored in %s.\n\n", s.Username(), pw, a.cfg.DB)
+			"It is shown only this once; only its hash is stored in %s.\n\n", auth.Username(), pw, cfg.DB.Path())
 	}
 	return nil
 }
 
 // clientIP is the address a request comes from: RemoteAddr, or, when that is a trusted proxy,
 // the nearest X-Forwarded-For address that is not one.
-func (a *App) clientIP(r *http.Request) string {
+func (s *Server) clientIP(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
-	if !a.trusted(host) {
+	if !s.trusted(host) {
 		return host
 	}
 	var hops []string
@@ -77,19 +64,19 @@ func (a *App) clientIP(r *http.Request) string {
 		if err != nil {
 			return host // a garbled chain: fall back to the proxy itself
 		}
-		if !a.trusted(ip.String()) {
+		if !s.trusted(ip.String()) {
 			return ip.String()
 		}
 	}
 	return host
 }
 
-func (a *App) trusted(ip string) bool {
+func (s *Server) trusted(ip string) bool {
 	addr, err := netip.ParseAddr(ip)
 	if err != nil {
 		return false
 	}
-	for _, c := range a.cfg.TrustedProxies {
+	for _, c := range s.cfg.TrustedProxies {
 		if p, err := netip.ParsePrefix(c); err == nil && p.Contains(addr.Unmap()) {
 			return true
 		}
@@ -97,77 +84,31 @@ func (a *App) trusted(ip string) bool {
 	return false
 }
 
-// toolScope is the scope a tool needs: read-only tools need memories:read, the rest
-// memories:write.
-func toolScope(t *rpc.Tool) string {
-	if t.Annotations != nil && t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint {
-		return policy.ScopeRead
-	}
-	return policy.ScopeWrite
-}
-
-// neededScope is the scope the tool called name needs, and whether there is such a tool (an
-// unknown one needs memories:write, the most a token can hold).
-func (a *App) neededScope(name string) (string, bool) {
-	if t := a.tool(name); t != nil {
-		return toolScope(t), true
-	}
-	return policy.ScopeWrite, false
-}
-
-// permit is rpc.Server.Permit: a token sees and calls only the tools its scopes cover. Calls
-// without a principal come from stdio, whose client started the process.
-func (a *App) permit(ctx context.Context, name string) error {
-	if len(a.cfg.Tools) > 0 && !slices.Contains(a.cfg.Tools, name) {
-		return &rpc.Error{Code: codeToolHidden, Message: "tool not in allowlist",
-			Data: map[string]string{"tool": name, "reason": "this server exposes only the tools in OWNSONA_TOOLS"}}
-	}
-	p, ok := oauth.PrincipalFrom(ctx)
-	if !ok {
-		return nil
-	}
-	needed, _ := a.neededScope(name)
-	if p.Can(needed) {
-		return nil
-	}
-	return &rpc.Error{Code: codeAuthorization, Message: "insufficient scope",
-		Data: map[string]string{"error": "insufficient_scope", "error_description": fmt.Sprintf("tool %s needs the scope %s", name, needed), "scope": needed}}
-}
-
-func (a *App) tool(name string) *rpc.Tool {
-	for _, t := range a.mcp.Tools {
-		if t.Name == name {
-			return t
-		}
-	}
-	return nil
-}
-
 // requireAuth guards the MCP endpoint: a valid bearer token, and for a tools/call the scope the
 // tool needs (403 with a step-up challenge). The principal goes into the request's context for
 // the tools (source_client) and for rpc.Server.Permit, which enforces scopes again for every
 // message, batches included.
-func (a *App) requireAuth(next http.Handler) http.Handler {
+func (s *Server) requireAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		slot := slotFrom(r.Context())
-		p, ref := a.auth.Authenticate(r)
+		p, ref := s.auth.Authenticate(r)
 		if ref != nil {
-			if !a.allowKey(w, a.ipKey(r)) { // token guessing is limited by address
+			if !s.allowKey(w, s.ipKey(r)) { // token guessing is limited by address
 				return
 			}
-			ev := a.log.Info()
+			ev := s.log.Info()
 			if ref.Code == "" {
-				ev = a.log.Debug() // clients first try without a token to discover the server
+				ev = s.log.Debug() // clients first try without a token to discover the server
 			}
-			ev.Str("ip", a.clientIP(r)).Str("error", ref.Code).Str("reason", ref.Description).Msg("mcp request refused")
-			a.auth.Challenge(w, ref)
+			ev.Str("ip", s.clientIP(r)).Str("error", ref.Code).Str("reason", ref.Description).Msg("mcp request refused")
+			s.auth.Challenge(w, ref)
 			writeRPCError(w, ref.Status, nil, rpc.CodeInvalidRequest, "unauthorized", ref.Code, ref.Description)
 			return
 		}
 		if slot != nil {
 			slot.p = p
 		}
-		if !a.allowKey(w, principalKey(p)) {
+		if !s.allowKey(w, p.Key()) {
 			return
 		}
 		if r.Method == http.MethodPost && r.ContentLength <= maxPeek {
@@ -184,10 +125,10 @@ func (a *App) requireAuth(next http.Handler) http.Handler {
 					slot.method, slot.tool = fmt.Sprintf("batch:%d", len(msgs)), ""
 				}
 			}
-			if id, tool, needed := a.firstRefusedCall(p, msgs); needed != "" {
-				a.log.Info().Str("client_id", p.ClientID).Str("tool", tool).Msg("tool call refused: insufficient scope")
-				a.auth.Challenge(w, &oauth.Refusal{Code: "insufficient_scope", Scope: policy.FormatScope(policy.DefaultScopes)})
-				writeRPCError(w, http.StatusForbidden, id, codeAuthorization, "insufficient scope", "insufficient_scope",
+			if id, tool, needed := s.firstRefusedCall(p, msgs); needed != "" {
+				s.log.Info().Str("client_id", p.ClientID).Str("tool", tool).Msg("tool call refused: insufficient scope")
+				s.auth.Challenge(w, &oauth.Refusal{Code: "insufficient_scope", Scope: policy.FormatScope(policy.DefaultScopes)})
+				writeRPCError(w, http.StatusForbidden, id, rpc.CodeAuthorization, "insufficient scope", "insufficient_scope",
 					fmt.Sprintf("tool %s needs the scope %s", tool, needed))
 				return
 			}
@@ -227,12 +168,15 @@ func peekMessages(body []byte) []peekedMessage {
 // firstRefusedCall finds a tools/call among msgs that p's scopes do not cover and returns its
 // id, tool and the scope it needs. rpc.Server.Permit refuses the same calls, also in messages
 // this lenient reading missed.
-func (a *App) firstRefusedCall(p *oauth.Principal, msgs []peekedMessage) (json.RawMessage, string, string) {
+func (s *Server) firstRefusedCall(p *oauth.Principal, msgs []peekedMessage) (json.RawMessage, string, string) {
+	if s.cfg.Scope == nil {
+		return nil, "", ""
+	}
 	for _, m := range msgs {
 		if m.Method != "tools/call" {
 			continue
 		}
-		needed, known := a.neededScope(m.Params.Name)
+		needed, known := s.cfg.Scope(m.Params.Name)
 		if known && !p.Can(needed) { // unknown tools are the rpc server's to refuse
 			return m.ID, m.Params.Name, needed
 		}

@@ -20,10 +20,8 @@ import (
 	"github.com/ownsona/ownsona/app/audit"
 	"github.com/ownsona/ownsona/app/limit"
 	"github.com/ownsona/ownsona/oauth"
+	"github.com/ownsona/ownsona/rpc"
 )
-
-// codeRateLimited is DESIGN.md's JSON-RPC error code for rate limiting.
-const codeRateLimited = -32004
 
 // isMCPPath reports whether path is the Streamable HTTP endpoint or one of its aliases.
 func isMCPPath(path string) bool {
@@ -37,27 +35,24 @@ func isStream(r *http.Request) bool {
 }
 
 // ipKey is the rate-limit key of the address r comes from (IPv6 by /64).
-func (a *App) ipKey(r *http.Request) string {
-	if ip, err := netip.ParseAddr(a.clientIP(r)); err == nil {
+func (s *Server) ipKey(r *http.Request) string {
+	if ip, err := netip.ParseAddr(s.clientIP(r)); err == nil {
 		return limit.IPKey(ip)
 	}
-	return "ip:" + a.clientIP(r)
+	return "ip:" + s.clientIP(r)
 }
-
-// principalKey is the rate-limit key of an authenticated caller.
-func principalKey(p *oauth.Principal) string { return p.Kind + ":" + p.ClientID }
 
 // limitIP applies the per-address limit to requests that are not MCP (the OAuth endpoints and
 // pages) and are not discovery documents or /health, which stay cheap and cacheable; MCP
-// requests are limited per token in limitPrincipal, or per address when their token fails.
-func (a *App) limitIP(next http.Handler) http.Handler {
+// requests are limited per token in requireAuth, or per address when their token fails.
+func (s *Server) limitIP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
 		if isMCPPath(p) || strings.HasPrefix(p, "/mcp/sse") || strings.HasPrefix(p, "/.well-known/") || p == "/health" || r.Method == http.MethodOptions {
 			next.ServeHTTP(w, r)
 			return
 		}
-		d := a.limiter.Allow(a.ipKey(r))
+		d := s.cfg.Limiter.Allow(s.ipKey(r))
 		d.SetHeaders(w.Header())
 		if !d.Allowed {
 			writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": "rate_limited",
@@ -68,10 +63,10 @@ func (a *App) limitIP(next http.Handler) http.Handler {
 	})
 }
 
-// allowPrincipal applies the per-client limit to an authenticated MCP request; false when it
-// answered 429 with JSON-RPC error -32004.
-func (a *App) allowKey(w http.ResponseWriter, key string) bool {
-	d := a.limiter.Allow(key)
+// allowKey applies the rate limit of key (the client's, or the address of a refused token) to
+// an MCP request; false when it answered 429 with JSON-RPC error -32004.
+func (s *Server) allowKey(w http.ResponseWriter, key string) bool {
+	d := s.cfg.Limiter.Allow(key)
 	d.SetHeaders(w.Header())
 	if d.Allowed {
 		return true
@@ -82,7 +77,7 @@ func (a *App) allowKey(w http.ResponseWriter, key string) bool {
 
 func writeRateLimited(w http.ResponseWriter, retry int) {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{
-		"code": codeRateLimited, "message": "rate limit exceeded",
+		"code": rpc.CodeRateLimited, "message": "rate limit exceeded",
 		"data": map[string]any{"retry_after": retry, "error_description": fmt.Sprintf("too many requests from this client; retry in %d s", retry)}}})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
@@ -91,8 +86,8 @@ func writeRateLimited(w http.ResponseWriter, retry int) {
 }
 
 // gate bounds the requests served at once; event streams are left out (sessions bound them).
-func (a *App) gate(next http.Handler) http.Handler {
-	g := limit.NewGate(a.cfg.MaxConcurrent)
+func (s *Server) gate(next http.Handler) http.Handler {
+	g := limit.NewGate(s.cfg.MaxConcurrent)
 	streams := limit.NewGate(maxStreams)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		gt := g
@@ -114,10 +109,10 @@ const maxStreams = 256
 
 // cors answers preflights and sets the CORS headers on the MCP endpoint for the allowed
 // origins. Requests from other browser origins are refused by checkOrigin.
-func (a *App) cors(next http.Handler) http.Handler {
+func (s *Server) cors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
-		allowed := origin != "" && a.corsAllowed(origin)
+		allowed := origin != "" && s.corsAllowed(origin)
 		if allowed {
 			h := w.Header()
 			h.Set("Access-Control-Allow-Origin", origin)
@@ -143,12 +138,12 @@ func (a *App) cors(next http.Handler) http.Handler {
 // corsAllowed: the configured origins, and loopback origins (local tools such as the MCP
 // Inspector), which checkOrigin accepts too. Tokens are bearer headers, never cookies, so a
 // permitted origin gains nothing without one.
-func (a *App) corsAllowed(origin string) bool {
-	if slices.ContainsFunc(a.cfg.CORSOrigins, func(o string) bool { return strings.EqualFold(o, origin) }) {
+func (s *Server) corsAllowed(origin string) bool {
+	if slices.ContainsFunc(s.cfg.CORSOrigins, func(o string) bool { return strings.EqualFold(o, origin) }) {
 		return true
 	}
 	u, err := url.Parse(origin)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && loopbackHost(u.Hostname())
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && LoopbackHost(u.Hostname())
 }
 
 // ---- audit ----
@@ -188,9 +183,9 @@ func (w *auditWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // auditMCP records every request to the MCP endpoints: who, what method and tool, how it
 // ended, how long it took and how big it was. Never argument contents.
-func (a *App) auditMCP(next http.Handler) http.Handler {
+func (s *Server) auditMCP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.audit == nil || r.Method == http.MethodOptions {
+		if s.cfg.Audit == nil || r.Method == http.MethodOptions {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -199,12 +194,12 @@ func (a *App) auditMCP(next http.Handler) http.Handler {
 		// the principal is known only inside requireAuth: it hands it back through this slot
 		slot := &principalSlot{}
 		next.ServeHTTP(aw, r.WithContext(withPrincipalSlot(r.Context(), slot)))
-		e := audit.Entry{Time: a.now(), Transport: audit.TransportHTTP, Duration: time.Since(start),
+		e := audit.Entry{Time: s.now(), Transport: audit.TransportHTTP, Duration: time.Since(start),
 			RequestBytes: max(r.ContentLength, 0), ResponseBytes: aw.size, Status: aw.status}
 		if strings.HasPrefix(r.URL.Path, "/mcp/sse") {
 			e.Transport = audit.TransportSSE
 		}
-		if ip, err := netip.ParseAddr(a.clientIP(r)); err == nil {
+		if ip, err := netip.ParseAddr(s.clientIP(r)); err == nil {
 			e.RemoteIP = ip
 		}
 		if p := slot.p; p != nil {
@@ -215,7 +210,7 @@ func (a *App) auditMCP(next http.Handler) http.Handler {
 			e.Method = "http:" + r.Method
 		}
 		e.Outcome, e.ErrorCode = outcomeOf(aw.status, aw.tail)
-		a.audit.Record(e)
+		s.cfg.Audit.Record(e)
 	})
 }
 
@@ -227,9 +222,9 @@ func outcomeOf(status int, tail []byte) (audit.Outcome, int) {
 	case status == http.StatusUnauthorized:
 		return audit.OutcomeUnauthorized, 0
 	case status == http.StatusForbidden:
-		return audit.OutcomeDenied, codeAuthorization
+		return audit.OutcomeDenied, rpc.CodeAuthorization
 	case status == http.StatusTooManyRequests:
-		return audit.OutcomeRateLimited, codeRateLimited
+		return audit.OutcomeRateLimited, rpc.CodeRateLimited
 	case status == http.StatusServiceUnavailable:
 		return audit.OutcomeBusy, 0
 	case status >= 400:
@@ -250,7 +245,7 @@ func outcomeOf(status int, tail []byte) (audit.Outcome, int) {
 		if err != nil {
 			continue // a tool payload's string code
 		}
-		if code == codeAuthorization || code == codeToolHidden && bytes.Contains(rest, []byte("not in allowlist")) {
+		if code == rpc.CodeAuthorization || code == rpc.CodeServerError && bytes.Contains(rest, []byte("not in allowlist")) {
 			return audit.OutcomeDenied, code
 		}
 		return audit.OutcomeError, code

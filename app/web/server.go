@@ -14,39 +14,162 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
+
+	"github.com/ownsona/ownsona/app/audit"
 	"github.com/ownsona/ownsona/app/certs"
+	"github.com/ownsona/ownsona/app/limit"
+	"github.com/ownsona/ownsona/oauth"
+	"github.com/ownsona/ownsona/rpc"
 )
+
+// Config is what the HTTP side needs; app fills it.
+type Config struct {
+	// Addr is the listen address, e.g. 127.0.0.1:8080 or :443.
+	Addr string
+	// HTTPAddr is the plain-HTTP listener that answers ACME HTTP-01 challenges and redirects
+	// everything else to https. If empty, :80 with TLS "acme" and none otherwise; "off" is none.
+	HTTPAddr string
+	// TLS is off, local, acme or files. If empty, off.
+	TLS string
+	// Certs is the certificate manager's configuration without its ports: web sets Mode to
+	// certs.Mode(TLS), HTTPSPort and ChallengeTLSPort from the bound address, ChallengeHTTPPort
+	// from HTTPAddr, ACMERoots from ACMECARoot, and Logger and Now when they are unset. The
+	// caller fills DB, Names and the mode's own settings. Unused with TLS off.
+	Certs certs.Config
+	// ACMECARoot is a PEM file of extra roots for the ACME directory's own HTTPS (a test CA).
+	// If empty, the system's roots.
+	ACMECARoot string
+	// OAuth is the authorization server's configuration without PublicURL and ClientIP, which
+	// web sets. The caller fills DB and the owner's login; Now is web's clock when unset.
+	OAuth oauth.Config
+	// PublicURL, when set, opens the authorization server in New, so Handler works without
+	// Listen. If empty, Listen opens it for the bound address (https:// under TLS).
+	PublicURL string
+	// TrustedProxies are the CIDRs (10.0.0.0/8, 127.0.0.1/32) of reverse proxies whose
+	// X-Forwarded-For is believed; malformed ones match nothing. If empty, the client is always
+	// RemoteAddr.
+	TrustedProxies []string
+	// CORSOrigins are the browser origins, besides loopback ones, allowed to call MCP.
+	CORSOrigins []string
+	// MaxConcurrent bounds the requests served at once (event streams aside); beyond it 503.
+	// If zero or negative, unbounded.
+	MaxConcurrent int
+	// Version goes into the X-API-Version header, /health and the server card.
+	Version string
+	// MCP is served at /mcp, /api/mcp and /mcp/http, and over the legacy SSE transport at
+	// /mcp/sse and /mcp/sse/message. Required.
+	MCP *rpc.Server
+	// Scope is the scope a tool needs and whether the tool exists, so that a call a token may
+	// not make is refused with 403 and a step-up challenge before it reaches MCP. If nil, only
+	// MCP's own Permit refuses such calls (inside a 200 answer).
+	Scope func(tool string) (scope string, known bool)
+	// Limiter is the rate limit per client and per address. If nil, no rate limiting.
+	Limiter *limit.Limiter
+	// Audit records every MCP request. If nil, none is recorded.
+	Audit *audit.Log
+	// Health reports the checks of /health (e.g. {"database":"ok","index":"building",
+	// "embedder":"none"}) and whether the server is healthy (200, else 503). If nil, no checks
+	// and always healthy.
+	Health func() (checks map[string]string, healthy bool)
+	// RootPEM returns the local CA's root certificate for /ca.crt (TLS "local" only). If nil,
+	// /ca.crt is 404 as under other modes.
+	RootPEM func() ([]byte, error)
+	// Log receives one debug line per request and the refusals worth knowing; never a token.
+	// If zero, silent.
+	Log zerolog.Logger
+	// Now is the clock of /health, the audit log and, when theirs are unset, the authorization
+	// server and the certificates. If nil, time.Now.
+	Now func() time.Time
+	// Stderr is where a generated login password is shown, once, to the person starting the
+	// server. If nil, os.Stderr.
+	Stderr io.Writer
+}
+
+// Server is ownsona's HTTP side. New, Listen and Close are called in that order from one
+// goroutine, and the accessors not while Listen or Close run; the handler it serves is safe for
+// concurrent use.
+type Server struct {
+	cfg     Config
+	log     zerolog.Logger
+	now     func() time.Time
+	started time.Time
+
+	auth  *oauth.Server  // nil until New (with PublicURL) or Listen opens it
+	certs *certs.Manager // nil until Listen, and with TLS off
+
+	ln       net.Listener
+	http     *http.Server
+	http80   *http.Server       // the ACME challenge and redirect listener; nil when none
+	stopBase context.CancelFunc // ends the servers' base context: event streams close
+}
+
+// SettingError is a configuration mistake found while opening: an unreadable acme-ca-root
+// file, a TLS configuration the certificate manager refuses, an OAuth configuration the
+// authorization server refuses. Setting names the setting (for tls, with its mode: "tls acme").
+type SettingError struct {
+	Setting string
+	Err     error
+}
+
+func (e *SettingError) Error() string { return e.Setting + ": " + e.Err.Error() }
+
+func (e *SettingError) Unwrap() error { return e.Err }
+
+// New checks cfg and, when cfg.PublicURL is set, opens the authorization server. It binds
+// nothing: Listen does.
+func New(cfg Config) (*Server, error) {
+	if cfg.MCP == nil {
+		return nil, errors.New("web: no MCP server")
+	}
+	if cfg.TLS == "" {
+		cfg.TLS = "off"
+	}
+	s := &Server{cfg: cfg, log: cfg.Log, now: cfg.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.started = s.now()
+	if cfg.PublicURL != "" {
+		if err := s.openAuth(cfg.PublicURL); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
 
 // Listen binds the configured address synchronously (so "address in use" is an error here) and
 // serves in a goroutine until Close. Without a configured public URL, the authorization server
 // takes the bound loopback address as its origin (https:// under TLS). Under TLS, certificates
 // are ready when it returns: loaded from the file, made by the local CA, read from files, or
-// obtained from the ACME CA (its challenges are answered by the listeners already open).
-func (a *App) Listen() error {
-	ln, err := net.Listen("tcp", a.cfg.Addr)
+// obtained from the ACME CA (its challenges are answered by the listeners already open). Call it
+// once; after an error, Close releases what it opened.
+func (s *Server) Listen() error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	tlsOn := a.cfg.TLS != "off"
-	if a.auth == nil {
+	tlsOn := s.cfg.TLS != "off"
+	if s.auth == nil {
 		scheme := "http://"
 		if tlsOn {
 			scheme = "https://"
 		}
-		if err := a.openAuth(scheme+ln.Addr().String(), a.stderr); err != nil {
+		if err := s.openAuth(scheme + ln.Addr().String()); err != nil {
 			ln.Close()
 			return err
 		}
 	}
 	base, stop := context.WithCancel(context.Background())
-	a.stopBase = stop
-	a.ln = ln
-	a.http = &http.Server{
-		Handler:           a.Handler(),
+	s.stopBase = stop
+	s.ln = ln
+	s.http = &http.Server{
+		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      120 * time.Second, // event streams lift it (rpc)
@@ -56,11 +179,11 @@ func (a *App) Listen() error {
 		ErrorLog:          log.New(io.Discard, "", 0), // TLS handshake noise from scanners
 	}
 	if tlsOn {
-		if err := a.openCerts(ln); err != nil {
+		if err := s.openCerts(ln); err != nil {
 			ln.Close()
 			return err
 		}
-		a.http.TLSConfig = a.certs.TLSConfig()
+		s.http.TLSConfig = s.certs.TLSConfig()
 	}
 	go func(srv *http.Server) {
 		var err error
@@ -70,69 +193,117 @@ func (a *App) Listen() error {
 			err = srv.Serve(ln)
 		}
 		if err != nil && !errors.Is(err, http.ErrServerClosed) {
-			a.log.Error().Err(err).Msg("http server stopped")
+			s.log.Error().Err(err).Msg("http server stopped")
 		}
-	}(a.http)
+	}(s.http)
 	if tlsOn {
-		if err := a.listen80(base); err != nil {
+		if err := s.listen80(base); err != nil {
 			return err
 		}
-		if err := a.certs.Start(base); err != nil {
-			return fmt.Errorf("tls %s: %w", a.cfg.TLS, err)
+		if err := s.certs.Start(base); err != nil {
+			return fmt.Errorf("tls %s: %w", s.cfg.TLS, err)
+		}
+	}
+	return nil
+}
+
+// Close stops serving: it ends the base context (so event streams end and Shutdown need not
+// wait for them), shuts the listeners down within 5 s, then closes the certificate manager and
+// the authorization server. It tolerates a nil Server, partial opens and repeat calls, and
+// returns the first error.
+func (s *Server) Close() error {
+	if s == nil {
+		return nil
+	}
+	var errs []error
+	if s.stopBase != nil {
+		s.stopBase()
+	}
+	for _, srv := range []**http.Server{&s.http, &s.http80} {
+		if *srv != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			err := (*srv).Shutdown(ctx)
+			cancel()
+			if errors.Is(err, context.DeadlineExceeded) {
+				// Connections that never finished their request (slow or stuck clients) are
+				// cut rather than waited for: nothing acknowledged depends on them.
+				s.log.Warn().Msg("connections still open after 5 s at shutdown were closed")
+				err = (*srv).Close()
+			}
+			errs = append(errs, err)
+			*srv = nil
+		}
+	}
+	if s.certs != nil {
+		errs = append(errs, s.certs.Close())
+		s.certs = nil
+	}
+	if s.auth != nil {
+		s.auth.Close()
+		s.auth = nil
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
 // openCerts makes the certificate manager for the configured mode.
-func (a *App) openCerts(ln net.Listener) error {
-	cfg := certs.Config{Mode: certs.Mode(a.cfg.TLS), DB: a.db, Names: a.cfg.Domains, ACMEDirectory: a.cfg.ACMECA,
-		ACMEEmail: a.cfg.ACMEEmail, CertFile: a.cfg.CertFile, KeyFile: a.cfg.KeyFile, Logger: a.log, Now: a.cfg.Now}
+func (s *Server) openCerts(ln net.Listener) error {
+	cfg := s.cfg.Certs
+	cfg.Mode = certs.Mode(s.cfg.TLS)
+	if reflect.ValueOf(cfg.Logger).IsZero() { // unset: zerolog.Logger is not comparable
+		cfg.Logger = s.log
+	}
+	if cfg.Now == nil {
+		cfg.Now = s.cfg.Now
+	}
 	if _, port, err := net.SplitHostPort(ln.Addr().String()); err == nil {
 		cfg.HTTPSPort, _ = strconv.Atoi(port)
 		cfg.ChallengeTLSPort = cfg.HTTPSPort
 	}
-	// HTTP-01 is answered by our :80 listener (listen80), wherever --http-addr puts it, so
+	// HTTP-01 is answered by our :80 listener (listen80), wherever HTTPAddr puts it, so
 	// certmagic never binds a port of its own.
-	if addr := a.httpAddr(); addr != "" {
+	if addr := s.httpAddr(); addr != "" {
 		if _, port, err := net.SplitHostPort(addr); err == nil {
 			cfg.ChallengeHTTPPort, _ = strconv.Atoi(port)
 		}
 	}
-	if a.cfg.ACMECARoot != "" {
-		pem, err := os.ReadFile(a.cfg.ACMECARoot)
+	if s.cfg.ACMECARoot != "" {
+		pem, err := os.ReadFile(s.cfg.ACMECARoot)
 		if err != nil {
-			return usageErr("acme-ca-root: %v", err)
+			return &SettingError{Setting: "acme-ca-root", Err: err}
 		}
 		cfg.ACMERoots = x509.NewCertPool()
 		if !cfg.ACMERoots.AppendCertsFromPEM(pem) {
-			return usageErr("acme-ca-root: %s holds no PEM certificate", a.cfg.ACMECARoot)
+			return &SettingError{Setting: "acme-ca-root", Err: fmt.Errorf("%s holds no PEM certificate", s.cfg.ACMECARoot)}
 		}
 	}
 	m, err := certs.New(cfg)
 	if err != nil {
-		return usageErr("tls %s: %v", a.cfg.TLS, err)
+		return &SettingError{Setting: "tls " + s.cfg.TLS, Err: err}
 	}
-	a.certs = m
+	s.certs = m
 	return nil
 }
 
-// httpAddr is the plain-HTTP listener's address: --http-addr, else :80 with --tls acme; "" for
-// none.
-func (a *App) httpAddr() string {
+// httpAddr is the plain-HTTP listener's address: HTTPAddr, else :80 with TLS acme; "" for none.
+func (s *Server) httpAddr() string {
 	switch {
-	case a.cfg.HTTPAddr == "off":
+	case s.cfg.HTTPAddr == "off":
 		return ""
-	case a.cfg.HTTPAddr == "" && a.cfg.TLS == "acme":
+	case s.cfg.HTTPAddr == "" && s.cfg.TLS == "acme":
 		return ":80"
 	}
-	return a.cfg.HTTPAddr
+	return s.cfg.HTTPAddr
 }
 
 // listen80 opens the plain-HTTP listener that answers ACME HTTP-01 challenges and redirects
-// everything else to https: :80 by default with --tls acme, where the CA connects.
-func (a *App) listen80(base context.Context) error {
-	addr := a.httpAddr()
+// everything else to https: :80 by default with TLS acme, where the CA connects.
+func (s *Server) listen80(base context.Context) error {
+	addr := s.httpAddr()
 	if addr == "" {
 		return nil
 	}
@@ -140,8 +311,8 @@ func (a *App) listen80(base context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listen %s for ACME challenges and the redirect to https: %w (set --http-addr, or off)", addr, err)
 	}
-	a.http80 = &http.Server{
-		Handler:           securityHeaders(a.certs.HTTPHandler()),
+	s.http80 = &http.Server{
+		Handler:           s.baseHeaders(s.certs.HTTPHandler()),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      10 * time.Second,
@@ -152,18 +323,31 @@ func (a *App) listen80(base context.Context) error {
 	}
 	go func(srv *http.Server) {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			a.log.Error().Err(err).Msg("http redirect server stopped")
+			s.log.Error().Err(err).Msg("http redirect server stopped")
 		}
-	}(a.http80)
+	}(s.http80)
 	return nil
 }
 
-// Addr is the address Listen bound, e.g. 127.0.0.1:8080.
-func (a *App) Addr() string {
-	if a.ln == nil {
+// Addr is the address Listen bound, e.g. 127.0.0.1:8080; "" before Listen.
+func (s *Server) Addr() string {
+	if s.ln == nil {
 		return ""
 	}
-	return a.ln.Addr().String()
+	return s.ln.Addr().String()
+}
+
+// Auth is the authorization server, for the operator's commands (personal access tokens) and
+// the startup log line; nil until New (with a PublicURL) or Listen opens it, and after Close.
+func (s *Server) Auth() *oauth.Server { return s.auth }
+
+// TLSInfo names the HTTPS mode and its names for the startup log line: "off", or e.g.
+// "acme mem.example.com".
+func (s *Server) TLSInfo() string {
+	if s.cfg.TLS == "off" {
+		return "off"
+	}
+	return fmt.Sprintf("%s %s", s.cfg.TLS, strings.Join(s.cfg.Certs.Names, ","))
 }
 
 // Handler routes every HTTP endpoint of ownsona. The authorization server must be open (Listen
@@ -173,29 +357,30 @@ func (a *App) Addr() string {
 // (DNS rebinding), the concurrency gate, the per-address rate limit of non-MCP endpoints; MCP
 // requests then pass CORS, the Origin check, the audit log and the token check (with its
 // per-client rate limit).
-func (a *App) Handler() http.Handler {
-	if a.auth == nil {
-		panic("app: Handler before the authorization server is open")
+func (s *Server) Handler() http.Handler {
+	if s.auth == nil {
+		panic("web: Handler before the authorization server is open")
 	}
+	mcp := s.cfg.MCP
 	mux := http.NewServeMux()
-	guard := func(h http.Handler) http.Handler { return a.cors(a.checkOrigin(a.auditMCP(a.requireAuth(h)))) }
-	mcp := guard(a.mcp)
+	guard := func(h http.Handler) http.Handler { return s.cors(s.checkOrigin(s.auditMCP(s.requireAuth(h)))) }
+	guarded := guard(mcp)
 	for _, p := range []string{"/mcp", "/api/mcp", "/mcp/http"} {
-		mux.Handle(p, mcp)
+		mux.Handle(p, guarded)
 	}
 	mux.Handle("/mcp/sse", guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		a.mcp.ServeLegacySSE(w, r, "/mcp/sse/message")
+		mcp.ServeLegacySSE(w, r, "/mcp/sse/message")
 	})))
-	mux.Handle("/mcp/sse/message", guard(http.HandlerFunc(a.mcp.ServeLegacyMessage)))
-	a.auth.Routes(mux)
-	mux.HandleFunc("/health", a.serveHealth)
-	mux.HandleFunc("/.well-known/mcp/server-card.json", a.serveServerCard)
-	mux.HandleFunc("/.well-known/mcp/catalog.json", a.serveCatalog)
-	mux.HandleFunc("/ca.crt", a.serveCACert)
+	mux.Handle("/mcp/sse/message", guard(http.HandlerFunc(mcp.ServeLegacyMessage)))
+	s.auth.Routes(mux)
+	mux.HandleFunc("/health", s.serveHealth)
+	mux.HandleFunc("/.well-known/mcp/server-card.json", s.serveServerCard)
+	mux.HandleFunc("/.well-known/mcp/catalog.json", s.serveCatalog)
+	mux.HandleFunc("/ca.crt", s.serveCACert)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not_found", "error_description": "no such endpoint; MCP is served at /mcp"})
 	})
-	return a.logRequests(a.securityHeaders(a.checkHost(a.gate(a.limitIP(mux)))))
+	return s.logRequests(s.securityHeaders(s.checkHost(s.gate(s.limitIP(mux)))))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -206,9 +391,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // securityHeaders sets the headers every response carries, and HSTS under TLS.
-func (a *App) securityHeaders(next http.Handler) http.Handler {
-	hsts := a.cfg.TLS != "off" || strings.HasPrefix(a.auth.Endpoints().Issuer, "https://")
-	next = securityHeaders(next)
+func (s *Server) securityHeaders(next http.Handler) http.Handler {
+	hsts := s.cfg.TLS != "off" || strings.HasPrefix(s.auth.Endpoints().Issuer, "https://")
+	next = s.baseHeaders(next)
 	if !hsts {
 		return next
 	}
@@ -218,20 +403,23 @@ func (a *App) securityHeaders(next http.Handler) http.Handler {
 	})
 }
 
-func securityHeaders(next http.Handler) http.Handler {
+// baseHeaders sets the headers every response carries, on both listeners.
+func (s *Server) baseHeaders(next http.Handler) http.Handler {
+	version := s.cfg.Version
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
 		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("X-API-Version", Version)
+		h.Set("X-API-Version", version)
 		next.ServeHTTP(w, r)
 	})
 }
 
-// loopbackHost reports whether host (no port) names this machine.
-func loopbackHost(host string) bool {
+// LoopbackHost reports whether host (no port; IPv6 with or without brackets) names this
+// machine: localhost or a loopback address.
+func LoopbackHost(host string) bool {
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 	if strings.EqualFold(host, "localhost") {
 		return true
@@ -242,9 +430,9 @@ func loopbackHost(host string) bool {
 
 // checkHost defends against DNS rebinding: the Host must be the public URL's host or a loopback
 // name, so a page on another name that resolves to this server cannot talk to it.
-func (a *App) checkHost(next http.Handler) http.Handler {
+func (s *Server) checkHost(next http.Handler) http.Handler {
 	public := ""
-	if u, err := url.Parse(a.auth.Endpoints().Issuer); err == nil {
+	if u, err := url.Parse(s.auth.Endpoints().Issuer); err == nil {
 		public = u.Hostname()
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -252,7 +440,7 @@ func (a *App) checkHost(next http.Handler) http.Handler {
 		if h, _, err := net.SplitHostPort(host); err == nil {
 			host = h
 		}
-		if !loopbackHost(host) && !strings.EqualFold(strings.TrimSuffix(host, "."), public) {
+		if !LoopbackHost(host) && !strings.EqualFold(strings.TrimSuffix(host, "."), public) {
 			writeJSON(w, http.StatusMisdirectedRequest, map[string]string{"error": "misdirected_request",
 				"error_description": "this server answers only to its public name and to localhost, 127.0.0.1 and [::1]"})
 			return
@@ -263,12 +451,12 @@ func (a *App) checkHost(next http.Handler) http.Handler {
 
 // checkOrigin refuses browser requests to MCP from pages of other origins: a present Origin must
 // be the public origin, a loopback one or one of the CORS origins.
-func (a *App) checkOrigin(next http.Handler) http.Handler {
-	issuer := a.auth.Endpoints().Issuer
+func (s *Server) checkOrigin(next http.Handler) http.Handler {
+	issuer := s.auth.Endpoints().Issuer
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o := r.Header.Get("Origin"); o != "" && !strings.EqualFold(o, issuer) && !a.corsAllowed(o) {
+		if o := r.Header.Get("Origin"); o != "" && !strings.EqualFold(o, issuer) && !s.corsAllowed(o) {
 			u, err := url.Parse(o)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !loopbackHost(u.Hostname()) {
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !LoopbackHost(u.Hostname()) {
 				writeJSON(w, http.StatusForbidden, map[string]string{"error": "forbidden_origin", "error_description": "requests from this origin are not allowed"})
 				return
 			}
@@ -287,7 +475,7 @@ func (s *statusWriter) WriteHeader(code int) { s.status = code; s.ResponseWriter
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // logRequests logs one line per request with a request id; never headers or bodies.
-func (a *App) logRequests(next http.Handler) http.Handler {
+func (s *Server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var b [8]byte
 		_, _ = rand.Read(b[:])
@@ -296,7 +484,7 @@ func (a *App) logRequests(next http.Handler) http.Handler {
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		w.Header().Set("X-Request-Id", id)
 		next.ServeHTTP(sw, r)
-		a.log.Debug().Str("request_id", id).Str("method", r.Method).Str("path", r.URL.Path).
+		s.log.Debug().Str("request_id", id).Str("method", r.Method).Str("path", r.URL.Path).
 			Int("status", sw.status).Dur("duration", time.Since(start)).Msg("http request")
 	})
 }

@@ -1,0 +1,81 @@
+// Package web is what the network sees of ownsona: its HTTP routes, the middleware every request
+// passes, the bearer-token check in front of MCP, the rate limits and the bound on concurrent
+// requests, /health, the discovery documents, and the TLS listeners. It knows nothing of
+// memories: MCP arrives as an *rpc.Server (an http.Handler, with the legacy SSE transport beside
+// it), the scope each tool needs as a function, and the health checks as a function.
+//
+// The simplest use, as app wires it:
+//
+//	s, err := web.New(web.Config{
+//		Addr:    "127.0.0.1:8080",
+//		OAuth:   oauth.Config{DB: db}, // and the owner's login, the token lifetime…
+//		MCP:     mcp,                  // an *rpc.Server with the tools
+//		Scope:   scope,                // func(tool string) (scope string, known bool)
+//		Version: "1.4.0",
+//	})
+//	if err != nil {
+//		return err // a *SettingError names the setting at fault
+//	}
+//	defer s.Close()
+//	if err := s.Listen(); err != nil { // binds now ("address in use" is this error), serves in goroutines
+//		return err
+//	}
+//
+// Tests that need no socket set Config.PublicURL, so that New opens the authorization server,
+// and serve Handler() with net/http/httptest.
+//
+// # Routes
+//
+//	/mcp, /api/mcp, /mcp/http           MCP Streamable HTTP (POST, GET for the stream, DELETE)
+//	/mcp/sse, /mcp/sse/message          the legacy HTTP+SSE transport
+//	/oauth/…                            the authorization server and its login pages (oauth.Server.Routes)
+//	/.well-known/oauth-…                its metadata and the protected resource's
+//	/.well-known/mcp/server-card.json   the MCP server card (SEP-2127); lists no tools
+//	/.well-known/mcp/catalog.json       the site catalog naming the card
+//	/health                             {status, timestamp, uptime, version, checks}: 200, or 503
+//	/ca.crt                             the local CA's root with TLS "local"; 404 otherwise
+//	anything else                       404 {"error":"not_found",…}
+//
+// # Middleware
+//
+// Every request passes, outermost first:
+//
+//  1. the request log: an X-Request-Id header and one debug line (never headers or bodies);
+//  2. the security headers: nosniff, X-Frame-Options DENY, a CSP of default-src 'none',
+//     Referrer-Policy no-referrer, X-API-Version, and HSTS under TLS or an https public URL;
+//  3. the Host check against DNS rebinding: the public URL's host or a loopback name, else 421;
+//  4. the concurrency gate: at most Config.MaxConcurrent requests at once, else 503 with
+//     Retry-After 1; event streams (GET /mcp, GET /mcp/sse) have a gate of their own (256);
+//  5. the rate limit per address (429 with X-RateLimit-* and Retry-After) of everything but
+//     MCP, the discovery documents, /health and preflights.
+//
+// MCP requests then pass:
+//
+//  6. CORS: preflights from Config.CORSOrigins and loopback origins are answered 204, others 403;
+//  7. the Origin check: a present Origin must be the public origin, a loopback one or an
+//     allowed one, else 403 forbidden_origin;
+//  8. the audit log (Config.Audit): who, which method and tool, the outcome, never arguments;
+//  9. the bearer check: no valid token is 401 with a WWW-Authenticate challenge naming the
+//     resource metadata (and a JSON-RPC error body), rate-limited per address; a valid one is
+//     rate-limited per client (Principal.Key) with JSON-RPC error -32004, and a tools/call the
+//     token's scopes do not cover (Config.Scope) is 403 insufficient_scope with a step-up
+//     challenge. The principal then rides in the request's context (oauth.PrincipalFrom) for
+//     rpc.Server.Permit and Owner, which check scopes again for every message of a batch.
+//
+// # Listeners
+//
+// Listen binds Config.Addr; without Config.PublicURL, the authorization server takes the bound
+// address as its origin. With TLS local, acme or files it makes the certificate manager
+// (package certs) and, for acme by default, a plain-HTTP listener on :80 (Config.HTTPAddr) that
+// answers HTTP-01 challenges and redirects the rest to https; it returns once certificates are
+// ready. Close cancels the servers' base context (event streams end), shuts both listeners down
+// with a 5 s deadline (then cuts what is left), and closes the certificate manager and the
+// authorization server. The rate limiter and the audit log are the caller's to close.
+//
+// # Caveats
+//
+// New, Listen and Close are called in that order from one goroutine, and Addr, Auth, Handler and
+// TLSInfo not while Listen or Close run. The handler is safe for concurrent use, and requests may
+// be in flight while Close runs. Handler panics before the authorization server is open. Each
+// call of Handler builds a new chain with gates of its own.
+package web

@@ -1,0 +1,639 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/ownsona/ownsona/app/audit"
+	"github.com/ownsona/ownsona/app/limit"
+	"github.com/ownsona/ownsona/app/web"
+	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/oauth"
+	"github.com/ownsona/ownsona/oauth/policy"
+	"github.com/ownsona/ownsona/rpc"
+)
+
+const (
+	testPublicURL = "http://127.0.0.1:8080"
+	testVersion   = "9.9.9-test"
+	testOrigin    = "https://app.example.com" // the one configured CORS origin
+)
+
+// fastPassword is a bcrypt hash at the minimum cost: oauth.New would otherwise generate a
+// password and hash it with argon2id, which is slow under the race detector.
+var fastPassword = sync.OnceValue(func() string {
+	h, err := bcrypt.GenerateFromPassword([]byte("correct horse battery staple"), bcrypt.MinCost)
+	if err != nil {
+		panic(err)
+	}
+	return string(h)
+})
+
+// fakeClock is the injected clock; tests move it by hand.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// newMCP is an rpc.Server with two tools and no memories: echo (read-only, memories:read) and
+// stamp (memories:write), and the scope function app/tools would give for them.
+func newMCP() (*rpc.Server, func(string) (string, bool)) {
+	yes := true
+	echo := func(ctx context.Context, args json.RawMessage) (*rpc.ToolResult, error) {
+		var a struct {
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(args, &a); err != nil {
+			return nil, err
+		}
+		return &rpc.ToolResult{Structured: map[string]string{"text": a.Text}}, nil
+	}
+	schema := json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`)
+	mcp := &rpc.Server{
+		Info: rpc.Implementation{Name: "web-test", Version: testVersion},
+		Tools: []*rpc.Tool{
+			{Name: "echo", Description: "Echoes text.", InputSchema: schema, Annotations: &rpc.ToolAnnotations{ReadOnlyHint: &yes}, Handler: echo},
+			{Name: "stamp", Description: "Pretends to write.", InputSchema: schema, Handler: echo},
+		},
+	}
+	scope := func(tool string) (string, bool) {
+		switch tool {
+		case "echo":
+			return policy.ScopeRead, true
+		case "stamp":
+			return policy.ScopeWrite, true
+		}
+		return policy.ScopeWrite, false
+	}
+	return mcp, scope
+}
+
+// fixture is a Server over a temporary kv file, with personal access tokens of each scope.
+type fixture struct {
+	*web.Server
+	db          *kv.DB
+	clock       *fakeClock
+	read, write string // PATs
+}
+
+// MustOpenServer returns a Server for testPublicURL with the two-tool MCP server, rate limiting
+// off, TLS off and cfg changed by opts. It is closed when the test ends.
+func MustOpenServer(tb testing.TB, opts ...func(*web.Config)) *fixture {
+	tb.Helper()
+	f := &fixture{clock: &fakeClock{t: time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC)}}
+	db, err := kv.Open(filepath.Join(tb.TempDir(), "web.db"), kv.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f.db = db
+	tb.Cleanup(func() { db.Close() })
+	mcp, scope := newMCP()
+	cfg := web.Config{
+		Addr:        "127.0.0.1:0",
+		OAuth:       oauth.Config{DB: db, Password: fastPassword()},
+		PublicURL:   testPublicURL,
+		CORSOrigins: []string{testOrigin},
+		Version:     testVersion,
+		MCP:         mcp,
+		Scope:       scope,
+		Health:      func() (map[string]string, bool) { return map[string]string{"database": "ok"}, true },
+		Now:         f.clock.Now,
+		Stderr:      io.Discard,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s, err := web.New(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f.Server = s
+	tb.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			tb.Errorf("Close: %v", err)
+		}
+	})
+	if s.Auth() != nil {
+		f.read = f.mustPAT(tb, "reader", policy.ScopeRead)
+		f.write = f.mustPAT(tb, "writer", policy.ScopeRead, policy.ScopeWrite)
+	}
+	return f
+}
+
+func (f *fixture) mustPAT(tb testing.TB, name string, scope ...string) string {
+	tb.Helper()
+	tok, _, err := f.Auth().PATs().Create(name, scope, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return tok
+}
+
+const (
+	callEcho  = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`
+	callStamp = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"stamp","arguments":{"text":"hello"}}}`
+)
+
+// scenario is one HTTP request against a fresh Server and what its answer must hold.
+type scenario struct {
+	name    string
+	config  func(*web.Config) // changes to the fixture's configuration
+	before  func(*fixture)    // run after the fixture opens, before the requests
+	method  string
+	url     string // path, or an absolute URL on testPublicURL
+	headers map[string]string
+	bearer  string // "read" or "write": the fixture's PAT of that scope
+	body    string
+	repeat  int // requests sent (and not checked) before the one that is
+
+	wantStatus    int
+	wantBody      []string          // substrings of the body
+	wantHeaders   map[string]string // exact values
+	wantNoHeaders []string
+}
+
+func (sc scenario) run(t *testing.T) {
+	var opts []func(*web.Config)
+	if sc.config != nil {
+		opts = append(opts, sc.config)
+	}
+	f := MustOpenServer(t, opts...)
+	if sc.before != nil {
+		sc.before(f)
+	}
+	h := f.Handler()
+	var rec *httptest.ResponseRecorder
+	for range sc.repeat + 1 {
+		rec = httptest.NewRecorder()
+		h.ServeHTTP(rec, sc.request(f))
+	}
+	if rec.Code != sc.wantStatus {
+		t.Errorf("status = %d, want %d; body %s", rec.Code, sc.wantStatus, rec.Body)
+	}
+	for _, want := range sc.wantBody {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("body lacks %s:\n%s", want, rec.Body)
+		}
+	}
+	for k, want := range sc.wantHeaders {
+		if got := rec.Header().Get(k); got != want {
+			t.Errorf("header %s = %q, want %q", k, got, want)
+		}
+	}
+	for _, k := range sc.wantNoHeaders {
+		if got := rec.Header().Values(k); len(got) > 0 {
+			t.Errorf("header %s = %q, want none", k, got)
+		}
+	}
+}
+
+func (sc scenario) request(f *fixture) *http.Request {
+	target := sc.url
+	if strings.HasPrefix(target, "/") {
+		target = testPublicURL + target
+	}
+	var body io.Reader
+	if sc.body != "" {
+		body = strings.NewReader(sc.body)
+	}
+	r := httptest.NewRequest(sc.method, target, body)
+	if sc.body != "" {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	switch sc.bearer {
+	case "read":
+		r.Header.Set("Authorization", "Bearer "+f.read)
+	case "write":
+		r.Header.Set("Authorization", "Bearer "+f.write)
+	}
+	for k, v := range sc.headers {
+		if k == "Host" {
+			r.Host = v
+			continue
+		}
+		r.Header.Set(k, v)
+	}
+	return r
+}
+
+// TestServer_Handler pins what the network sees: statuses, bodies and headers of each route and
+// of each middleware's refusals.
+func TestServer_Handler(t *testing.T) {
+	allScopes := policy.FormatScope(policy.DefaultScopes)
+	challenge := `Bearer resource_metadata="` + testPublicURL + `/.well-known/oauth-protected-resource/mcp"`
+	limited := func(c *web.Config) {
+		c.Limiter = limit.New(limit.Config{PerMinute: 1, Burst: 1, Now: c.Now})
+	}
+	for _, sc := range []scenario{
+		{
+			name: "health", method: "GET", url: "/health",
+			before:     func(f *fixture) { f.clock.Advance(90 * time.Second) },
+			wantStatus: http.StatusOK,
+			wantBody: []string{`"status":"healthy"`, `"checks":{"database":"ok"}`, `"uptime":90`,
+				`"timestamp":"2026-11-22T09:31:30Z"`, `"version":"9.9.9-test"`},
+			wantHeaders: map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"},
+		},
+		{
+			name: "health unhealthy", method: "GET", url: "/health",
+			config: func(c *web.Config) {
+				c.Health = func() (map[string]string, bool) {
+					return map[string]string{"database": "failed", "embedder": "ok"}, false
+				}
+			},
+			wantStatus: http.StatusServiceUnavailable,
+			wantBody:   []string{`"status":"unhealthy"`, `"checks":{"database":"failed","embedder":"ok"}`},
+		},
+		{
+			name: "health without checks", method: "GET", url: "/health",
+			config:     func(c *web.Config) { c.Health = nil },
+			wantStatus: http.StatusOK,
+			wantBody:   []string{`"status":"healthy"`, `"checks":{}`},
+		},
+		{
+			name: "health refuses POST", method: "POST", url: "/health",
+			wantStatus:  http.StatusMethodNotAllowed,
+			wantBody:    []string{`{"error":"method_not_allowed"}`},
+			wantHeaders: map[string]string{"Allow": "GET, HEAD"},
+		},
+		{
+			name: "unknown path", method: "GET", url: "/nope",
+			wantStatus:  http.StatusNotFound,
+			wantBody:    []string{`{"error":"not_found","error_description":"no such endpoint; MCP is served at /mcp"}`},
+			wantHeaders: map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"},
+		},
+		{
+			name: "security headers", method: "GET", url: "/health",
+			wantStatus: http.StatusOK,
+			wantHeaders: map[string]string{
+				"X-Content-Type-Options":  "nosniff",
+				"X-Frame-Options":         "DENY",
+				"Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
+				"Referrer-Policy":         "no-referrer",
+				"X-API-Version":           testVersion,
+			},
+			wantNoHeaders: []string{"Strict-Transport-Security"}, // plain http on loopback
+		},
+		{
+			name: "security headers on a refusal", method: "GET", url: "/nope",
+			wantStatus:  http.StatusNotFound,
+			wantHeaders: map[string]string{"X-Content-Type-Options": "nosniff", "X-API-Version": testVersion},
+		},
+		{
+			name: "HSTS under TLS", method: "GET", url: "/health",
+			config:      func(c *web.Config) { c.TLS = "local" },
+			wantStatus:  http.StatusOK,
+			wantHeaders: map[string]string{"Strict-Transport-Security": "max-age=31536000"},
+		},
+		{
+			name: "foreign Host", method: "GET", url: "/health",
+			headers:    map[string]string{"Host": "rebind.example.com"},
+			wantStatus: http.StatusMisdirectedRequest,
+			wantBody:   []string{`"error":"misdirected_request"`},
+		},
+		{
+			name: "localhost Host", method: "GET", url: "/health",
+			headers:    map[string]string{"Host": "localhost:8080"},
+			wantStatus: http.StatusOK,
+		},
+		{
+			name: "foreign Origin", method: "POST", url: "/mcp", bearer: "read", body: callEcho,
+			headers:    map[string]string{"Origin": "https://evil.example.com"},
+			wantStatus: http.StatusForbidden,
+			wantBody:   []string{`{"error":"forbidden_origin","error_description":"requests from this origin are not allowed"}`},
+		},
+		{
+			name: "preflight from an allowed origin", method: "OPTIONS", url: "/mcp",
+			headers:    map[string]string{"Origin": testOrigin, "Access-Control-Request-Method": "POST"},
+			wantStatus: http.StatusNoContent,
+			wantHeaders: map[string]string{
+				"Access-Control-Allow-Origin":  testOrigin,
+				"Access-Control-Allow-Methods": "GET, POST, DELETE, OPTIONS",
+				"Access-Control-Max-Age":       "600",
+				"Vary":                         "Origin",
+			},
+		},
+		{
+			name: "preflight from a loopback origin", method: "OPTIONS", url: "/mcp",
+			headers:     map[string]string{"Origin": "http://localhost:6274", "Access-Control-Request-Method": "POST"},
+			wantStatus:  http.StatusNoContent,
+			wantHeaders: map[string]string{"Access-Control-Allow-Origin": "http://localhost:6274"},
+		},
+		{
+			name: "preflight from another origin", method: "OPTIONS", url: "/mcp",
+			headers:       map[string]string{"Origin": "https://other.example.com", "Access-Control-Request-Method": "POST"},
+			wantStatus:    http.StatusForbidden,
+			wantBody:      []string{`"error":"forbidden_origin"`},
+			wantNoHeaders: []string{"Access-Control-Allow-Origin"},
+		},
+		{
+			name: "MCP without a token", method: "POST", url: "/mcp", body: callEcho,
+			wantStatus:  http.StatusUnauthorized,
+			wantBody:    []string{`"code":-32600`, `"message":"unauthorized"`, `"error":"unauthorized"`},
+			wantHeaders: map[string]string{"WWW-Authenticate": challenge + `, scope="` + allScopes + `"`},
+		},
+		{
+			name: "MCP with an unknown token", method: "POST", url: "/api/mcp", body: callEcho,
+			headers:     map[string]string{"Authorization": "Bearer osk_not-a-real-token"},
+			wantStatus:  http.StatusUnauthorized,
+			wantBody:    []string{`"error":"invalid_token"`},
+			wantHeaders: map[string]string{"WWW-Authenticate": challenge + `, scope="` + allScopes + `", error="invalid_token"`},
+		},
+		{
+			name: "read token calls a read tool", method: "POST", url: "/mcp", bearer: "read", body: callEcho,
+			wantStatus:    http.StatusOK,
+			wantBody:      []string{`"id":1`, `"structuredContent":{"text":"hello"}`},
+			wantNoHeaders: []string{"WWW-Authenticate"},
+		},
+		{
+			name: "read token calls a write tool", method: "POST", url: "/mcp", bearer: "read", body: callStamp,
+			wantStatus: http.StatusForbidden,
+			wantBody: []string{`"id":2`, `"code":-32003`, `"error":"insufficient_scope"`,
+				`"error_description":"tool stamp needs the scope memories:write"`},
+			wantHeaders: map[string]string{"WWW-Authenticate": challenge + `, scope="` + allScopes + `", error="insufficient_scope"`},
+		},
+		{
+			name: "write token calls a write tool", method: "POST", url: "/mcp/http", bearer: "write", body: callStamp,
+			wantStatus: http.StatusOK,
+			wantBody:   []string{`"id":2`, `"structuredContent":{"text":"hello"}`},
+		},
+		{
+			name: "MCP rate limit per client", method: "POST", url: "/mcp", bearer: "read", body: callEcho,
+			config: limited, repeat: 1,
+			wantStatus: http.StatusTooManyRequests,
+			wantBody:   []string{`"code":-32004`, `"message":"rate limit exceeded"`, `"retry_after":60`},
+			wantHeaders: map[string]string{"X-RateLimit-Limit": "1", "X-RateLimit-Remaining": "0", "Retry-After": "60",
+				"Content-Type": "application/json"},
+		},
+		{
+			name: "MCP under the rate limit", method: "POST", url: "/mcp", bearer: "read", body: callEcho,
+			config:      limited,
+			wantStatus:  http.StatusOK,
+			wantHeaders: map[string]string{"X-RateLimit-Limit": "1", "X-RateLimit-Remaining": "0"},
+		},
+		{
+			name: "rate limit per address", method: "GET", url: "/nope",
+			config: limited, repeat: 1,
+			wantStatus:  http.StatusTooManyRequests,
+			wantBody:    []string{`"error":"rate_limited"`, `retry in 60 s`},
+			wantHeaders: map[string]string{"X-RateLimit-Limit": "1", "Retry-After": "60"},
+		},
+		{
+			name: "health is not rate limited", method: "GET", url: "/health",
+			config: limited, repeat: 3,
+			wantStatus:    http.StatusOK,
+			wantNoHeaders: []string{"X-RateLimit-Limit"},
+		},
+		{
+			name: "server card", method: "GET", url: "/.well-known/mcp/server-card.json",
+			wantStatus: http.StatusOK,
+			wantBody: []string{`"name":"1.0.0.127/mcp"`, `"version":"9.9.9-test"`,
+				`{"supportedProtocolVersions":`, `"type":"streamable-http","url":"http://127.0.0.1:8080/mcp"`,
+				`"url":"http://127.0.0.1:8080/mcp/sse"`,
+				`"protectedResourceMetadata":"http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp"`},
+			wantHeaders: map[string]string{"Access-Control-Allow-Origin": "*", "Cache-Control": "public, max-age=300",
+				"Content-Type": "application/json"},
+		},
+		{
+			name: "catalog", method: "GET", url: "/.well-known/mcp/catalog.json",
+			wantStatus: http.StatusOK,
+			wantBody: []string{`{"entries":[{"identifier":"http://127.0.0.1:8080/mcp","type":"application/mcp-server-card+json",` +
+				`"url":"http://127.0.0.1:8080/.well-known/mcp/server-card.json"}],"specVersion":"1.0"}`},
+			wantHeaders: map[string]string{"Access-Control-Allow-Origin": "*", "Cache-Control": "public, max-age=300"},
+		},
+		{
+			name: "catalog refuses POST", method: "POST", url: "/.well-known/mcp/catalog.json",
+			wantStatus:  http.StatusMethodNotAllowed,
+			wantHeaders: map[string]string{"Allow": "GET, HEAD"},
+		},
+		{
+			name: "CA certificate with TLS off", method: "GET", url: "/ca.crt",
+			wantStatus: http.StatusNotFound,
+			wantBody:   []string{`"error":"not_found"`, `(--tls local)`},
+		},
+		{
+			name: "CA certificate with TLS local", method: "GET", url: "/ca.crt",
+			config: func(c *web.Config) {
+				c.TLS = "local"
+				c.RootPEM = func() ([]byte, error) { return []byte("-----BEGIN CERTIFICATE-----\n"), nil }
+			},
+			wantStatus: http.StatusOK,
+			wantBody:   []string{"-----BEGIN CERTIFICATE-----"},
+			wantHeaders: map[string]string{"Content-Type": "application/x-pem-file",
+				"Content-Disposition": `attachment; filename="ownsona-ca.crt"`, "Cache-Control": "public, max-age=3600"},
+		},
+		{
+			name: "CA certificate that cannot be read", method: "GET", url: "/ca.crt",
+			config: func(c *web.Config) {
+				c.TLS = "local"
+				c.RootPEM = func() ([]byte, error) { return nil, errors.New("no root yet") }
+			},
+			wantStatus: http.StatusInternalServerError,
+			wantBody:   []string{`{"error":"internal_error"}`},
+		},
+		{
+			name: "OAuth metadata", method: "GET", url: "/.well-known/oauth-protected-resource/mcp",
+			wantStatus: http.StatusOK,
+			wantBody:   []string{`"resource": "http://127.0.0.1:8080/mcp"`},
+		},
+	} {
+		t.Run(sc.name, sc.run)
+	}
+}
+
+// TestServer_Audit: an MCP request is recorded with its client, method, tool and outcome.
+func TestServer_Audit(t *testing.T) {
+	var log *audit.Log
+	f := MustOpenServer(t, func(c *web.Config) {
+		var err error
+		if log, err = audit.Open(c.OAuth.DB, audit.Config{Now: c.Now}); err != nil {
+			t.Fatal(err)
+		}
+		c.Audit = log
+	})
+	t.Cleanup(func() { log.Close() })
+	h := f.Handler()
+	for _, sc := range []scenario{
+		{method: "POST", url: "/mcp", bearer: "read", body: callEcho},
+		{method: "POST", url: "/mcp", bearer: "read", body: callStamp},
+		{method: "POST", url: "/mcp", body: callEcho},
+	} {
+		h.ServeHTTP(httptest.NewRecorder(), sc.request(f))
+	}
+	entries, corrupt, err := log.Query(audit.Filter{OldestFirst: true})
+	if err != nil || corrupt != 0 {
+		t.Fatalf("Query: %v (%d corrupt)", err, corrupt)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, fmt.Sprintf("%s|%s|%s|%s|%d|%d", e.Client, e.Method, e.Tool, e.Outcome, e.Status, e.ErrorCode))
+	}
+	want := []string{
+		fmt.Sprintf("pat:reader|tools/call|echo|%s|200|0", audit.OutcomeOK),
+		fmt.Sprintf("pat:reader|tools/call|stamp|%s|403|%d", audit.OutcomeDenied, rpc.CodeAuthorization),
+		fmt.Sprintf("|http:POST||%s|401|0", audit.OutcomeUnauthorized), // no principal: the token check refused it
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("audit entries:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestServer_Listen serves /health over real TCP on a loopback port, with the authorization
+// server opened for the bound address; Close returns nil, also when repeated.
+func TestServer_Listen(t *testing.T) {
+	f := MustOpenServer(t, func(c *web.Config) { c.PublicURL = "" })
+	if f.Auth() != nil {
+		t.Fatal("Auth before Listen without a public URL is not nil")
+	}
+	if err := f.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	addr := f.Addr()
+	if !strings.HasPrefix(addr, "127.0.0.1:") || strings.HasSuffix(addr, ":0") {
+		t.Fatalf("Addr = %q, want 127.0.0.1 and a bound port", addr)
+	}
+	if got, want := f.Auth().Endpoints().Issuer, "http://"+addr; got != want {
+		t.Errorf("issuer = %q, want %q", got, want)
+	}
+	if got := f.TLSInfo(); got != "off" {
+		t.Errorf("TLSInfo = %q, want off", got)
+	}
+	resp, err := http.Get("http://" + addr + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"status":"healthy"`) {
+		t.Errorf("GET /health = %d %s", resp.StatusCode, body)
+	}
+	for i := range 2 {
+		if err := f.Close(); err != nil {
+			t.Errorf("Close #%d: %v", i+1, err)
+		}
+	}
+	if f.Auth() != nil {
+		t.Error("Auth after Close is not nil")
+	}
+	if _, err := http.Get("http://" + addr + "/health"); err == nil {
+		t.Error("GET /health after Close succeeded")
+	}
+}
+
+// TestServer_Close: a nil Server and one never listening close without error.
+func TestServer_Close(t *testing.T) {
+	var s *web.Server
+	if err := s.Close(); err != nil {
+		t.Errorf("nil Close: %v", err)
+	}
+	f := MustOpenServer(t)
+	if err := f.Close(); err != nil {
+		t.Errorf("Close before Listen: %v", err)
+	}
+}
+
+// TestNew_SettingError: configuration mistakes found while opening name their setting.
+func TestNew_SettingError(t *testing.T) {
+	t.Run("oauth", func(t *testing.T) {
+		mcp, _ := newMCP()
+		_, err := web.New(web.Config{PublicURL: "http://mem.example.com", MCP: mcp, OAuth: oauth.Config{DB: nil}})
+		var se *web.SettingError
+		if !errors.As(err, &se) || se.Setting != "oauth" || !strings.HasPrefix(err.Error(), "oauth: ") {
+			t.Errorf("err = %v, want a SettingError for oauth", err)
+		}
+	})
+	t.Run("acme-ca-root", func(t *testing.T) {
+		missing := filepath.Join(t.TempDir(), "missing.pem")
+		f := MustOpenServer(t, func(c *web.Config) { c.PublicURL, c.TLS, c.ACMECARoot = "", "local", missing })
+		err := f.Listen()
+		var se *web.SettingError
+		if !errors.As(err, &se) || se.Setting != "acme-ca-root" || !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("err = %v, want a SettingError for acme-ca-root wrapping ErrNotExist", err)
+		}
+	})
+	t.Run("acme-ca-root without certificates", func(t *testing.T) {
+		empty := filepath.Join(t.TempDir(), "empty.pem")
+		if err := os.WriteFile(empty, []byte("not pem"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f := MustOpenServer(t, func(c *web.Config) { c.PublicURL, c.TLS, c.ACMECARoot = "", "local", empty })
+		err := f.Listen()
+		if want := "acme-ca-root: " + empty + " holds no PEM certificate"; err == nil || err.Error() != want {
+			t.Errorf("err = %v, want %q", err, want)
+		}
+	})
+	t.Run("tls", func(t *testing.T) {
+		f := MustOpenServer(t, func(c *web.Config) { c.PublicURL, c.TLS = "", "files" }) // no cert or key file
+		err := f.Listen()
+		var se *web.SettingError
+		if !errors.As(err, &se) || se.Setting != "tls files" {
+			t.Errorf("err = %v, want a SettingError for tls files", err)
+		}
+	})
+	t.Run("no MCP server", func(t *testing.T) {
+		if _, err := web.New(web.Config{}); err == nil {
+			t.Error("New without an MCP server succeeded")
+		}
+	})
+}
+
+// TestNew_GeneratedPassword: without a configured password, the generated one is shown once on
+// Stderr with the login name and the file that keeps its hash.
+func TestNew_GeneratedPassword(t *testing.T) {
+	var stderr strings.Builder
+	f := MustOpenServer(t, func(c *web.Config) {
+		c.OAuth.Password = ""
+		c.Stderr = &stderr
+	})
+	for _, want := range []string{"no OWNSONA_LOGIN_PASSWORD was set", "as:  " + f.Auth().Username(), f.db.Path()} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}
+
+// TestHandler_Panics: Handler needs the authorization server.
+func TestHandler_Panics(t *testing.T) {
+	f := MustOpenServer(t, func(c *web.Config) { c.PublicURL = "" })
+	defer func() {
+		if recover() == nil {
+			t.Error("Handler without an authorization server did not panic")
+		}
+	}()
+	f.Handler()
+}
+
+func TestLoopbackHost(t *testing.T) {
+	for host, want := range map[string]bool{
+		"localhost": true, "LOCALHOST": true, "127.0.0.1": true, "127.8.9.10": true, "::1": true, "[::1]": true,
+		"mem.example.com": false, "192.168.1.5": false, "": false, "localhost.evil.com": false, "[::2]": false,
+	} {
+		if got := web.LoopbackHost(host); got != want {
+			t.Errorf("LoopbackHost(%q) = %v, want %v", host, got, want)
+		}
+	}
+}
