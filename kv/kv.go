@@ -141,7 +141,7 @@ func openBolt(path string, readOnly bool, timeout time.Duration) (*bolt.DB, erro
 	b, err := bolt.Open(path, 0o600, &o)
 	switch {
 	case errors.Is(err, bolterrors.ErrTimeout):
-		return nil, fmt.Errorf("open db %s: %w (maybe a running `ownsona serve`)", path, ErrInUse)
+		return nil, fmt.Errorf("open db %s: %w", path, ErrInUse)
 	case err != nil:
 		var pe *fs.PathError
 		if errors.As(err, &pe) { // already names the path

@@ -332,6 +332,24 @@ func ResetOwnerPassword(db *kv.DB) error {
 	})
 }
 
+// SetOwnerPassword stores hash (an argon2id PHC string from login.HashPassword, or a bcrypt
+// hash) as the owner's password in place of the stored or generated one, for `ownsona password
+// set`. A plain-text password or a malformed hash is refused. New reads it once: a running
+// Server keeps the password it started with until it is started again, and Config.Password
+// (OWNSONA_LOGIN_PASSWORD), when set, wins over it.
+func SetOwnerPassword(db *kv.DB, hash string) error {
+	if _, warn, err := login.NewVerifier(DefaultUsername, hash); err != nil || warn != "" {
+		return errors.New("set owner password: not an argon2id or bcrypt hash")
+	}
+	return db.Update(func(tx *kv.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(BucketOwner)
+		if err != nil {
+			return err
+		}
+		return b.Put(keyPasswordHash, []byte(hash))
+	})
+}
+
 func remoteIP(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {

@@ -1,273 +1,185 @@
 package ops
 
+// `ownsona backup --to FILE`: a consistent, checked snapshot of the file, also while the
+// server runs. Through the admin socket the server streams the snapshot and this process
+// writes FILE, so the path is the user's and so are the permissions.
+
 import (
-	"flag"
+	"context"
+	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
-	"time"
 
-	"github.com/ownsona/ownsona/app/audit"
-	"github.com/ownsona/ownsona/app/certs"
+	"golang.org/x/term"
+
 	"github.com/ownsona/ownsona/kv"
 )
 
-// auditCmd is `ownsona audit [--since 24h] [--client NAME] [--method M] [--tool T]
-// [--outcome O] [--limit N] [--json]`: the audit log, newest first.
-func auditCmd(cfg Config, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("ownsona audit", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	since := fs.String("since", "24h", "entries from this long ago (24h, 7d) or since this time (RFC 3339 or 2006-01-02)")
-	client := fs.String("client", "", "only this client (name or id)")
-	method := fs.String("method", "", "only this MCP method, e.g. tools/call")
-	tool := fs.String("tool", "", "only calls of this tool")
-	outcome := fs.String("outcome", "", "only this outcome: ok, error, tool_error, unauthorized, denied, rate_limited, busy")
-	n := fs.Int("limit", 100, "at most this many entries (0: all)")
-	asJSON := fs.Bool("json", false, "JSON Lines instead of a table")
-	if err := fs.Parse(args); err != nil {
-		return usageErr("audit: %v", err)
-	}
-	if fs.NArg() > 0 {
-		return usageErr("audit: unexpected argument %q", fs.Arg(0))
-	}
-	now := time.Now()
-	if cfg.Now != nil {
-		now = cfg.Now()
-	}
-	from, err := audit.ParseSince(*since, now)
-	if err != nil {
-		return usageErr("audit: --since: %v", err)
-	}
-	if *n < 0 {
-		return usageErr("audit: --limit: %d is negative", *n)
-	}
-	db, done, err := openAdmin(cfg)
+func backupCmd(ctx context.Context, env *Env, args []string) error {
+	fs := newFlags("backup", "backup --to FILE [--force] [--db PATH]",
+		"Writes a consistent snapshot of the database to FILE (mode 0600), also while the server runs,\n"+
+			"and checks it (pages and contents) before it takes FILE's name. --to - writes the snapshot\n"+
+			"to standard output instead, unchecked.")
+	db := dbFlags(fs, env)
+	to := fs.String("to", "", "the file to write (required); - for standard output")
+	force := fs.Bool("force", false, "replace FILE if it exists")
+	operands, err := parse(env, fs, args)
 	if err != nil {
 		return err
 	}
-	defer done()
-	entries, corrupt, err := audit.Query(db, audit.Filter{Since: from, Client: *client, Method: *method, Tool: *tool,
-		Outcome: audit.Outcome(*outcome), Limit: *n})
-	if err != nil {
+	if err := noOperands(fs, operands); err != nil {
 		return err
 	}
-	if *asJSON {
-		err = audit.WriteJSONLines(stdout, entries)
-	} else {
-		for i := range entries {
-			entries[i].Time = entries[i].Time.Local()
+	switch *to {
+	case "":
+		return Usagef("backup: --to FILE is required")
+	case "-":
+		return backupStdout(ctx, env, *db)
+	}
+	path := env.path(*to)
+	dbPath := *db
+	if env.Live != nil {
+		dbPath = env.Live.DBPath
+	}
+	if samePath(path, dbPath) {
+		return Usagef("backup: --to %s is the database itself", path)
+	}
+	if _, err := os.Lstat(path); err == nil && !*force {
+		return Usagef("backup: %s exists; add --force to replace it", path)
+	}
+	if env.Live == nil {
+		if err := mustExist(dbPath); err != nil {
+			return err
 		}
-		err = audit.WriteTable(stdout, entries)
+		// A running server streams the snapshot; this process writes and checks the file.
+		n, err := writeChecked(path, func(w io.Writer) error {
+			handled, err := env.forwardTo(ctx, dbPath, request{Args: []string{"backup", "--to", "-"}}, nil, w)
+			if !handled {
+				return errNoServer
+			}
+			return err
+		})
+		if err == nil {
+			fmt.Fprintf(env.Stdout, "backed up %s to %s (%d bytes, checked)\n", dbPath, path, n)
+			return nil
+		}
+		if !errors.Is(err, errNoServer) {
+			return fmt.Errorf("backup to %s: %w", path, err)
+		}
 	}
-	if err != nil {
-		return err
-	}
-	if corrupt > 0 {
-		return fmt.Errorf("audit: %d entries could not be read and were skipped", corrupt)
-	}
-	return done()
-}
-
-// caCmd is `ownsona ca export`: the local certificate authority's root (--tls local) as PEM,
-// for devices to trust. It creates the authority if the file has none yet.
-func caCmd(cfg Config, args []string, stdout io.Writer) error {
-	if len(args) != 1 || args[0] != "export" {
-		return usageErr("ca: say export (prints the root certificate of --tls local as PEM)")
-	}
-	db, done, err := openAdmin(cfg)
+	kdb, name, done, err := env.openDB(dbPath, true)
 	if err != nil {
 		return err
 	}
 	defer done()
-	pem, err := certs.RootPEM(db)
+	n, err := BackupTo(kdb, path)
 	if err != nil {
 		return err
 	}
-	if _, err := stdout.Write(pem); err != nil {
+	fmt.Fprintf(env.Stdout, "backed up %s to %s (%d bytes, checked)\n", name, path, n)
+	return done()
+}
+
+// errNoServer: no server answered on the admin socket.
+var errNoServer = errors.New("no server answers")
+
+// backupStdout is `backup --to -`: the snapshot on standard output.
+func backupStdout(ctx context.Context, env *Env, db string) error {
+	if f, ok := env.Stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return Usagef("backup: --to - writes the database file to standard output, which is a terminal; redirect it")
+	}
+	if handled, err := env.forward(ctx, db, request{Args: []string{"backup", "--to", "-"}}, nil); handled {
+		return err
+	}
+	kdb, _, done, err := env.openDB(db, true)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if _, err := kdb.Backup(env.Stdout); err != nil {
 		return err
 	}
 	return done()
 }
 
-// flagArg reads `--name VALUE` or `--name=VALUE` (the only flag) from args.
-func flagArg(cmd, name string, args []string) (string, error) {
-	fs := flag.NewFlagSet("ownsona "+cmd, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	v := fs.String(name, "", "")
-	if err := fs.Parse(args); err != nil {
-		return "", usageErr("%s: %v", cmd, err)
+// BackupTo writes a consistent snapshot of db to path, mode 0600: to a temporary file beside
+// path, fsynced and checked (pages and contents, as CheckFile) before it is renamed to path
+// (replacing a file there) and the directory is fsynced. Writers go on while it runs; the
+// snapshot holds every transaction committed before it started. A crash leaves path as it
+// was or the whole snapshot. It returns the bytes written. Scheduled backups use it.
+func BackupTo(db *kv.DB, path string) (int64, error) {
+	n, err := writeChecked(path, func(w io.Writer) error {
+		_, err := db.Backup(w)
+		return err
+	})
+	if err != nil {
+		return n, fmt.Errorf("backup to %s: %w", path, err)
 	}
-	if fs.NArg() > 0 {
-		return "", usageErr("%s: unexpected argument %q", cmd, fs.Arg(0))
-	}
-	if *v == "" {
-		return "", usageErr("%s: --%s FILE is required", cmd, name)
-	}
-	return *v, nil
+	return n, nil
 }
 
-// absFrom resolves a path given on the command line: relative to the command's directory
-// (which is not the server's when the command came through the admin socket).
-func absFrom(cfg Config, p string) string {
-	if filepath.IsAbs(p) || cfg.cwd == "" {
-		abs, err := filepath.Abs(p)
+// writeChecked runs write on a new temporary file beside path (mode 0600), fsyncs it, checks
+// it with CheckFile, renames it to path and fsyncs the directory. On any error the temporary
+// file is removed and path is untouched. It returns the bytes written.
+func writeChecked(path string, write func(w io.Writer) error) (n int64, err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return 0, err
+	}
+	tmp := f.Name()
+	defer func() {
 		if err != nil {
-			return p
+			f.Close()
+			os.Remove(tmp)
 		}
-		return abs
+	}()
+	if err := f.Chmod(0o600); err != nil {
+		return 0, err
 	}
-	return filepath.Join(cfg.cwd, p)
+	cw := &countWriter{w: f}
+	if err := write(cw); err != nil {
+		return cw.n, err
+	}
+	if err := f.Sync(); err != nil {
+		return cw.n, err
+	}
+	if err := f.Close(); err != nil {
+		return cw.n, err
+	}
+	if _, err := checkFile(tmp); err != nil {
+		return cw.n, fmt.Errorf("the snapshot does not check: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return cw.n, err
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return cw.n, nil
 }
 
-// backupCmd is `ownsona backup --to FILE`: a consistent, verified snapshot of the file, also
-// while the server runs (through its admin socket).
-func backupCmd(cfg Config, args []string, stdout io.Writer) error {
-	to, err := flagArg("backup", "to", args)
-	if err != nil {
-		return err
-	}
-	to = absFrom(cfg, to)
-	if same, _ := samePath(to, cfg.DB); same {
-		return usageErr("backup: --to %s is the database itself", to)
-	}
-	db, done, err := openAdmin(cfg)
-	if err != nil {
-		return err
-	}
-	defer done()
-	n, err := db.BackupFile(to)
-	if err != nil {
-		return err
-	}
-	if err := checkDB(to); err != nil {
-		return fmt.Errorf("backup: %s was written but does not check: %w", to, err)
-	}
-	fmt.Fprintf(stdout, "backed up %s to %s (%d bytes, checked)\n", cfg.DB, to, n)
-	return done()
+// countWriter counts what it writes.
+type countWriter struct {
+	w io.Writer
+	n int64
 }
 
-func samePath(a, b string) (bool, error) {
+func (c *countWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
+}
+
+// samePath reports whether a and b name one existing file.
+func samePath(a, b string) bool {
 	fa, err := os.Stat(a)
 	if err != nil {
-		return false, err
+		return false
 	}
 	fb, err := os.Stat(b)
-	if err != nil {
-		return false, err
-	}
-	return os.SameFile(fa, fb), nil
-}
-
-// checkCmd is `ownsona check [FILE]`: bbolt's page check and ownsona's own (every vector has its
-// memory, every record decodes, the schema version is known, OAuth records are consistent).
-// Without FILE it checks the database, through the server when it runs.
-func checkCmd(cfg Config, args []string, stdout io.Writer) error {
-	if len(args) > 1 {
-		return usageErr("check: takes at most one FILE")
-	}
-	if len(args) == 1 {
-		p := absFrom(cfg, args[0])
-		if err := checkDB(p); err != nil {
-			return fmt.Errorf("check %s: %w", p, err)
-		}
-		fmt.Fprintf(stdout, "%s: ok\n", p)
-		return nil
-	}
-	db, done, err := openAdmin(cfg)
-	if err != nil {
-		return err
-	}
-	defer done()
-	if err := db.Check(); err != nil {
-		return fmt.Errorf("check %s: %w", cfg.DB, err)
-	}
-	report, err := checkContents(db)
-	if err != nil {
-		return fmt.Errorf("check %s: %w", cfg.DB, err)
-	}
-	fmt.Fprintf(stdout, "%s: ok (%s)\n", cfg.DB, report)
-	return done()
-}
-
-// checkDB checks a file that no process has open: pages, then contents, read-only.
-func checkDB(path string) error {
-	if err := kv.CheckFile(path); err != nil {
-		return err
-	}
-	db, err := kv.Open(path, kv.Options{ReadOnly: true, Migrations: migrations, Timeout: -1})
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	_, err = checkContents(db)
-	return err
-}
-
-// restoreCmd is `ownsona restore --from FILE`: with the server stopped, checks FILE, keeps the
-// current file as DB.bak-<time>, and puts a verified copy of FILE in its place.
-func restoreCmd(cfg Config, args []string, stdout io.Writer) error {
-	from, err := flagArg("restore", "from", args)
-	if err != nil {
-		return err
-	}
-	from = absFrom(cfg, from)
-	if err := checkDB(from); err != nil {
-		return fmt.Errorf("restore: %s does not check, nothing changed: %w", from, err)
-	}
-	// Hold the current file's lock while swapping, so that no server starts meanwhile.
-	var bak string
-	if _, err := os.Stat(cfg.DB); err == nil {
-		_, done, err := openAdmin(cfg)
-		if err != nil {
-			return fmt.Errorf("restore: %w", err)
-		}
-		defer done()
-		bak = fmt.Sprintf("%s.bak-%s", cfg.DB, time.Now().UTC().Format("20060102T150405Z"))
-		if err := kv.CopyFile(cfg.DB, bak); err != nil {
-			return fmt.Errorf("restore: keeping the current file: %w", err)
-		}
-	}
-	if err := kv.CopyFile(from, cfg.DB); err != nil {
-		return fmt.Errorf("restore: %w", err)
-	}
-	if bak != "" {
-		fmt.Fprintf(stdout, "restored %s from %s; the previous file is %s\n", cfg.DB, from, bak)
-	} else {
-		fmt.Fprintf(stdout, "restored %s from %s\n", cfg.DB, from)
-	}
-	return nil
-}
-
-// compactCmd is `ownsona compact`: with the server stopped, rewrites the file without free
-// pages and swaps it in; a crash at any moment leaves the old or the new file whole.
-func compactCmd(cfg Config, args []string, stdout io.Writer) error {
-	if len(args) > 0 {
-		return usageErr("compact: takes no arguments")
-	}
-	if c, err := net.DialTimeout("unix", socketPath(cfg.DB), time.Second); err == nil {
-		c.Close()
-		return usageErr("compact: a server runs on %s; stop it first", cfg.DB)
-	}
-	// Take and release the lock to learn that no process holds the file.
-	_, done, err := openAdmin(cfg)
-	if err != nil {
-		return fmt.Errorf("compact: %w", err)
-	}
-	if err := done(); err != nil {
-		return err
-	}
-	// Temporary files of compactions that were killed are garbage: no process holds the file.
-	if old, _ := filepath.Glob(filepath.Join(filepath.Dir(cfg.DB), "."+filepath.Base(cfg.DB)+".tmp-*")); len(old) > 0 {
-		for _, f := range old {
-			os.Remove(f)
-		}
-	}
-	before, after, err := kv.Compact(cfg.DB, cfg.DB)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "compacted %s: %d → %d bytes\n", cfg.DB, before, after)
-	return nil
+	return err == nil && os.SameFile(fa, fb)
 }

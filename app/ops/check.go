@@ -1,79 +1,119 @@
 package ops
 
+// `ownsona check [FILE]`: bbolt's page check and ownsona's own check of what the file holds.
+
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/ownsona/ownsona/app/audit"
+	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/kv"
 	"github.com/ownsona/ownsona/oauth"
 )
 
-// checkContents is ownsona's own consistency check of a file, after bbolt's page check: the
-// schema version is one this build knows, every memory decodes, every vector decodes and
-// belongs to a memory, every personal access token hash points to a token, and every audit
-// entry decodes. It returns a one-line summary, or every problem found (at most 20 named).
-func checkContents(db *kv.DB) (string, error) {
+func checkCmd(ctx context.Context, env *Env, args []string) error {
+	fs := newFlags("check", "check [FILE] [--db PATH]",
+		"Checks the database (through the server while it runs), or FILE (a backup; no process may\n"+
+			"have it open): bbolt's page check, then ownsona's: the schema version is one this build\n"+
+			"knows, every memory and vector decodes and every vector has its memory, every personal\n"+
+			"access token hash points to a token, every audit entry decodes.")
+	db := dbFlags(fs, env)
+	operands, err := parse(env, fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(operands) > 1:
+		return Usagef("check: takes at most one FILE")
+	case len(operands) == 1:
+		p := env.path(operands[0])
+		report, err := checkFile(p)
+		if err != nil {
+			return fmt.Errorf("check %s: %w", p, err)
+		}
+		fmt.Fprintf(env.Stdout, "%s: ok (%s)\n", p, report)
+		return nil
+	}
+	if handled, err := env.forward(ctx, *db, request{Args: append([]string{"check"}, args...)}, nil); handled {
+		return err
+	}
+	kdb, name, done, err := env.openDB(*db, true)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if err := kdb.Check(); err != nil {
+		return fmt.Errorf("check %s: %w", name, err)
+	}
+	report, err := CheckContents(kdb)
+	if err != nil {
+		return fmt.Errorf("check %s: %w", name, err)
+	}
+	fmt.Fprintf(env.Stdout, "%s: ok (%s)\n", name, report)
+	return done()
+}
+
+// CheckFile checks a database file that no process has open, read-only: bbolt's page check,
+// then CheckContents.
+func CheckFile(path string) error {
+	_, err := checkFile(path)
+	return err
+}
+
+// checkFile is CheckFile with CheckContents's summary.
+func checkFile(path string) (string, error) {
+	if err := kv.CheckFile(path); err != nil {
+		if errors.Is(err, kv.ErrInUse) {
+			return "", OpenError(path, err)
+		}
+		return "", err
+	}
+	db, err := kv.Open(path, kv.Options{ReadOnly: true, Migrations: memory.Migrations, Timeout: -1})
+	if err != nil {
+		return "", OpenError(path, err)
+	}
+	defer db.Close()
+	return CheckContents(db)
+}
+
+// CheckContents is ownsona's own consistency check of an open file, after bbolt's page check:
+// the schema version is one this build knows, every memory and vector decodes and every vector
+// belongs to a memory (memory.Check), every personal access token hash points to a token, and
+// every audit entry decodes. It returns a one-line summary ("schema 1, 2 memories, 2 vectors,
+// 1 personal access token"), or every problem found (at most 20 named), joined.
+func CheckContents(db *kv.DB) (string, error) {
 	v, err := db.SchemaVersion()
 	if err != nil {
 		return "", err
 	}
-	if v > len(migrations) {
-		return "", fmt.Errorf("schema version %d is newer than this ownsona (%d)", v, len(migrations))
+	if v > len(memory.Migrations) {
+		return "", fmt.Errorf("schema version %d is newer than this ownsona (%d)", v, len(memory.Migrations))
 	}
-	var problems []error
+	mc, err := memory.Check(db)
+	if err != nil {
+		return "", err
+	}
+	problems := mc.Problems
 	bad := func(format string, args ...any) {
 		if len(problems) < 20 {
 			problems = append(problems, fmt.Errorf(format, args...))
 		}
 	}
-	var memories, vectors, pats int
+	var pats int
 	err = db.View(func(tx *kv.Tx) error {
-		mb := tx.Bucket(bucketMemories)
-		if mb == nil {
-			bad("the memories bucket is missing")
-			return nil
-		}
-		if err := mb.ForEach(func(k, v []byte) error {
-			memories++
-			m, err := decodeMemory(v)
-			switch {
-			case err != nil:
-				bad("memory %d does not decode: %v", kv.ID(k), err)
-			case m.ID != kv.ID(k):
-				bad("memory under key %d says it is %d", kv.ID(k), m.ID)
-			}
-			return nil
-		}); err != nil {
-			return err
-		}
-		if vb := tx.Bucket(bucketVectors); vb != nil {
-			if err := vb.ForEach(func(k, v []byte) error {
-				vectors++
-				if mb.Get(k) == nil {
-					bad("vector %d has no memory", kv.ID(k))
-				}
-				if _, _, err := decodeVector(v); err != nil {
-					bad("vector %d does not decode: %v", kv.ID(k), err)
-				}
-				return nil
-			}); err != nil {
-				return err
-			}
-		}
 		hb, pb := tx.Bucket(oauth.BucketPATHashes), tx.Bucket(oauth.BucketPATs)
-		if hb != nil && pb != nil {
-			pats = pb.Stats()
-			if err := hb.ForEach(func(_, id []byte) error {
-				if pb.Get(id) == nil {
-					bad("a personal access token hash points to the missing token %q", id)
-				}
-				return nil
-			}); err != nil {
-				return err
-			}
+		if hb == nil || pb == nil {
+			return nil
 		}
-		return nil
+		pats = pb.Stats()
+		return hb.ForEach(func(_, id []byte) error {
+			if pb.Get(id) == nil {
+				bad("a personal access token hash points to the missing token %q", id)
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		return "", err
@@ -81,10 +121,11 @@ func checkContents(db *kv.DB) (string, error) {
 	if _, corrupt, err := audit.Query(db, audit.Filter{Limit: 0}); err != nil {
 		bad("audit log: %v", err)
 	} else if corrupt > 0 {
-		bad("audit log: %d entries do not decode", corrupt)
+		bad("audit log: cannot decode %s", plural(corrupt, "entry", "entries"))
 	}
 	if len(problems) > 0 {
 		return "", errors.Join(problems...)
 	}
-	return fmt.Sprintf("schema %d, %d memories, %d vectors, %d personal access tokens", v, memories, vectors, pats), nil
+	return fmt.Sprintf("schema %d, %s, %s, %s", v, plural(mc.Memories, "memory", "memories"), plural(mc.Vectors, "vector", "vectors"),
+		plural(pats, "personal access token", "personal access tokens")), nil
 }

@@ -1,14 +1,14 @@
 package ops
 
 // `ownsona install-service`: a hardened systemd unit for a dedicated user, and the commands
-// that finish the install; the size warning of bbolt's memory map on 32-bit systems; and the
-// reader of the unit's environment file, so that `ownsona doctor --env-file` sees the settings
-// the service sees.
+// that finish the install; the size warning of bbolt's memory map on 32-bit systems (serve
+// and doctor give it); and the reader of the unit's environment file, so that `ownsona doctor
+// --env-file` sees the settings the service sees.
 
 import (
 	"bufio"
 	"bytes"
-	"flag"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -55,27 +55,27 @@ var hiddenDirs = []string{"/home", "/root", "/run/user", "/tmp", "/var/tmp"}
 func (u serviceUnit) validate() error {
 	switch {
 	case !userRE.MatchString(u.User):
-		return usageErr("install-service: --user: %q is not a login name (lowercase letters, digits, _ and -, at most 32)", u.User)
+		return Usagef("install-service: --user: %q is not a login name (lowercase letters, digits, _ and -, at most 32)", u.User)
 	case u.User == "root":
-		return usageErr("install-service: --user: the service must not run as root; it gets only CAP_NET_BIND_SERVICE, for ports 443 and 80")
+		return Usagef("install-service: --user: the service must not run as root; it gets only CAP_NET_BIND_SERVICE, for ports 443 and 80")
 	}
 	for _, p := range []struct{ flag, path string }{{"--bin", u.Bin}, {"--db", u.DB}, {"--env-file", u.EnvFile}, {"--backup-dir", u.BackupDir}} {
 		switch {
 		case p.path == "" && p.flag == "--backup-dir":
 			continue
 		case p.path == "":
-			return usageErr("install-service: %s: empty", p.flag)
+			return Usagef("install-service: %s: empty", p.flag)
 		case !safePathRE.MatchString(p.path):
-			return usageErr("install-service: %s: %q must be an absolute path of letters, digits and . _ + @ : - / only (no spaces, quotes, %%, $ or backslashes, which systemd would read differently)", p.flag, p.path)
+			return Usagef("install-service: %s: %q must be an absolute path of letters, digits and . _ + @ : - / only (no spaces, quotes, %%, $ or backslashes, which systemd would read differently)", p.flag, p.path)
 		case filepath.Clean(p.path) != p.path:
-			return usageErr("install-service: %s: %q is not a clean path (write %s)", p.flag, p.path, filepath.Clean(p.path))
+			return Usagef("install-service: %s: %q is not a clean path (write %s)", p.flag, p.path, filepath.Clean(p.path))
 		}
 	}
 	dir := filepath.Dir(u.DB)
 	for _, h := range hiddenDirs {
 		for _, p := range []struct{ flag, path string }{{"--bin", u.Bin}, {"--db", dir}, {"--backup-dir", u.BackupDir}} {
 			if p.path == h || strings.HasPrefix(p.path, h+"/") {
-				return usageErr("install-service: %s: %s is under %s, which the service cannot see (ProtectHome, PrivateTmp); use e.g. %s", p.flag, p.path, h,
+				return Usagef("install-service: %s: %s is under %s, which the service cannot see (ProtectHome, PrivateTmp); use e.g. %s", p.flag, p.path, h,
 					map[string]string{"--bin": defaultServiceBin, "--db": defaultServiceDB, "--backup-dir": "/mnt/usb/ownsona"}[p.flag])
 			}
 		}
@@ -83,7 +83,7 @@ func (u serviceUnit) validate() error {
 	for _, p := range []struct{ flag, dir string }{{"--db", dir}, {"--backup-dir", u.BackupDir}} {
 		switch p.dir {
 		case "/", "/etc", "/usr", "/var", "/var/lib", "/mnt", "/media", "/srv", "/opt":
-			return usageErr("install-service: %s: give ownsona a directory of its own (e.g. %s): the service may write everything in %s",
+			return Usagef("install-service: %s: give ownsona a directory of its own (e.g. %s): the service may write everything in %s",
 				p.flag, map[string]string{"--db": filepath.Dir(defaultServiceDB), "--backup-dir": "/mnt/usb/ownsona"}[p.flag], p.dir)
 		}
 	}
@@ -158,13 +158,13 @@ func (u serviceUnit) render() string {
 	return b.String()
 }
 
-// installService is `ownsona install-service [--dry-run] [--user U] [--db PATH] [--unit PATH]
-// [--bin PATH] [--env-file PATH] [--backup-dir DIR]`: it writes the systemd unit (mode 0644; with --dry-run it
-// prints it instead) and prints the commands that create the user and the data directory and
-// start the service.
-func installService(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("ownsona install-service", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+// installServiceCmd is `ownsona install-service`: it writes the systemd unit (mode 0644; with
+// --dry-run it prints it instead) and prints the commands that create the user and the data
+// directory and start the service.
+func installServiceCmd(ctx context.Context, env *Env, args []string) error {
+	fs := newFlags("install-service", "install-service [--dry-run] [--user ownsona] [--db PATH] [--bin PATH] [--unit PATH] [--env-file PATH] [--backup-dir DIR]",
+		"Writes a hardened systemd unit that runs 'ownsona serve' as a dedicated user, and prints the\n"+
+			"commands that finish the install (the user, the data directory, the settings file, start).")
 	dryRun := fs.Bool("dry-run", false, "print the unit and the commands; write nothing")
 	u := serviceUnit{}
 	fs.StringVar(&u.User, "user", defaultServiceUser, "the dedicated system user the service runs as")
@@ -173,19 +173,21 @@ func installService(args []string, stdout io.Writer) error {
 	fs.StringVar(&u.EnvFile, "env-file", defaultServiceEnv, "the file of OWNSONA_* settings the service reads")
 	fs.StringVar(&u.BackupDir, "backup-dir", "", "serve's --backup-dir, also writable by the service (optional)")
 	unit := fs.String("unit", defaultServiceUnit, "the unit file to write")
-	if err := fs.Parse(args); err != nil {
-		return usageErr("install-service: %v", err)
+	operands, err := parse(env, fs, args)
+	if err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		return usageErr("install-service: unexpected argument %q", fs.Arg(0))
+	if err := noOperands(fs, operands); err != nil {
+		return err
 	}
 	if err := u.validate(); err != nil {
 		return err
 	}
 	name := strings.TrimSuffix(filepath.Base(*unit), ".service")
 	if !safePathRE.MatchString(*unit) || !strings.HasSuffix(*unit, ".service") || !unitNameRE.MatchString(name) {
-		return usageErr("install-service: --unit: %q must be an absolute path ending in NAME.service, without spaces or quotes", *unit)
+		return Usagef("install-service: --unit: %q must be an absolute path ending in NAME.service, without spaces or quotes", *unit)
 	}
+	stdout := env.Stdout
 	text := u.render()
 	if *dryRun {
 		fmt.Fprintf(stdout, "# %s (--dry-run: nothing written)\n%s\n", *unit, text)
@@ -271,11 +273,11 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) (changed bool, 
 	return err == nil, err
 }
 
-// readEnvFile reads a systemd EnvironmentFile (KEY=VALUE lines; "#" and ";" comments; values
+// ReadEnvFile reads a systemd EnvironmentFile (KEY=VALUE lines; "#" and ";" comments; values
 // unquoted with backslash escapes, 'single-quoted' as is, or "double-quoted" with \" \\ \` \$
 // escapes; no variable expansion), so that doctor sees what the service sees. Lines without
 // "=" are ignored, as systemd does.
-func readEnvFile(path string) (map[string]string, error) {
+func ReadEnvFile(path string) (map[string]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -348,12 +350,12 @@ func unquoteEnv(s string) string {
 	return out
 }
 
-// warnFileSize says what to do about a database file of size bytes on goarch, or "" when
+// WarnFileSize says what to do about a database file of size bytes on goarch, or "" when
 // nothing needs doing. On 32-bit architectures bbolt maps the whole file into one piece of
 // the address space: it doubles the map up to 1 GiB, beyond that maps its maximum (2 GiB on
 // arm, 386 and ppc; 1 GiB on mips) at once, which a 32-bit process often cannot find, and it
 // cannot open a file larger than the maximum at all.
-func warnFileSize(goarch string, size int64) string {
+func WarnFileSize(goarch string, size int64) string {
 	var max int64
 	switch goarch {
 	case "arm", "386", "ppc":
@@ -374,19 +376,6 @@ func warnFileSize(goarch string, size int64) string {
 		return fmt.Sprintf("the database file (%s) is growing toward %s, past which bbolt on 32-bit %s must map %s at once; %s", mib(size), mib(half), goarch, mib(max+1), fix)
 	}
 	return ""
-}
-
-// warnSize logs warnFileSize's advice about the database file's current size on goarch, if
-// any: serve calls it at start and then daily, so a 32-bit system hears of the limit as the
-// file grows toward it.
-func (a *App) warnSize(goarch string) {
-	fi, err := os.Stat(a.cfg.DB)
-	if err != nil {
-		return
-	}
-	if msg := warnFileSize(goarch, fi.Size()); msg != "" {
-		a.log.Warn().Int64("bytes", fi.Size()).Str("goarch", goarch).Msg(msg)
-	}
 }
 
 // mib formats a size in MiB, or in GiB from 1 GiB.

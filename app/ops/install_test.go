@@ -2,6 +2,7 @@ package ops
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -245,7 +246,7 @@ func TestReadEnvFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	got, err := readEnvFile(path)
+	got, err := ReadEnvFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +266,7 @@ func TestReadEnvFile(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, got[k], v)
 		}
 	}
-	if _, err := readEnvFile(filepath.Join(t.TempDir(), "none")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := ReadEnvFile(filepath.Join(t.TempDir(), "none")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
 }
@@ -290,34 +291,18 @@ func TestWarnFileSize(t *testing.T) {
 		{"mipsle", 600 * MiB, "is past 512 MiB: on 32-bit mipsle bbolt now maps 1 GiB at once"},
 	}
 	for _, tt := range tests {
-		got := warnFileSize(tt.goarch, tt.size)
+		got := WarnFileSize(tt.goarch, tt.size)
 		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
-			t.Errorf("warnFileSize(%s, %d) = %q, want %q", tt.goarch, tt.size, got, tt.want)
+			t.Errorf("WarnFileSize(%s, %d) = %q, want %q", tt.goarch, tt.size, got, tt.want)
 		}
 		if got != "" && !strings.Contains(got, "Raspberry Pi OS (64-bit) and the linux-arm64 binary") {
-			t.Errorf("warnFileSize(%s, %d) gives no advice: %q", tt.goarch, tt.size, got)
+			t.Errorf("WarnFileSize(%s, %d) gives no advice: %q", tt.goarch, tt.size, got)
 		}
 	}
 }
 
-func TestApp_warnSize(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "ownsona.db")
-	if err := os.WriteFile(path, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(path, 1200<<20); err != nil { // sparse: no disk used
-		t.Fatal(err)
-	}
-	var log bytes.Buffer
-	a := &App{cfg: Config{DB: path}, log: newLogger(&log, "info")}
-	a.warnSize("arm64")
-	if log.Len() != 0 {
-		t.Errorf("arm64 warned: %s", &log)
-	}
-	a.warnSize("arm")
-	for _, want := range []string{`"level":"warn"`, `"bytes":1258291200`, `"goarch":"arm"`, `is past 1 GiB: on 32-bit arm bbolt now maps 2 GiB at once`} {
-		if !strings.Contains(log.String(), want) {
-			t.Errorf("log lacks %s: %s", want, &log)
-		}
-	}
+// installService runs install-service with args, its output in stdout.
+func installService(args []string, stdout *bytes.Buffer) error {
+	env := &Env{Stdin: strings.NewReader(""), Stdout: stdout, Stderr: stdout, Getenv: func(string) string { return "" }}
+	return installServiceCmd(context.Background(), env, args)
 }

@@ -1,15 +1,8 @@
 package ops
 
-// The admin socket: while `serve` holds the file, the other commands (backup, export, token,
-// clients, keys, audit, check, ca, stdio) reach it through a Unix socket next to the database,
-// mode 0600, and the server runs them on its open file. When no server runs they open the file
-// themselves.
-//
-// The protocol is local and small. The client sends one JSON line {"args": [...], "cwd": "..."};
-// for stdio the connection then carries the MCP stdio transport both ways. For the other
-// commands the server answers with frames: a byte ('o' standard output, 'e' standard error,
-// 'x' the end), a big-endian uint32 length, and that many bytes; the 'x' frame holds
-// {"error", "usage"}.
+// The admin socket: while `serve` holds the file, the Socket commands and stdio reach it
+// through a Unix socket next to the database, and the server runs them on its open file. The
+// protocol is described in doc.go.
 
 import (
 	"bufio"
@@ -25,135 +18,272 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/rs/zerolog"
 )
 
-// adminCommands are the commands that go through the socket while a server runs.
-var adminCommands = []string{"backup", "export", "import", "token", "clients", "keys", "audit", "check", "ca", "stdio"}
+// Limits of the protocol.
+const (
+	maxRequest    = 64 << 10 // the request line
+	requestWait   = 10 * time.Second
+	maxFrameWrite = 1 << 20 // frames written, either way
+	maxFrameRead  = 8 << 20 // frames accepted
+)
 
-// socketPath is the admin socket of the database at db.
-func socketPath(db string) string { return db + ".sock" }
+// SocketPath is the admin socket of the database at db: db + ".sock".
+func SocketPath(db string) string { return db + ".sock" }
 
-type adminRequest struct {
+// request is the client's first line.
+type request struct {
 	Args []string `json:"args"`
 	Cwd  string   `json:"cwd"`
+	// Stdin: input frames follow, ending with an empty one.
+	Stdin bool `json:"stdin,omitempty"`
+	// StdinName is what the input carries, for messages ("/home/me/memories.jsonl").
+	StdinName string `json:"stdin_name,omitempty"`
 }
 
-type adminEnd struct {
+// end is the payload of the 'x' frame.
+type end struct {
 	Error string `json:"error,omitempty"`
 	Usage bool   `json:"usage,omitempty"`
 }
 
-// openAdminSocket listens on the admin socket, replacing a stale one (a file nobody answers
-// on), and serves it until ctx ends. A path too long for a Unix socket only disables it, with a
-// warning: the commands then say to stop the server.
-func (a *App) openAdminSocket(ctx context.Context) {
-	path, err := filepath.Abs(socketPath(a.cfg.DB))
+// ListenSocket listens on the admin socket of live's file and serves it until ctx ends or
+// close is called: it runs the Socket commands of Commands() with env.Live set, and "stdio"
+// by calling stdio (nil refuses it). A stale socket (a file nobody answers on) is replaced;
+// the new one has mode 0600 from the start, answers only processes of the same user or root
+// (where the system says who is calling), and is removed by close. close stops accepting,
+// ends the connections still open, waits for their commands to return, and may be called
+// more than once; call it before closing live's store and file.
+func ListenSocket(ctx context.Context, live *Live, stdio func(ctx context.Context, in io.Reader, out io.Writer) error, log zerolog.Logger) (close func(), err error) {
+	path, err := filepath.Abs(SocketPath(live.DBPath))
 	if err != nil {
-		a.log.Warn().Err(err).Msg("admin socket disabled")
-		return
+		return nil, fmt.Errorf("admin socket: %w", err)
 	}
 	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
 		c.Close()
-		a.log.Warn().Str("socket", path).Msg("admin socket disabled: another process answers on it")
-		return
+		return nil, fmt.Errorf("admin socket %s: another process answers on it", path)
 	}
 	os.Remove(path) // stale: its server is gone (this process holds the file's lock)
 	old := syscallUmask(0o177)
 	ln, err := net.Listen("unix", path)
 	syscallUmask(old)
 	if err != nil {
-		a.log.Warn().Err(err).Str("socket", path).Msg("admin socket disabled; commands need the server stopped")
-		return
+		return nil, fmt.Errorf("admin socket: %w", err)
 	}
 	if err := os.Chmod(path, 0o600); err != nil {
 		ln.Close()
-		a.log.Warn().Err(err).Msg("admin socket disabled")
-		return
+		return nil, fmt.Errorf("admin socket: %w", err)
 	}
-	a.adminLn = ln
-	go func() {
-		<-ctx.Done()
-		ln.Close()
-	}()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go a.serveAdminConn(ctx, c.(*net.UnixConn))
+	s := &socketServer{live: live, stdio: stdio, log: log, ln: ln, path: path, conns: map[net.Conn]struct{}{}}
+	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	s.commands = map[string]Command{}
+	for _, c := range Commands() {
+		if c.Socket {
+			s.commands[c.Name] = c
 		}
-	}()
+	}
+	s.wg.Add(1)
+	go s.accept()
+	stop := context.AfterFunc(ctx, s.close)
+	return func() {
+		stop()
+		s.close()
+	}, nil
 }
 
-func (a *App) closeAdminSocket() {
-	if a.adminLn != nil {
-		path := a.adminLn.Addr().String()
-		a.adminLn.Close()
-		os.Remove(path)
-		a.adminLn = nil
+// socketServer is one listening admin socket.
+type socketServer struct {
+	live     *Live
+	stdio    func(ctx context.Context, in io.Reader, out io.Writer) error
+	log      zerolog.Logger
+	commands map[string]Command
+	ln       net.Listener
+	path     string
+	ctx      context.Context // the commands'; ends at close
+	cancel   context.CancelFunc
+
+	mu     sync.Mutex // guards conns and closed
+	conns  map[net.Conn]struct{}
+	closed bool
+	wg     sync.WaitGroup // accept and every connection
+	once   sync.Once
+}
+
+func (s *socketServer) accept() {
+	defer s.wg.Done()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			c.Close()
+			return
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			s.serve(c.(*net.UnixConn))
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+		}()
 	}
 }
 
-// serveAdminConn runs one command for a local client of the same user (or root).
-func (a *App) serveAdminConn(ctx context.Context, c *net.UnixConn) {
+func (s *socketServer) close() {
+	s.once.Do(func() {
+		s.cancel()
+		s.ln.Close()
+		s.mu.Lock()
+		s.closed = true
+		for c := range s.conns {
+			c.Close()
+		}
+		s.mu.Unlock()
+		s.wg.Wait()
+		os.Remove(s.path)
+	})
+}
+
+// serve runs one command for a local client of the same user (or root).
+func (s *socketServer) serve(c *net.UnixConn) {
 	defer c.Close()
 	if uid, ok := peerUID(c); ok && uid != os.Getuid() && uid != 0 {
-		a.log.Warn().Int("uid", uid).Msg("admin socket: refused a client of another user")
+		s.log.Warn().Int("uid", uid).Msg("admin socket: refused a client of another user")
 		return
 	}
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	r := bufio.NewReader(c)
-	line, err := r.ReadBytes('\n')
-	if err != nil || len(line) > 64<<10 {
+	c.SetReadDeadline(time.Now().Add(requestWait))
+	r := bufio.NewReaderSize(c, maxRequest)
+	line, err := r.ReadSlice('\n') // fails with bufio.ErrBufferFull past maxRequest
+	if err != nil {
 		return
 	}
 	c.SetReadDeadline(time.Time{})
-	var req adminRequest
-	if err := json.Unmarshal(line, &req); err != nil || len(req.Args) == 0 || !slices.Contains(adminCommands, req.Args[0]) {
-		writeFrame(c, 'x', frameJSON(adminEnd{Error: "admin socket: not a command it runs", Usage: true}))
+	var req request
+	if err := json.Unmarshal(line, &req); err != nil || len(req.Args) == 0 {
+		writeFrame(c, 'x', mustJSON(end{Error: "admin socket: not a command", Usage: true}))
 		return
 	}
-	a.log.Info().Str("command", req.Args[0]).Msg("admin command")
-	if req.Args[0] == "stdio" {
-		if err := a.mcp.ServeStdio(ctx, r, c); err != nil && !errors.Is(err, context.Canceled) {
-			a.log.Debug().Err(err).Msg("admin socket: stdio ended")
+	name := req.Args[0]
+	if name == "stdio" && s.stdio != nil {
+		s.log.Info().Str("command", name).Msg("admin command")
+		if err := s.stdio(s.ctx, r, c); err != nil && !errors.Is(err, context.Canceled) {
+			s.log.Debug().Err(err).Msg("admin socket: stdio ended")
 		}
 		return
 	}
-	fw := &frameWriter{c: c}
-	err = runLive(a, req, fw.stream('o'), fw.stream('e'))
-	end := adminEnd{}
-	if err != nil {
-		end.Error = err.Error()
-		var ue *UsageError
-		end.Usage = errors.As(err, &ue)
+	cmd, ok := s.commands[name]
+	if !ok {
+		writeFrame(c, 'x', mustJSON(end{Error: fmt.Sprintf("admin socket: %q is not a command the server runs", name), Usage: true}))
+		return
 	}
-	fw.write('x', frameJSON(end))
+	s.log.Info().Str("command", name).Msg("admin command")
+	fw := &frameWriter{w: c}
+	env := &Env{
+		Stdin:     eof{},
+		Stdout:    fw.stream('o'),
+		Stderr:    fw.stream('e'),
+		Getenv:    func(string) string { return "" }, // the client's settings do not apply here
+		Cwd:       req.Cwd,
+		Live:      s.live,
+		stdinName: req.StdinName,
+	}
+	if req.Stdin {
+		env.Stdin = &inputReader{r: r}
+	}
+	err = cmd.Run(s.ctx, env, req.Args[1:])
+	var e end
+	if err != nil {
+		e.Error = err.Error()
+		var ue *UsageError
+		e.Usage = errors.As(err, &ue)
+		s.log.Debug().Err(err).Str("command", name).Msg("admin command failed")
+	}
+	fw.write('x', mustJSON(e))
 }
 
-func frameJSON(v any) []byte {
+// eof is an empty standard input.
+type eof struct{}
+
+func (eof) Read([]byte) (int, error) { return 0, io.EOF }
+
+// inputReader reads the client's input frames: 'i', a big-endian uint32 length and that many
+// bytes; an empty one is the end. A connection that ends before it is an error, so a cut
+// input is never taken for a whole one.
+type inputReader struct {
+	r    *bufio.Reader
+	left uint32 // bytes left in the current frame
+	err  error  // io.EOF after the last frame
+}
+
+func (in *inputReader) Read(p []byte) (int, error) {
+	for in.left == 0 {
+		if in.err != nil {
+			return 0, in.err
+		}
+		var hdr [5]byte
+		if _, err := io.ReadFull(in.r, hdr[:]); err != nil {
+			in.err = fmt.Errorf("admin socket: the input ended early: %w", io.ErrUnexpectedEOF)
+			continue
+		}
+		n := binary.BigEndian.Uint32(hdr[1:])
+		switch {
+		case hdr[0] != 'i':
+			in.err = fmt.Errorf("admin socket: a frame %q in the input", hdr[0])
+		case n > maxFrameRead:
+			in.err = fmt.Errorf("admin socket: an input frame of %d bytes", n)
+		case n == 0:
+			in.err = io.EOF
+		}
+		in.left = n
+		if in.err != nil {
+			in.left = 0
+		}
+	}
+	if uint32(len(p)) > in.left {
+		p = p[:in.left]
+	}
+	n, err := in.r.Read(p)
+	in.left -= uint32(n)
+	if err != nil {
+		in.err = fmt.Errorf("admin socket: the input ended early: %w", io.ErrUnexpectedEOF)
+		in.left = 0
+		if n == 0 {
+			return 0, in.err
+		}
+	}
+	return n, nil
+}
+
+func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
 }
 
-// frameWriter writes frames under a mutex (the command may write stdout and stderr from one
-// goroutine only, but the mutex keeps frames whole whatever it does).
+// frameWriter writes whole frames under a mutex, whatever goroutines write through it.
 type frameWriter struct {
 	mu sync.Mutex
-	c  net.Conn
+	w  io.Writer
 }
 
 func (fw *frameWriter) write(kind byte, b []byte) error {
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
-	return writeFrame(fw.c, kind, b)
+	return writeFrame(fw.w, kind, b)
 }
 
+// stream is an io.Writer that sends what it is given as frames of kind, at most 1 MiB each.
 func (fw *frameWriter) stream(kind byte) io.Writer {
 	return writerFunc(func(b []byte) error {
-		for len(b) > 0 { // frames of at most 1 MiB
-			n := min(len(b), 1<<20)
+		for len(b) > 0 {
+			n := min(len(b), maxFrameWrite)
 			if err := fw.write(kind, b[:n]); err != nil {
 				return err
 			}
@@ -183,64 +313,142 @@ func writeFrame(w io.Writer, kind byte, b []byte) error {
 	return err
 }
 
-// forwardAdmin runs a command through the running server's admin socket. handled is false when
-// no server answers there (the caller then opens the file itself).
-func forwardAdmin(ctx context.Context, db string, args []string, stdin io.Reader, stdout, stderr io.Writer) (handled bool, err error) {
-	path := socketPath(db)
-	c, err := net.DialTimeout("unix", path, 2*time.Second)
+// Forward runs args (the command and its arguments) through the admin socket of the running
+// server of the database at db, copying its output to stdout and stderr; stdin, if not nil,
+// is the command's standard input (for stdio, the MCP transport). handled is false when no
+// server answers there: the caller then opens the file itself. err is the command's error,
+// a *UsageError if it was one.
+func Forward(ctx context.Context, db string, args []string, stdin io.Reader, stdout, stderr io.Writer) (handled bool, err error) {
+	cwd, _ := os.Getwd()
+	return forward(ctx, db, request{Args: args, Cwd: cwd}, stdin, stdout, stderr)
+}
+
+// forward runs a command through the admin socket unless the command already runs inside the
+// server: a Socket command calls it first, and goes on with the file itself when handled is
+// false.
+func (env *Env) forward(ctx context.Context, db string, req request, stdin io.Reader) (handled bool, err error) {
+	return env.forwardTo(ctx, db, req, stdin, env.Stdout)
+}
+
+// forwardTo is forward with the command's standard output sent to stdout.
+func (env *Env) forwardTo(ctx context.Context, db string, req request, stdin io.Reader, stdout io.Writer) (handled bool, err error) {
+	if env.Live != nil {
+		return false, nil
+	}
+	req.Cwd = env.Cwd
+	if req.Cwd == "" {
+		req.Cwd, _ = os.Getwd()
+	}
+	return forward(ctx, db, req, stdin, stdout, env.Stderr)
+}
+
+func forward(ctx context.Context, db string, req request, stdin io.Reader, stdout, stderr io.Writer) (bool, error) {
+	path := SocketPath(db)
+	d := net.Dialer{Timeout: 2 * time.Second}
+	conn, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
 		return false, nil
 	}
+	c := conn.(*net.UnixConn)
 	defer c.Close()
-	cwd, _ := os.Getwd()
-	req := append(frameJSON(adminRequest{Args: args, Cwd: cwd}), '\n')
-	if _, err := c.Write(req); err != nil {
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	stdio := req.Args[0] == "stdio"
+	req.Stdin = stdin != nil && !stdio
+	if _, err := c.Write(append(mustJSON(req), '\n')); err != nil {
 		return true, fmt.Errorf("admin socket %s: %w", path, err)
 	}
-	if args[0] == "stdio" {
+	if stdio {
 		go func() {
 			io.Copy(c, stdin)
-			c.(*net.UnixConn).CloseWrite()
+			c.CloseWrite()
 		}()
-		stop := context.AfterFunc(ctx, func() { c.Close() })
-		defer stop()
 		_, err := io.Copy(stdout, c)
 		if ctx.Err() != nil {
 			return true, ctx.Err()
 		}
 		return true, err
 	}
+	var inErr error // a failure to read stdin; the command must not take a cut input as whole
+	var inMu sync.Mutex
+	if req.Stdin {
+		go func() {
+			err := sendInput(c, stdin)
+			if err != nil {
+				inMu.Lock()
+				inErr = err
+				inMu.Unlock()
+				c.Close()
+			}
+		}()
+	}
+	failed := func(err error) (bool, error) {
+		inMu.Lock()
+		defer inMu.Unlock()
+		switch {
+		case inErr != nil:
+			return true, inErr
+		case ctx.Err() != nil:
+			return true, ctx.Err()
+		}
+		return true, err
+	}
 	r := bufio.NewReader(c)
+	var buf []byte
 	for {
 		var hdr [5]byte
 		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			return true, fmt.Errorf("admin socket %s: the server ended the command early: %w", path, err)
+			return failed(fmt.Errorf("admin socket %s: the server ended the command early: %w", path, err))
 		}
 		n := binary.BigEndian.Uint32(hdr[1:])
-		if n > 8<<20 {
+		if n > maxFrameRead {
 			return true, fmt.Errorf("admin socket %s: a frame of %d bytes", path, n)
 		}
-		b := make([]byte, n)
-		if _, err := io.ReadFull(r, b); err != nil {
-			return true, fmt.Errorf("admin socket %s: %w", path, err)
+		buf = slices.Grow(buf[:0], int(n))[:n]
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return failed(fmt.Errorf("admin socket %s: %w", path, err))
 		}
 		switch hdr[0] {
 		case 'o':
-			stdout.Write(b)
+			if _, err := stdout.Write(buf); err != nil {
+				return true, err
+			}
 		case 'e':
-			stderr.Write(b)
+			stderr.Write(buf)
 		case 'x':
-			var end adminEnd
-			if err := json.Unmarshal(b, &end); err != nil {
+			var e end
+			if err := json.Unmarshal(buf, &e); err != nil {
 				return true, fmt.Errorf("admin socket %s: %w", path, err)
 			}
 			switch {
-			case end.Error == "":
+			case e.Error == "":
 				return true, nil
-			case end.Usage:
-				return true, &UsageError{end.Error}
+			case e.Usage:
+				return true, &UsageError{e.Error}
 			}
-			return true, errors.New(end.Error)
+			return true, errors.New(e.Error)
+		}
+	}
+}
+
+// sendInput sends r as input frames and the empty frame that ends them. It returns a failure
+// to read r; a failure to write means the server is done with the command, which the reader
+// of its frames learns.
+func sendInput(c net.Conn, r io.Reader) error {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			if werr := writeFrame(c, 'i', buf[:n]); werr != nil {
+				return nil
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			writeFrame(c, 'i', nil)
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read input: %w", err)
 		}
 	}
 }

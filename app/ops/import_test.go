@@ -1,0 +1,60 @@
+package ops_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ownsona/ownsona/app/memory"
+	"github.com/ownsona/ownsona/kv"
+)
+
+func TestImport(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "new.db") // import creates the database
+	file := filepath.Join(dir, "graph.jsonl")
+	os.WriteFile(file, []byte(strings.Join([]string{
+		`{"type":"entity","name":"Rio","entityType":"dog","observations":["Is afraid of thunder"]}`,
+		`not json`,
+		`{"type":"entity","name":"Leak","entityType":"secret","observations":["key AKIAIOSFODNN7EXAMPLE"]}`,
+	}, "\n")), 0o600)
+
+	t.Run("a file, with bad lines", func(t *testing.T) {
+		out, errs, err := run(t, newEnv(db, ""), "import", file)
+		if want := "imported 1 of 1 memory from " + file + " (0 already stored, 2 bad lines)\n"; out != want {
+			t.Errorf("output %q, want %q", out, want)
+		}
+		if !strings.Contains(errs, "line 2: not JSON") || !strings.Contains(errs, "line 3: ") {
+			t.Errorf("standard error does not list the bad lines:\n%s", errs)
+		}
+		if err == nil || err.Error() != "import: skipped 2 bad lines (listed above)" {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("again, from standard input", func(t *testing.T) {
+		in := `{"type":"entity","name":"Rio","entityType":"dog","observations":["Is afraid of thunder"]}`
+		out := mustRun(t, newEnv(db, in), "import", "-")
+		if want := "imported 0 of 1 memory from standard input (1 already stored, 0 bad lines)\n"; out != want {
+			t.Errorf("output %q, want %q", out, want)
+		}
+	})
+	t.Run("with the store app opens", func(t *testing.T) {
+		env := newEnv(db, `{"type":"entity","name":"Rio","entityType":"dog","observations":["Sleeps on the sofa"]}`)
+		opened := 0
+		env.OpenMemories = func(db *kv.DB) (*memory.Store, error) {
+			opened++
+			return memory.Open(db, memory.Config{})
+		}
+		mustRun(t, env, "import", "-")
+		if opened != 1 {
+			t.Errorf("OpenMemories called %d times, want 1", opened)
+		}
+	})
+	t.Run("a missing file", func(t *testing.T) {
+		_, _, err := run(t, newEnv(db, ""), "import", filepath.Join(dir, "none.jsonl"))
+		if err == nil || !strings.Contains(err.Error(), "no such file") {
+			t.Errorf("err = %v", err)
+		}
+	})
+}
