@@ -1,6 +1,9 @@
 package app
 
 import (
+	"github.com/ownsona/ownsona/app/memory"
+	"github.com/ownsona/ownsona/kv"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -61,7 +64,7 @@ func testPAT(tb testing.TB, a *App, scope ...string) string {
 	if len(scope) == 0 {
 		scope = []string{"memories:read", "memories:write"}
 	}
-	tok, _, err := a.auth.PATs().Create(fmt.Sprintf("test-%d", time.Now().UnixNano()), scope, 0)
+	tok, _, err := a.Auth().PATs().Create(fmt.Sprintf("test-%d", time.Now().UnixNano()), scope, 0)
 	if err != nil {
 		tb.Fatalf("create PAT: %v", err)
 	}
@@ -74,10 +77,10 @@ func patFor(tb testing.TB, a *App) string {
 	if tok, ok := patCache.Load(a); ok {
 		return tok.(string)
 	}
-	tok, _, err := a.auth.PATs().Create("test", []string{"memories:read", "memories:write"}, 0)
+	tok, _, err := a.Auth().PATs().Create("test", []string{"memories:read", "memories:write"}, 0)
 	if errors.Is(err, oauth.ErrPATExists) { // a reopened file: replace the earlier App's token
-		if _, err = a.auth.PATs().Revoke("test"); err == nil {
-			tok, _, err = a.auth.PATs().Create("test", []string{"memories:read", "memories:write"}, 0)
+		if _, err = a.Auth().PATs().Revoke("test"); err == nil {
+			tok, _, err = a.Auth().PATs().Create("test", []string{"memories:read", "memories:write"}, 0)
 		}
 	}
 	if err != nil {
@@ -180,6 +183,19 @@ func errCode(tb testing.TB, a *App, name string, args any) (code, field string) 
 }
 
 func id(p map[string]any) uint64 { return uint64(p["memory_id"].(float64)) }
+
+// mustCreateDB makes an empty database at path, as a server's first start does: the commands
+// that administer a file refuse a path where none exists.
+func mustCreateDB(tb testing.TB, path string) {
+	tb.Helper()
+	db, err := kv.Open(path, kv.Options{Migrations: memory.Migrations})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
 
 var (
 	buildOnce sync.Once

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"github.com/ownsona/ownsona/rpc"
+
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -73,7 +75,7 @@ type oauthTokens struct {
 func newOAuthClient(tb testing.TB, a *App, name string) *oauthClient {
 	tb.Helper()
 	h := a.Handler()
-	c := &oauthClient{tb: tb, base: a.auth.Endpoints().Issuer, Name: name,
+	c := &oauthClient{tb: tb, base: a.Auth().Endpoints().Issuer, Name: name,
 		http:    &http.Client{Transport: handlerTransport{h}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		browser: newBrowser(handlerTransport{h}, testPassword)}
 	reg, _ := json.Marshal(map[string]any{"client_name": name, "redirect_uris": []string{testRedirectURI},
@@ -379,14 +381,14 @@ func TestAuth_OtherTokenKinds(t *testing.T) {
 	code, _ := c.authorize("")
 	revokedGrant := c.login("")
 	c.revoke(revokedGrant.RefreshToken)
-	revokedPAT, _, err := a.auth.PATs().Create("revoked", []string{policy.ScopeRead}, 0)
+	revokedPAT, _, err := a.Auth().PATs().Create("revoked", []string{policy.ScopeRead}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.auth.PATs().Revoke("revoked"); err != nil {
+	if _, err := a.Auth().PATs().Revoke("revoked"); err != nil {
 		t.Fatal(err)
 	}
-	expiringPAT, _, err := a.auth.PATs().Create("expiring", []string{policy.ScopeRead}, time.Hour)
+	expiringPAT, _, err := a.Auth().PATs().Create("expiring", []string{policy.ScopeRead}, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +443,7 @@ func TestAuth_HugeBearer(t *testing.T) {
 			req := newMCPRequest("/mcp", "application/json", msgToolsList)
 			req.Header.Set("Authorization", "Bearer "+tc.token)
 			allocs := testing.AllocsPerRun(20, func() {
-				if _, ref := a.auth.Authenticate(req); ref == nil {
+				if _, ref := a.Auth().Authenticate(req); ref == nil {
 					t.Fatal("accepted")
 				}
 			})
@@ -515,8 +517,8 @@ func TestAuth_ReadScope(t *testing.T) {
 			t.Errorf("WWW-Authenticate = %s\nwant %s", got, want)
 		}
 		_, rerr, id := rpcResponse(t, rec.Body.Bytes())
-		if rerr == nil || rerr.Code != codeAuthorization || rerr.Data.Error != "insufficient_scope" || string(id) != "2" {
-			t.Errorf("body = %s, want id 2, code %d, data.error insufficient_scope", rec.Body, codeAuthorization)
+		if rerr == nil || rerr.Code != rpc.CodeAuthorization || rerr.Data.Error != "insufficient_scope" || string(id) != "2" {
+			t.Errorf("body = %s, want id 2, code %d, data.error insufficient_scope", rec.Body, rpc.CodeAuthorization)
 		}
 	})
 	// Ways to slip a write past the check in front of the rpc server; the rpc server's own
@@ -563,8 +565,8 @@ func TestAuth_ReadScope(t *testing.T) {
 			}
 			rec := httptest.NewRecorder()
 			a.mcp.ServeHTTP(rec, req.WithContext(oauth.WithPrincipal(req.Context(), p)))
-			if !strings.Contains(rec.Body.String(), fmt.Sprintf(`"code":%d`, codeAuthorization)) {
-				t.Errorf("%s: %d %s, want a %d error", body[:1], rec.Code, rec.Body, codeAuthorization)
+			if !strings.Contains(rec.Body.String(), fmt.Sprintf(`"code":%d`, rpc.CodeAuthorization)) {
+				t.Errorf("%s: %d %s, want a %d error", body[:1], rec.Code, rec.Body, rpc.CodeAuthorization)
 			}
 		}
 	})
@@ -578,6 +580,7 @@ func TestAuth_ReadScope(t *testing.T) {
 // revocation end it.
 func TestRun_TokenLifecycle(t *testing.T) {
 	path := testConfig(t, nil).DB
+	mustCreateDB(t, path)
 	run := func(args ...string) string {
 		t.Helper()
 		var stdout, stderr bytes.Buffer

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ownsona/ownsona/app/ops"
 )
 
 // backupPrefix names scheduled backups: ownsona-20261122T030000Z.db.
@@ -44,11 +46,8 @@ func (a *App) backupNow() (string, error) {
 		return "", fmt.Errorf("backup dir: %w", err)
 	}
 	path := filepath.Join(a.cfg.BackupDir, backupPrefix+a.now().UTC().Format("20060102T150405Z")+".db")
-	if _, err := a.db.BackupFile(path); err != nil {
+	if _, err := ops.BackupTo(a.db, path); err != nil {
 		return "", err
-	}
-	if err := checkDB(path); err != nil {
-		return "", fmt.Errorf("backup %s does not check: %w", path, err)
 	}
 	entries, err := os.ReadDir(a.cfg.BackupDir)
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ownsona/ownsona/rpc"
 )
 
 // Benchmarks behind `make bench`. Each runs a fixed amount of work once (-benchtime 1x) and
@@ -48,6 +50,18 @@ func joinWords(w []string) string {
 	return out
 }
 
+// handler is the rpc handler of the tool called name: the tool as a transport calls it, without
+// the framing.
+func handler(tb testing.TB, a *App, name string) func(context.Context, json.RawMessage) (*rpc.ToolResult, error) {
+	for _, t := range a.mcp.Tools {
+		if t.Name == name {
+			return t.Handler
+		}
+	}
+	tb.Fatalf("no tool %s", name)
+	return nil
+}
+
 // benchApp opens an App with n synthetic memories, loaded in batches of 200.
 func benchApp(b *testing.B, path string, n int) *App {
 	b.Helper()
@@ -58,14 +72,14 @@ func benchApp(b *testing.B, path string, n int) *App {
 		b.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(7, uint64(n)))
-	have := a.svc.stats().Total
+	have := a.mem.Stats().Total
 	for have < n {
 		var items []any
 		for len(items) < 200 && have+len(items) < n {
 			items = append(items, map[string]any{"text": benchText(r, have+len(items)), "tags": []string{fmt.Sprint("t", r.IntN(20))}})
 		}
 		args, _ := json.Marshal(map[string]any{"items": items, "dedup_policy": "insert"})
-		if _, err := a.rememberBatch(context.Background(), args); err != nil {
+		if _, err := handler(b, a, "remember_batch")(context.Background(), args); err != nil {
 			b.Fatal(err)
 		}
 		have += len(items)
@@ -107,7 +121,7 @@ func BenchmarkRemember(b *testing.B) {
 	start := time.Now()
 	for i := range n {
 		args, _ := json.Marshal(map[string]any{"text": benchText(r, i)})
-		if _, err := a.remember(context.Background(), args); err != nil {
+		if _, err := handler(b, a, "remember")(context.Background(), args); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -128,7 +142,7 @@ func BenchmarkRememberBatch(b *testing.B) {
 			items[i] = map[string]any{"text": benchText(r, k*200+i)}
 		}
 		args, _ := json.Marshal(map[string]any{"items": items})
-		if _, err := a.rememberBatch(context.Background(), args); err != nil {
+		if _, err := handler(b, a, "remember_batch")(context.Background(), args); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -146,7 +160,7 @@ func recallLatency(b *testing.B, a *App) {
 		q := benchWords[r.IntN(len(benchWords))] + " " + benchWords[r.IntN(len(benchWords))]
 		args, _ := json.Marshal(map[string]any{"query": q, "limit": 8})
 		start := time.Now()
-		if _, err := a.recall(context.Background(), args); err != nil {
+		if _, err := handler(b, a, "recall")(context.Background(), args); err != nil {
 			b.Fatal(err)
 		}
 		lat[i] = time.Since(start)
@@ -173,9 +187,7 @@ func BenchmarkRecall(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer a.Close()
-		if a.svc.dense != nil {
-			<-a.svc.dense.Ready() // the steady state: the HNSW graph serves (startup is measured below)
-		}
+		<-a.mem.IndexReady() // the steady state: the HNSW graph serves (startup is measured below)
 		recallLatency(b, a)
 	})
 }
@@ -192,7 +204,7 @@ func BenchmarkStartup100k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := a.recall(context.Background(), json.RawMessage(`{"query":"coffee garden"}`)); err != nil {
+	if _, err := handler(b, a, "recall")(context.Background(), json.RawMessage(`{"query":"coffee garden"}`)); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(time.Since(start).Milliseconds()), "startup_ms")

@@ -3,13 +3,15 @@ package app
 import (
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"net"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ownsona/ownsona/app/ops"
+	"github.com/ownsona/ownsona/app/web"
 )
 
 // Config is every setting of ownsona, with its defaults in NewConfig. Flags win over OWNSONA_*
@@ -106,9 +108,6 @@ type Config struct {
 	Version string
 	// Now is the clock. If nil, time.Now.
 	Now func() time.Time
-
-	live *App   // the running server, for a command that came through its admin socket
-	cwd  string // that command's working directory, for relative paths
 }
 
 // NewConfig returns the defaults.
@@ -187,11 +186,9 @@ func (c *Config) settings() []setting {
 }
 
 // UsageError is a mistake in the command line or configuration; main exits with status 2.
-type UsageError struct{ Msg string }
+type UsageError = ops.UsageError
 
-func (e *UsageError) Error() string { return e.Msg }
-
-func usageErr(format string, args ...any) error { return &UsageError{fmt.Sprintf(format, args...)} }
+func usageErr(format string, args ...any) error { return ops.Usagef(format, args...) }
 
 // parseValue sets ptr from s, naming the setting in errors.
 func parseValue(name string, ptr any, s string) error {
@@ -227,8 +224,9 @@ func parseValue(name string, ptr any, s string) error {
 	return nil
 }
 
-// loadConfig applies the environment, then the flags of a subcommand, to the defaults.
-func loadConfig(cmd string, args []string, getenv func(string) string, stderr io.Writer) (Config, []string, error) {
+// loadConfig applies the environment, then the flags of a subcommand, to the defaults; extra,
+// when not nil, adds the command's own flags.
+func loadConfig(cmd string, args []string, getenv func(string) string, extra func(*flag.FlagSet)) (Config, []string, error) {
 	c := NewConfig()
 	for _, s := range c.settings() {
 		if v := getenv(s.env); v != "" {
@@ -244,6 +242,9 @@ func loadConfig(cmd string, args []string, getenv func(string) string, stderr io
 			continue
 		}
 		fs.Func(s.flag, s.help, func(v string) error { return parseValue("--"+s.flag, s.ptr, v) })
+	}
+	if extra != nil {
+		extra(fs)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -340,7 +341,7 @@ func checkListen(addr, publicURL string) error {
 	if err != nil {
 		return usageErr("addr: %q is not host:port (%v)", addr, err)
 	}
-	if publicURL != "" || loopbackHost(host) {
+	if publicURL != "" || web.LoopbackHost(host) {
 		return nil
 	}
 	if host == "" {

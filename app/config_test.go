@@ -16,7 +16,7 @@ func TestLoadConfig(t *testing.T) {
 	env := map[string]string{"OWNSONA_DB": "/env.db", "OWNSONA_LOG_LEVEL": "warn", "OWNSONA_MAX_TEXT_CHARS": "500"}
 	getenv := func(k string) string { return env[k] }
 	t.Run("flags win over environment over defaults", func(t *testing.T) {
-		c, _, err := loadConfig("serve", []string{"--db", "/flag.db", "--addr", "127.0.0.1:9"}, getenv, io.Discard)
+		c, _, err := loadConfig("serve", []string{"--db", "/flag.db", "--addr", "127.0.0.1:9"}, getenv, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +38,7 @@ func TestLoadConfig(t *testing.T) {
 		{"addr is serve only", []string{"--addr", "x"}, nil, "addr"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := loadConfig("stdio", tc.args, func(k string) string { return tc.env[k] }, io.Discard)
+			_, _, err := loadConfig("stdio", tc.args, func(k string) string { return tc.env[k] }, nil)
 			var ue *UsageError
 			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want a usage error naming %q", err, tc.want)

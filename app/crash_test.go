@@ -1,6 +1,8 @@
 package app
 
 import (
+	"github.com/ownsona/ownsona/app/memory"
+
 	"bufio"
 	"encoding/json"
 	"fmt"
@@ -113,7 +115,7 @@ func crashTexts(round, k int) []string {
 // memory must be present with exactly the text it was written with.
 func verifyAcked(t *testing.T, path string, acked map[uint64]string, round int) {
 	t.Helper()
-	db, err := kv.Open(path, kv.Options{Migrations: migrations})
+	db, err := kv.Open(path, kv.Options{Migrations: memory.Migrations})
 	if err != nil {
 		t.Fatalf("round %d: reopen after SIGKILL: %v", round, err)
 	}
@@ -121,24 +123,18 @@ func verifyAcked(t *testing.T, path string, acked map[uint64]string, round int) 
 	if err := db.Check(); err != nil {
 		t.Fatalf("round %d: consistency check: %v", round, err)
 	}
-	err = db.View(func(tx *kv.Tx) error {
-		b := tx.Bucket(bucketMemories)
-		for id, text := range acked {
-			v := b.Get(kv.Key(id))
-			if v == nil {
-				return fmt.Errorf("acknowledged memory %d is missing", id)
-			}
-			m, err := decodeMemory(v)
-			if err != nil {
-				return fmt.Errorf("memory %d: %w", id, err)
-			}
-			if m.Text != text {
-				return fmt.Errorf("memory %d changed from %q to %q", id, text, m.Text)
-			}
-		}
-		return nil
-	})
+	store, err := memory.Open(db, memory.Config{})
 	if err != nil {
 		t.Fatalf("round %d: %v", round, err)
+	}
+	defer store.Close()
+	for id, text := range acked {
+		m, err := store.Get(id)
+		switch {
+		case err != nil:
+			t.Fatalf("round %d: acknowledged memory %d: %v", round, id, err)
+		case m.Text != text:
+			t.Fatalf("round %d: memory %d changed from %q to %q", round, id, text, m.Text)
+		}
 	}
 }

@@ -1,7 +1,11 @@
-// Package app is the ownsona product: its configuration, its lifecycle, the memory service and
-// the MCP tools, resources and prompts over it, the HTTP routes, and the command line.
+// Package app is how ownsona starts and stops: its Config (flags over OWNSONA_* environment
+// variables over defaults), Open and Close of the pieces in order, and the command table that
+// Run, `ownsona help` and the admin socket read. The pieces are packages of their own:
+// app/memory (the domain), app/tools (what the model sees), app/web (what the network sees),
+// app/ops (what the operator types), and the leaves app/certs, app/audit, app/limit,
+// app/doctor and app/memtext. None of them imports app.
 //
-// The simplest use is the command line's: Run(ctx, []string{"stdio"}, os.Getenv, os.Stdin,
+// The simplest use is the command line's: Run(ctx, []string{"stdio"}, app.Getenv, os.Stdin,
 // os.Stdout, os.Stderr). Tests build a Config by hand and call Open:
 //
 //	cfg := app.NewConfig()
@@ -9,8 +13,10 @@
 //	a, err := app.Open(cfg, os.Stderr)
 //	defer a.Close()
 //
-// The bbolt file is the only truth. The service keeps every memory record, the BM25 index and
-// the vector matrix in memory as a cache rebuilt at Open; each write commits to the file (one
-// Update per logical operation) before the cache changes, so a crash loses no acknowledged
-// write and no index ever names a memory the file lacks.
+// Open opens the bbolt file, the memory store over it (which loads its caches), the MCP
+// surface over the store, the audit log and rate limiter, and the HTTP side; Close releases
+// them in reverse order. The file is the only truth: see app/memory for what the caches are.
+//
+// The tests of this package are the acceptance gate of the whole: they drive the wired App and
+// the built binary with real clients (the MCP Go SDK), golden transcripts and crash tests.
 package app

@@ -31,7 +31,11 @@ func TestRun_Export(t *testing.T) {
 			t.Fatalf("%v: %v", tc.args, err)
 		}
 		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-		var head exportHeader
+		var head struct {
+			Format  string `json:"format"`
+			Version int    `json:"version"`
+			Count   int    `json:"count"`
+		}
 		if err := json.Unmarshal([]byte(lines[0]), &head); err != nil || head.Format != "ownsona-export" || head.Version != 1 || head.Count != len(tc.ids) {
 			t.Fatalf("%v: header %q (%v)", tc.args, lines[0], err)
 		}

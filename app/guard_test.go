@@ -1,6 +1,10 @@
 package app
 
 import (
+	"github.com/ownsona/ownsona/app/memory"
+
+	"github.com/ownsona/ownsona/rpc"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -53,7 +57,7 @@ func serveReq(h http.Handler, method, target, body string, opts ...reqOpt) *http
 	}
 	r := httptest.NewRequest(method, target, strings.NewReader(body))
 	if method == http.MethodPost {
-		if isMCPPath(r.URL.Path) || strings.HasPrefix(r.URL.Path, "/mcp/") {
+		if r.URL.Path == "/mcp" || r.URL.Path == "/api/mcp" || strings.HasPrefix(r.URL.Path, "/mcp/") {
 			r.Header.Set("Content-Type", "application/json")
 			r.Header.Set("Accept", "application/json, text/event-stream")
 			r.Header.Set("MCP-Protocol-Version", "2025-11-25")
@@ -111,8 +115,8 @@ func wantRateLimitedMCP(tb testing.TB, rec *httptest.ResponseRecorder, wantRetry
 	if err := json.Unmarshal(rec.Body.Bytes(), &env); err != nil {
 		tb.Fatalf("429 body is not JSON: %s (%v)", rec.Body, err)
 	}
-	if env.JSONRPC != "2.0" || string(env.ID) != "null" || env.Error.Code != codeRateLimited || env.Error.Data.RetryAfter != retry {
-		tb.Errorf("429 body = %s, want a JSON-RPC error %d with id null and data.retry_after %d", rec.Body, codeRateLimited, retry)
+	if env.JSONRPC != "2.0" || string(env.ID) != "null" || env.Error.Code != rpc.CodeRateLimited || env.Error.Data.RetryAfter != retry {
+		tb.Errorf("429 body = %s, want a JSON-RPC error %d with id null and data.retry_after %d", rec.Body, rpc.CodeRateLimited, retry)
 	}
 }
 
@@ -625,7 +629,7 @@ func TestCORS_MCP(t *testing.T) {
 	t.Run("configured origins", func(t *testing.T) {
 		c, _, err := loadConfig("serve", nil, func(k string) string {
 			return map[string]string{"OWNSONA_CORS_ORIGINS": "https://claude.ai, https://app.example.com"}[k]
-		}, io.Discard)
+		}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -647,7 +651,7 @@ func TestCORS_MCP(t *testing.T) {
 
 	t.Run("malformed origin setting", func(t *testing.T) {
 		for _, bad := range []string{"claude.ai", "https://claude.ai/", "ftp://claude.ai", "https://"} {
-			_, _, err := loadConfig("serve", []string{"--cors-origins", bad}, func(string) string { return "" }, io.Discard)
+			_, _, err := loadConfig("serve", []string{"--cors-origins", bad}, func(string) string { return "" }, nil)
 			var ue *UsageError
 			if !errors.As(err, &ue) || !strings.Contains(err.Error(), "cors-origins") {
 				t.Errorf("--cors-origins %q: err = %v, want a usage error naming cors-origins", bad, err)
@@ -676,8 +680,8 @@ func TestToolsAllowlist_HTTP(t *testing.T) {
 				t.Fatalf("status %d: %s", rec.Code, rec.Body)
 			}
 			_, rerr, id := rpcResponse(t, rec.Body.Bytes())
-			if rerr == nil || rerr.Code != codeToolHidden || rerr.Message != "tool not in allowlist" || string(id) != "9" {
-				t.Errorf("body = %s, want id 9 and error %d \"tool not in allowlist\"", rec.Body, codeToolHidden)
+			if rerr == nil || rerr.Code != rpc.CodeServerError || rerr.Message != "tool not in allowlist" || string(id) != "9" {
+				t.Errorf("body = %s, want id 9 and error %d \"tool not in allowlist\"", rec.Body, rpc.CodeServerError)
 			}
 		})
 	}
@@ -765,8 +769,8 @@ func TestToolsAllowlist_Stdio(t *testing.T) {
 		t.Errorf("tools/list over stdio = %v, want [recall remember]", names)
 	}
 	_, rerr, _ := rpcResponse(t, resp["3"])
-	if rerr == nil || rerr.Code != codeToolHidden || rerr.Message != "tool not in allowlist" {
-		t.Errorf("forget over stdio = %s, want error %d \"tool not in allowlist\"", resp["3"], codeToolHidden)
+	if rerr == nil || rerr.Code != rpc.CodeServerError || rerr.Message != "tool not in allowlist" {
+		t.Errorf("forget over stdio = %s, want error %d \"tool not in allowlist\"", resp["3"], rpc.CodeServerError)
 	}
 	if res, rerr, _ := rpcResponse(t, resp["4"]); rerr != nil || !strings.Contains(string(res), `"ok":true`) {
 		t.Errorf("remember over stdio = %s", resp["4"])
@@ -956,7 +960,7 @@ func TestAudit_HTTP(t *testing.T) {
 	h := a.Handler()
 	mkPAT := func(name string, scope ...string) string {
 		t.Helper()
-		tok, _, err := a.auth.PATs().Create(name, scope, 0)
+		tok, _, err := a.Auth().PATs().Create(name, scope, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1069,7 +1073,7 @@ func TestAudit_HTTP(t *testing.T) {
 	})
 
 	t.Run("no content", func(t *testing.T) {
-		db, err := kv.Open(cfg.DB, kv.Options{Migrations: migrations})
+		db, err := kv.Open(cfg.DB, kv.Options{Migrations: memory.Migrations})
 		if err != nil {
 			t.Fatal(err)
 		}

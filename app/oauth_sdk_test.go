@@ -1,6 +1,8 @@
 package app
 
 import (
+	"github.com/ownsona/ownsona/rpc"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -580,8 +582,8 @@ func TestOAuthSDK_ReadScope(t *testing.T) {
 	if err := json.Unmarshal(body, &env); err != nil {
 		t.Fatalf("body %s: %v", body, err)
 	}
-	if env.Error.Code != codeAuthorization || env.Error.Data.Error != "insufficient_scope" || string(env.ID) != "7" {
-		t.Errorf("body = %s, want id 7, code %d, data.error insufficient_scope", body, codeAuthorization)
+	if env.Error.Code != rpc.CodeAuthorization || env.Error.Data.Error != "insufficient_scope" || string(env.ID) != "7" {
+		t.Errorf("body = %s, want id 7, code %d, data.error insufficient_scope", body, rpc.CodeAuthorization)
 	}
 	if got := sdkPayload(t, s, "count_memories", nil)["count"]; got != 0.0 {
 		t.Errorf("count = %v after a refused write, want 0", got)
@@ -592,7 +594,7 @@ func TestOAuthSDK_ReadScope(t *testing.T) {
 func readOnlyTools(a *App) []string {
 	var names []string
 	for _, t := range a.mcp.Tools {
-		if toolScope(t) == policy.ScopeRead {
+		if func() bool { s, _ := a.tools.Scope(t.Name); return s == policy.ScopeRead }() {
 			names = append(names, t.Name)
 		}
 	}

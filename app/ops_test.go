@@ -1,6 +1,8 @@
 package app
 
 import (
+	"github.com/ownsona/ownsona/app/ops"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -12,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -136,9 +139,9 @@ func exportedTexts(t *testing.T, db string) map[string]bool {
 func TestAdminSocket_CommandsWhileServing(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "ownsona.db")
 	url := serveDB(t, db)
-	fi, err := os.Stat(socketPath(db))
+	fi, err := os.Stat(ops.SocketPath(db))
 	if err != nil || fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("admin socket %s: %v, mode %v; want a socket with mode 0600", socketPath(db), err, fi.Mode())
+		t.Fatalf("admin socket %s: %v, mode %v; want a socket with mode 0600", ops.SocketPath(db), err, fi.Mode())
 	}
 	token := patFrom(t, ownsona(t, "token", "create", "--db", db, "--name", "writer"))
 	if !rememberHTTP(t, url, token, "The boat is moored at pier 7") {
@@ -147,7 +150,7 @@ func TestAdminSocket_CommandsWhileServing(t *testing.T) {
 	if out := ownsona(t, "token", "list", "--db", db); !strings.Contains(out, "writer") {
 		t.Errorf("token list through the socket: %q", out)
 	}
-	if out := ownsona(t, "check", "--db", db); !strings.Contains(out, "ok (schema") || !strings.Contains(out, "1 memories") {
+	if out := ownsona(t, "check", "--db", db); !strings.Contains(out, "ok (schema") || !strings.Contains(out, "1 memory,") {
 		t.Errorf("check through the socket: %q", out)
 	}
 	if !exportedTexts(t, db)["The boat is moored at pier 7"] {
@@ -346,6 +349,7 @@ func TestCrash_ServeKilled(t *testing.T) {
 	}
 	dir := t.TempDir()
 	db := filepath.Join(dir, "ownsona.db")
+	mustCreateDB(t, db)
 	token := patFrom(t, ownsona(t, "token", "create", "--db", db, "--name", "crash"))
 	acked := map[string]bool{}
 	for round := range 20 {
@@ -449,5 +453,30 @@ func TestBackup_CopyOfStoppedFile(t *testing.T) {
 	got, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK || !bytes.Contains(got, []byte("by the stairs")) {
 		t.Errorf("the copy, served, with the token made before the copy: %d %s", resp.StatusCode, got)
+	}
+}
+
+// TestRun_FileHeldByStdio: while a desktop client's `ownsona stdio` holds the file, a second
+// client and an admin command fail with an error that names that process, not serve, and says
+// what to run instead.
+func TestRun_FileHeldByStdio(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the holder is found through /proc/locks")
+	}
+	db := filepath.Join(t.TempDir(), "ownsona.db")
+	mustCreateDB(t, db)
+	p := startStdio(t, db, "http://127.0.0.1:1/v1", "unused") // the embedder is never reached
+	p.call(t, "count_memories", map[string]any{})             // the file is open once it answers
+	for _, args := range [][]string{{"stdio", "--db", db}, {"token", "list", "--db", db}} {
+		cmd := exec.Command(ownsonaBinary(t), args...)
+		cmd.Stdin = strings.NewReader("")
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			t.Fatalf("ownsona %s succeeded while stdio holds the file:\n%s", strings.Join(args, " "), out)
+		}
+		want := fmt.Sprintf("(pid %d: ownsona stdio --db %s", p.cmd.Process.Pid, db)
+		if !strings.Contains(string(out), want) || !strings.Contains(string(out), "run `ownsona serve`") {
+			t.Errorf("ownsona %s: %s\nwant it to name %q and say to run serve", strings.Join(args, " "), out, want)
+		}
 	}
 }

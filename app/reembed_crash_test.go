@@ -1,6 +1,8 @@
 package app
 
 import (
+	"github.com/ownsona/ownsona/app/memory"
+
 	"bufio"
 	"encoding/json"
 	"fmt"
@@ -183,29 +185,28 @@ func TestReembed_KillNine(t *testing.T) {
 	p.in.Close()
 	p.cmd.Wait()
 
-	file, err := kv.Open(db, kv.Options{ReadOnly: true, Migrations: migrations})
+	file, err := kv.Open(db, kv.Options{ReadOnly: true, Migrations: memory.Migrations})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer file.Close()
-	var memories, vectors int
-	err = file.View(func(tx *kv.Tx) error {
-		return tx.Bucket(bucketMemories).ForEach(func(k, _ []byte) error {
-			memories++
-			b := tx.Bucket(bucketVectors).Get(k)
-			if b == nil {
-				return fmt.Errorf("memory %d has no vector", kv.ID(k))
-			}
-			id, v, err := decodeVector(b)
-			if err != nil || !strings.HasPrefix(id, "openai:model-b:") || len(v) != 8 {
-				return fmt.Errorf("memory %d: vector %q (%d dims, %v), want model-b's", kv.ID(k), id, len(v), err)
-			}
-			vectors++
-			return nil
-		})
-	})
+	c, err := memory.Check(file)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(c.Problems) > 0 {
+		t.Errorf("check: %v", c.Problems)
+	}
+	memories, vectors := c.Memories, 0
+	for embedder, k := range c.Embedders {
+		if !strings.HasPrefix(embedder, "openai:model-b:") {
+			t.Errorf("%d vectors of %s, want only model-b's", k, embedder)
+			continue
+		}
+		vectors += k
+	}
+	if c.Dims[8] != vectors {
+		t.Errorf("vector lengths %v, want 8 dimensions", c.Dims)
 	}
 	if memories != n || vectors != n {
 		t.Errorf("%d memories, %d vectors of the new model; want %d of each", memories, vectors, n)

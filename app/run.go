@@ -7,287 +7,116 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"runtime"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/ownsona/ownsona/app/audit"
-	"github.com/ownsona/ownsona/app/certs"
 	"github.com/ownsona/ownsona/app/doctor"
-	"github.com/ownsona/ownsona/app/limit"
+	"github.com/ownsona/ownsona/app/memory"
+	"github.com/ownsona/ownsona/app/ops"
 	"github.com/ownsona/ownsona/kv"
-	"github.com/ownsona/ownsona/oauth"
-	"github.com/ownsona/ownsona/rpc"
-	"github.com/ownsona/ownsona/vector"
 )
 
-// Version is set by the build (-ldflags "-X github.com/ownsona/ownsona/app.Version=…").
-var Version = "dev"
-
-// App is one running ownsona: the file, the memory service and the MCP server over them.
-type App struct {
-	cfg     Config
-	log     zerolog.Logger
-	now     func() time.Time
-	started time.Time
-
-	db   *kv.DB
-	svc  *Service
-	mcp  *rpc.Server
-	auth *oauth.Server // nil until serve knows its public URL; never used by stdio
-
-	rememberItem, updateItem *rpc.Schema // batch items, validated one by one
-
-	limiter *limit.Limiter // nil when rate limiting is off
-	audit   *audit.Log
-	certs   *certs.Manager // nil until Listen, and with --tls off
-
-	stderr   io.Writer // where a generated login password is shown
-	ln       net.Listener
-	http     *http.Server
-	http80   *http.Server       // the ACME challenge and redirect listener; nil when none
-	stopBase context.CancelFunc // ends the servers' base context: event streams close
-	adminLn  net.Listener       // the admin socket; nil when not serving
-	health   healthCache
+// command is one entry of the command table that Run, `ownsona help` and (through ops's own
+// entries) the admin socket read: the name, the lines help prints, and what runs.
+type command struct {
+	name     string
+	synopsis string // after "ownsona ", as help prints it; further lines are indented by help
+	run      func(ctx context.Context, env *ops.Env, args []string) error
 }
 
-// Open opens the file and builds the service and the MCP server. Close releases them.
-func Open(cfg Config, stderr io.Writer) (*App, error) {
-	a := &App{cfg: cfg, now: cfg.Now, stderr: stderr}
-	if a.now == nil {
-		a.now = time.Now
+// commands is the command table: serving first, then the operator's commands of app/ops, then
+// the checks and the help.
+func commands() []command {
+	cmds := []command{
+		{"serve", "serve [flags]\tserve MCP at http://ADDR/mcp; with --tls acme|local|files over HTTPS\n" +
+			"\t(e.g. OWNSONA_DOMAIN=mem.example.com ownsona serve --tls acme)", runServe},
+		{"stdio", "stdio [flags]\tserve MCP on standard input/output (for Claude Desktop, Claude Code, Cursor);\n" +
+			"\tthrough a running server's admin socket when one holds the file", runStdio},
 	}
-	a.started = a.now()
-	a.log = newLogger(stderr, cfg.LogLevel)
-	emb, err := newEmbedder(cfg)
-	if err != nil {
-		return nil, err
+	for _, c := range ops.Commands() {
+		cmds = append(cmds, command{c.Name, c.Synopsis, c.Run})
 	}
-	a.db, err = kv.Open(cfg.DB, kv.Options{Migrations: migrations})
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", cfg.DB, err)
-	}
-	a.svc, err = openService(a.db, serviceConfig{Embedder: emb, Now: a.now, Log: a.log,
-		MaxTextChars: cfg.MaxTextChars, DedupThreshold: cfg.DedupThreshold})
-	if err != nil {
-		a.Close()
-		return nil, err
-	}
-	a.mcp = a.newRPCServer()
-	if err := a.checkTools(); err != nil {
-		a.Close()
-		return nil, err
-	}
-	a.limiter = limit.New(limit.Config{PerMinute: cfg.RateLimit, Burst: cfg.RateBurst, Now: cfg.Now})
-	a.audit, err = audit.Open(a.db, audit.Config{Now: a.now, MaxAge: cfg.AuditMaxAge, MaxEntries: cfg.AuditMaxEntries,
-		OnError: func(err error) { a.log.Error().Err(err).Msg("audit log write failed") }})
-	if err != nil {
-		a.Close()
-		return nil, fmt.Errorf("open audit log: %w", err)
-	}
-	if cfg.PublicURL != "" {
-		if err := a.openAuth(cfg.PublicURL, stderr); err != nil {
-			a.Close()
-			return nil, err
-		}
-	}
-	st := a.svc.stats()
-	a.log.Info().Str("db", cfg.DB).Int("memories", st.Total).Str("embedder", cfg.Embedder).Str("version", cfg.Version).Msg("opened")
-	return a, nil
-}
-
-// Close stops serving and releases everything in reverse order of opening; it tolerates
-// partial opens and repeat calls and returns the first error.
-func (a *App) Close() error {
-	if a == nil {
-		return nil
-	}
-	var errs []error
-	if a.stopBase != nil {
-		a.stopBase() // event streams end, so Shutdown need not wait for them
-	}
-	a.closeAdminSocket()
-	for _, srv := range []**http.Server{&a.http, &a.http80} {
-		if *srv != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			err := (*srv).Shutdown(ctx)
-			cancel()
-			if errors.Is(err, context.DeadlineExceeded) {
-				// Connections that never finished their request (slow or stuck clients) are
-				// cut rather than waited for: nothing acknowledged depends on them.
-				a.log.Warn().Msg("connections still open after 5 s at shutdown were closed")
-				err = (*srv).Close()
+	return append(cmds,
+		command{"doctor", "doctor [--public] [--env-file FILE] [--resolver 1.1.1.1:53] [--timeout 5s] [flags]\n" +
+			"\tcheck the file's permissions and the public URL, issuer and resource; --public also DNS,\n" +
+			"\tport 443, the certificate, the OAuth discovery documents and the 401 that hosted assistants need", runDoctor},
+		command{"version", "version\tprint the version", func(_ context.Context, env *ops.Env, args []string) error {
+			if len(args) > 0 && !isHelp(args[0]) {
+				return usageErr("version: takes no arguments")
 			}
-			errs = append(errs, err)
-			*srv = nil
-		}
-	}
-	if a.certs != nil {
-		errs = append(errs, a.certs.Close())
-		a.certs = nil
-	}
-	if a.audit != nil {
-		errs = append(errs, a.audit.Close())
-		a.audit = nil
-	}
-	if a.auth != nil {
-		a.auth.Close()
-		a.auth = nil
-	}
-	if a.svc != nil {
-		errs = append(errs, a.svc.Close())
-		a.svc = nil
-	}
-	if a.db != nil {
-		errs = append(errs, a.db.Close())
-		a.db = nil
-	}
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+			fmt.Fprintln(env.Stdout, "ownsona", Version)
+			return nil
+		}},
+		command{"help", "help\tprint this help", func(_ context.Context, env *ops.Env, _ []string) error { return usage(env.Stdout) }},
+	)
 }
 
-func newEmbedder(cfg Config) (vector.Embedder, error) {
-	switch cfg.Embedder {
-	case "builtin":
-		return vector.NewBuiltin(), nil
-	case "openai":
-		e, err := vector.NewOpenAI(vector.OpenAIConfig{URL: cfg.EmbedURL, Model: cfg.EmbedModel, APIKey: cfg.EmbedAPIKey, Timeout: cfg.EmbedTimeout})
-		if err != nil {
-			return nil, usageErr("embedder openai: %v", err)
-		}
-		return e, nil
-	}
-	if dir, ok := strings.CutPrefix(cfg.Embedder, "model2vec:"); ok {
-		e, err := vector.NewModel2Vec(dir)
-		if err != nil {
-			return nil, usageErr("embedder %v", err)
-		}
-		return e, nil
-	}
-	return nil, nil
-}
-
-func newLogger(w io.Writer, level string) zerolog.Logger {
-	lvl, err := zerolog.ParseLevel(level)
-	if err != nil {
-		lvl = zerolog.InfoLevel
-	}
-	// The background embedder and request handlers log concurrently; SyncWriter keeps lines whole
-	// whatever w is.
-	return zerolog.New(zerolog.SyncWriter(w)).Level(lvl).With().Timestamp().Logger()
-}
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
 
 // Run is ownsona's command line: main calls it with the process's arguments (without the
 // program name), environment and standard streams.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	cmd := "help"
+	name := "help"
 	if len(args) > 0 {
-		cmd, args = args[0], args[1:]
+		name, args = args[0], args[1:]
 	}
-	switch cmd {
-	case "help", "-h", "-help", "--help":
-		return usage(stdout)
-	case "version", "--version":
-		fmt.Fprintln(stdout, "ownsona", Version)
-		return nil
-	case "hash-password":
-		if len(args) > 0 {
-			return usageErr("hash-password: reads the password from standard input and takes no arguments")
+	switch name {
+	case "-h", "-help", "--help":
+		name = "help"
+	case "--version":
+		name = "version"
+	}
+	env := &ops.Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv,
+		OpenMemories: func(db *kv.DB) (*memory.Store, error) { return openMemories(db, getenv, stderr) }}
+	for _, c := range commands() {
+		if c.name == name {
+			return c.run(ctx, env, args)
 		}
-		return hashPassword(stdin, stdout, stderr)
-	case "install-service":
-		return installService(args, stdout)
-	case "doctor":
-		return doctorCmd(ctx, args, getenv, stdout, stderr)
-	case "serve", "stdio", "export", "token", "clients", "keys", "audit", "ca", "backup", "check", "restore", "compact", "import":
-	default:
-		return usageErr("unknown command %q (see 'ownsona help')", cmd)
 	}
-	all := args
-	var activeOnly bool
-	if cmd == "export" {
-		args, activeOnly = cutFlag(args, "--active-only")
+	return usageErr("unknown command %q (see 'ownsona help')", name)
+}
+
+// openMemories opens the memory store over db with the embedder and limits of the environment,
+// for commands that write memories without a server (import).
+func openMemories(db *kv.DB, getenv func(string) string, stderr io.Writer) (*memory.Store, error) {
+	cfg, _, err := loadConfig("import", nil, getenv, nil)
+	if err != nil {
+		return nil, err
 	}
-	var sub []string
-	if cmd != "serve" && cmd != "stdio" && cmd != "export" { // the rest have subcommands and arguments of their own
-		args, sub = splitAdminArgs(args)
+	emb, err := newEmbedder(cfg)
+	if err != nil {
+		return nil, err
 	}
-	cfg, rest, err := loadConfig(cmd, args, getenv, stderr)
+	return memory.Open(db, memory.Config{Embedder: emb, Log: newLogger(stderr, cfg.LogLevel),
+		MaxTextChars: cfg.MaxTextChars, DedupThreshold: cfg.DedupThreshold})
+}
+
+// configFor parses a serving command's settings; done is true when --help was asked for (and
+// printed).
+func configFor(name string, env *ops.Env, args []string, extra func(*flag.FlagSet)) (cfg Config, done bool, err error) {
+	cfg, rest, err := loadConfig(name, args, env.Getenv, extra)
 	if errors.Is(err, flag.ErrHelp) {
-		return usage(stdout)
+		return cfg, true, commandUsage(env.Stdout, name)
 	}
 	if err != nil {
-		return err
+		return cfg, false, err
 	}
 	if len(rest) > 0 {
-		return usageErr("%s: unexpected argument %q", cmd, rest[0])
+		return cfg, false, usageErr("%s: unexpected argument %q", name, rest[0])
 	}
 	cfg.Version = Version
-	if slices.Contains(adminCommands, cmd) && !(cmd == "check" && len(sub) > 0) { // check FILE opens FILE
-		if handled, err := forwardAdmin(ctx, cfg.DB, append([]string{cmd}, all...), stdin, stdout, stderr); handled {
-			return err
-		}
-	}
-	return runCommand(ctx, cmd, cfg, sub, activeOnly, stdin, stdout, stderr)
+	return cfg, false, nil
 }
 
-// runLive runs a command that came through the admin socket on the running server's file.
-// Settings flags (--db, --log-level) are the server's; the command's own arguments are kept.
-func runLive(a *App, req adminRequest, stdout, stderr io.Writer) error {
-	cmd, args := req.Args[0], req.Args[1:]
-	cfg := a.cfg
-	cfg.live, cfg.cwd = a, req.Cwd
-	var activeOnly bool
-	if cmd == "export" {
-		args, activeOnly = cutFlag(args, "--active-only")
+func runServe(ctx context.Context, env *ops.Env, args []string) error {
+	cfg, done, err := configFor("serve", env, args, nil)
+	if done || err != nil {
+		return err
 	}
-	_, sub := splitAdminArgs(args)
-	if cmd == "export" && len(sub) > 0 {
-		return usageErr("export: unexpected argument %q", sub[0])
-	}
-	return runCommand(context.Background(), cmd, cfg, sub, activeOnly, nil, stdout, stderr)
-}
-
-// runCommand runs a command once its configuration is known.
-func runCommand(ctx context.Context, cmd string, cfg Config, sub []string, activeOnly bool, stdin io.Reader, stdout, stderr io.Writer) error {
-	switch cmd {
-	case "serve":
-		return serve(ctx, cfg, stderr)
-	case "export":
-		return export(cfg, stdout, !activeOnly)
-	case "token":
-		return tokenCmd(cfg, sub, stdout, stderr)
-	case "clients":
-		return clientsCmd(cfg, sub, stdout)
-	case "keys":
-		return keysCmd(cfg, sub, stdout)
-	case "audit":
-		return auditCmd(cfg, sub, stdout)
-	case "ca":
-		return caCmd(cfg, sub, stdout)
-	case "backup":
-		return backupCmd(cfg, sub, stdout)
-	case "check":
-		return checkCmd(cfg, sub, stdout)
-	case "restore":
-		return restoreCmd(cfg, sub, stdout)
-	case "compact":
-		return compactCmd(cfg, sub, stdout)
-	case "import":
-		return importCmd(cfg, sub, stdout, stderr)
-	default:
-		return stdio(ctx, cfg, stdin, stdout, stderr)
-	}
+	return serve(ctx, cfg, env.Stderr)
 }
 
 func serve(ctx context.Context, cfg Config, stderr io.Writer) error {
@@ -305,8 +134,11 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) error {
 	}
 	a.openAdminSocket(ctx)
 	a.scheduleBackups(ctx)
-	ep := a.auth.Endpoints()
-	a.log.Info().Str("url", ep.Resource).Str("listen", a.Addr()).Str("issuer", ep.Issuer).Str("tls", a.certsInfo()).Msg("serving MCP over HTTP")
+	ep := a.Auth().Endpoints()
+	a.log.Info().Str("url", ep.Resource).Str("listen", a.Addr()).Str("issuer", ep.Issuer).Str("tls", a.web.TLSInfo()).Msg("serving MCP over HTTP")
+	if a.Auth().GeneratedPassword() != "" {
+		firstSteps(stderr, ep.Resource, cfg.DB)
+	}
 	a.warnSize(runtime.GOARCH) // bbolt's memory map on 32-bit systems: at start, then daily
 	daily := time.NewTicker(24 * time.Hour)
 	defer daily.Stop()
@@ -319,6 +151,26 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) error {
 	}
 	a.log.Info().Msg("shutting down")
 	return a.Close()
+}
+
+// firstSteps tells the person starting a new server what to do next (a first start is one
+// that had to generate the owner's password).
+func firstSteps(w io.Writer, resource, db string) {
+	fmt.Fprintf(w, "Next steps:\n"+
+		"  Claude Code:          claude mcp add --transport http ownsona %s\n"+
+		"  a token for scripts:  ownsona token create --name my-script --db %s\n"+
+		"  without a server:     ownsona stdio --db %s   (as a desktop client's command)\n"+
+		"Lost the password? ownsona password set --db %s\n\n", resource, db, db, db)
+}
+
+// openAdminSocket lets the operator's commands reach this server's open file (see ops).
+func (a *App) openAdminSocket(ctx context.Context) {
+	closeFn, err := ops.ListenSocket(ctx, &ops.Live{DBPath: a.cfg.DB, DB: a.db, Memories: a.mem}, a.mcp.ServeStdio, a.log)
+	if err != nil {
+		a.log.Warn().Err(err).Msg("admin socket disabled; commands need the server stopped")
+		return
+	}
+	a.closeSocket = closeFn
 }
 
 // tlsDefaults fills what --tls implies: with acme, listen on :443 unless an address was given,
@@ -338,6 +190,17 @@ func tlsDefaults(cfg *Config) {
 	}
 }
 
+func runStdio(ctx context.Context, env *ops.Env, args []string) error {
+	cfg, done, err := configFor("stdio", env, args, nil)
+	if done || err != nil {
+		return err
+	}
+	if handled, err := ops.Forward(ctx, cfg.DB, []string{"stdio"}, env.Stdin, env.Stdout, env.Stderr); handled {
+		return err
+	}
+	return stdio(ctx, cfg, env.Stdin, env.Stdout, env.Stderr)
+}
+
 func stdio(ctx context.Context, cfg Config, stdin io.Reader, stdout, stderr io.Writer) error {
 	cfg.PublicURL = "" // the stdio transport has no authorization: its client started the process
 	a, err := Open(cfg, stderr)
@@ -352,60 +215,53 @@ func stdio(ctx context.Context, cfg Config, stdin io.Reader, stdout, stderr io.W
 	return a.Close()
 }
 
-// usage prints the subcommands and every setting.
+// usage prints every command once, from the command table, and every setting.
 func usage(w io.Writer) error {
-	fmt.Fprint(w, `ownsona: a personal memory server for AI assistants, in one file.
+	fmt.Fprint(w, "ownsona: a personal memory server for AI assistants, in one file.\n\nUsage:\n")
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	for _, c := range commands() {
+		for i, line := range strings.Split(c.synopsis, "\n") {
+			if i == 0 {
+				fmt.Fprintf(tw, "  ownsona %s\n", line)
+			} else {
+				fmt.Fprintf(tw, "  %s\n", line)
+			}
+		}
+	}
+	tw.Flush()
+	fmt.Fprint(w, "\n'ownsona COMMAND --help' shows a command's own flags.\n\nSettings (flag, environment variable, default):\n")
+	printSettings(w, "")
+	fmt.Fprintln(w, "\nLogs are JSON lines on standard error; standard output belongs to the stdio transport.")
+	return nil
+}
 
-Usage:
-  ownsona serve [flags]    serve MCP at http://ADDR/mcp; with --tls acme|local|files over HTTPS
-                           (e.g. OWNSONA_DOMAIN=mem.example.com ownsona serve --tls acme)
-  ownsona stdio [flags]    serve MCP on standard input/output (for Claude Desktop, Claude Code, Cursor)
-  ownsona export [flags]   write every memory as JSON Lines to standard output, oldest first
-                           (--active-only leaves out forgotten and expired ones)
-  ownsona token create --name NAME [--scope memories:read|memories:write] [--expires 90d|never]
-                           create a personal access token for scripts (printed once; stored hashed)
-  ownsona token list       list personal access tokens
-  ownsona token revoke ID|NAME
-  ownsona clients list     list OAuth clients; 'clients revoke ID' ends its access at once,
-                           'clients revoke-all' ends every client's, 'clients delete ID' removes it
-  ownsona keys rotate      new token signing key (old tokens stay valid until they expire)
-  ownsona audit [--since 24h] [--client NAME] [--tool T] [--outcome O] [--limit N] [--json]
-                           the audit log of MCP requests, newest first
-  ownsona ca export        the root certificate of --tls local, as PEM, for devices to trust
-  ownsona backup --to FILE a checked snapshot of the file, also while the server runs
-  ownsona check [FILE]     page and content checks of the database (or of FILE)
-  ownsona restore --from FILE
-                           replace the database by a checked copy of FILE (server stopped;
-                           the old file is kept as .bak-TIME)
-  ownsona compact          rewrite the file without free pages (server stopped)
-  ownsona import FILE      memories from an export, export_memories output or a server-memory
-                           knowledge graph; a re-import adds nothing twice
-  ownsona doctor [--public] [--env-file FILE] [--resolver 1.1.1.1:53] [--timeout 5s] [flags]
-                           check the file's permissions and the public URL, issuer and resource;
-                           --public also DNS, port 443, the certificate, the OAuth discovery
-                           documents and the 401 that hosted assistants (Claude.ai, ChatGPT) need
-  ownsona install-service [--dry-run] [--user ownsona] [--db /var/lib/ownsona/ownsona.db]
-                          [--bin /usr/local/bin/ownsona] [--unit /etc/systemd/system/ownsona.service]
-                          [--env-file /etc/ownsona/ownsona.env] [--backup-dir DIR]
-                           write a hardened systemd unit and print the commands that finish the install
-  ownsona doctor [--public] [--env-file FILE] [--resolver 1.1.1.1:53] [--timeout 5s] [flags]
-                           check the file's permissions and the public URL, issuer and resource;
-                           --public also DNS, port 443, the certificate, the OAuth discovery
-                           documents and the 401 that hosted assistants (Claude.ai, ChatGPT) need
-  ownsona install-service [--dry-run] [--user ownsona] [--db /var/lib/ownsona/ownsona.db]
-                          [--bin /usr/local/bin/ownsona] [--unit /etc/systemd/system/ownsona.service]
-                          [--env-file /etc/ownsona/ownsona.env] [--backup-dir DIR]
-                           write a hardened systemd unit and print the commands that finish the install
-  ownsona hash-password    read a password on standard input, print its argon2id hash
-                           for OWNSONA_LOGIN_PASSWORD
-  ownsona version          print the version
-  ownsona help             print this help
+// commandUsage is a serving command's --help: its line of the table and the settings it takes.
+func commandUsage(w io.Writer, name string) error {
+	for _, c := range commands() {
+		if c.name == name {
+			first, rest, _ := strings.Cut(c.synopsis, "\n")
+			syn, desc, _ := strings.Cut(first, "\t")
+			fmt.Fprintf(w, "Usage: ownsona %s\n\n%s\n", syn, desc)
+			for line := range strings.SplitSeq(rest, "\n") {
+				if line != "" {
+					fmt.Fprintln(w, strings.TrimPrefix(line, "\t"))
+				}
+			}
+		}
+	}
+	fmt.Fprint(w, "\nSettings (flag, environment variable, default):\n")
+	printSettings(w, name)
+	return nil
+}
 
-Settings (flag, environment variable, default):
-`)
+// printSettings prints the settings table; for a command other than "" only what it takes.
+func printSettings(w io.Writer, cmd string) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	c := NewConfig()
 	for _, s := range c.settings() {
+		if cmd != "" && s.serveOnly && cmd != "serve" && cmd != "doctor" {
+			continue
+		}
 		name := "--" + s.flag
 		if s.flag == "" {
 			name = "(env only)"
@@ -417,8 +273,6 @@ Settings (flag, environment variable, default):
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", name, s.env, def, s.help)
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "\nLogs are JSON lines on standard error; standard output belongs to the stdio transport.")
-	return nil
 }
 
 func deref(p any) any {
@@ -440,68 +294,27 @@ func deref(p any) any {
 // Getenv adapts os.Getenv for Run.
 func Getenv(key string) string { return strings.TrimSpace(os.Getenv(key)) }
 
-// splitAdminArgs separates the settings (--db, --log-level, …) from the subcommand and its
-// own arguments for token, clients and keys.
-func splitAdminArgs(args []string) (settings, sub []string) {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		name, _, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(a, "-") && (name == "db" || name == "log-level") {
-			settings = append(settings, a)
-			if !hasVal && i+1 < len(args) {
-				i++
-				settings = append(settings, args[i])
-			}
-			continue
-		}
-		sub = append(sub, a)
+// runDoctor is `ownsona doctor`: it checks the setup serve would run with, from the same
+// settings (and, with --env-file, the service's environment file), and fails when a check
+// fails.
+func runDoctor(ctx context.Context, env *ops.Env, args []string) error {
+	var public bool
+	var envFile, resolver string
+	var timeout time.Duration
+	extra := func(fs *flag.FlagSet) {
+		fs.BoolVar(&public, "public", false, "also check DNS, port 443, the certificate and the discovery documents from outside")
+		fs.StringVar(&envFile, "env-file", "", "the service's environment file (KEY=VALUE lines), read as systemd does")
+		fs.StringVar(&resolver, "resolver", "", "DNS server for --public, e.g. 1.1.1.1:53 (default the system's)")
+		fs.DurationVar(&timeout, "timeout", 0, "bound of each network check (default 5s)")
 	}
-	return settings, sub
-}
-
-// cutFlag removes a boolean flag from args and reports whether it was there.
-func cutFlag(args []string, name string) ([]string, bool) {
-	out := args[:0:0]
-	found := false
-	for _, a := range args {
-		if a == name || a == "-"+name[2:] {
-			found = true
-			continue
-		}
-		out = append(out, a)
+	// --env-file changes the environment the settings are read from, so it is read first.
+	_, file, err := cutValue(args, "--env-file")
+	if err != nil {
+		return usageErr("doctor: %v", err)
 	}
-	return out, found
-}
-
-// doctorCmd is `ownsona doctor [--public] [--env-file FILE] [--resolver ADDR] [--timeout D]
-// [settings]`: it checks the setup serve would run with, from the same settings (and, with
-// --env-file, the service's environment file), and fails when a check fails.
-func doctorCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	args, public := cutFlag(args, "--public")
-	var envFile, resolver, timeout string
-	var err error
-	for _, f := range []struct {
-		name string
-		v    *string
-	}{{"--env-file", &envFile}, {"--resolver", &resolver}, {"--timeout", &timeout}} {
-		if args, *f.v, err = cutValue(args, f.name); err != nil {
-			return usageErr("doctor: %v", err)
-		}
-	}
-	opts := doctor.Options{Public: public, FileSizeWarning: func(n int64) string { return warnFileSize(runtime.GOARCH, n) }}
-	if timeout != "" {
-		if opts.Timeout, err = time.ParseDuration(timeout); err != nil || opts.Timeout <= 0 {
-			return usageErr("doctor: --timeout: %q is not a duration such as 5s", timeout)
-		}
-	}
-	if resolver != "" {
-		if _, _, err := net.SplitHostPort(resolver); err != nil {
-			resolver = net.JoinHostPort(resolver, "53")
-		}
-		opts.LookupIP = doctor.ResolverAt(resolver)
-	}
-	if envFile != "" {
-		env, err := readEnvFile(envFile)
+	getenv := env.Getenv
+	if file != "" {
+		vars, err := ops.ReadEnvFile(file)
 		if err != nil {
 			return usageErr("doctor: --env-file: %v", err)
 		}
@@ -510,29 +323,39 @@ func doctorCmd(ctx context.Context, args []string, getenv func(string) string, s
 			if v := procEnv(k); v != "" {
 				return v
 			}
-			return strings.TrimSpace(env[k])
+			return strings.TrimSpace(vars[k])
 		}
 	}
-	cfg, rest, err := loadConfig("doctor", args, getenv, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return usage(stdout)
-	}
-	if err != nil {
+	denv := *env
+	denv.Getenv = getenv
+	cfg, done, err := configFor("doctor", &denv, args, extra)
+	if done || err != nil {
 		return err
 	}
-	if len(rest) > 0 {
-		return usageErr("doctor: unexpected argument %q", rest[0])
+	if timeout < 0 {
+		return usageErr("doctor: --timeout: %s is negative", timeout)
+	}
+	opts := doctor.Options{Public: public, Timeout: timeout,
+		FileSizeWarning: func(n int64) string { return ops.WarnFileSize(runtime.GOARCH, n) }}
+	if resolver != "" {
+		if _, _, err := net.SplitHostPort(resolver); err != nil {
+			resolver = net.JoinHostPort(resolver, "53")
+		}
+		opts.LookupIP = doctor.ResolverAt(resolver)
 	}
 	tlsDefaults(&cfg)
 	opts.DB, opts.PublicURL, opts.TLS, opts.Domains = cfg.DB, cfg.PublicURL, cfg.TLS, cfg.Domains
-	problems, err := doctor.Run(ctx, opts, stdout)
+	problems, err := doctor.Run(ctx, opts, env.Stdout)
 	if err != nil {
 		return err
 	}
-	if problems > 0 {
-		return fmt.Errorf("doctor: %d problem(s)", problems)
+	switch problems {
+	case 0:
+		return nil
+	case 1:
+		return errors.New("doctor: 1 problem")
 	}
-	return nil
+	return fmt.Errorf("doctor: %d problems", problems)
 }
 
 // cutValue removes a flag and its value ("--name V", "--name=V", "-name V", "-name=V") from
@@ -555,4 +378,17 @@ func cutValue(args []string, name string) (rest []string, value string, err erro
 		value = v
 	}
 	return rest, value, nil
+}
+
+// warnSize logs ops.WarnFileSize's advice about the database file's size on goarch, if any:
+// serve calls it at start and then daily, so a 32-bit system hears of the limit as the file
+// grows toward it.
+func (a *App) warnSize(goarch string) {
+	fi, err := os.Stat(a.cfg.DB)
+	if err != nil {
+		return
+	}
+	if msg := ops.WarnFileSize(goarch, fi.Size()); msg != "" {
+		a.log.Warn().Int64("bytes", fi.Size()).Str("goarch", goarch).Msg(msg)
+	}
 }

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"github.com/ownsona/ownsona/app/memory"
+
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -322,7 +324,7 @@ func TestTLS_Files(t *testing.T) {
 	if err := a.Listen(); err != nil {
 		t.Fatal(err)
 	}
-	if got := a.auth.Endpoints().Issuer; got != "https://"+a.Addr() {
+	if got := a.Auth().Endpoints().Issuer; got != "https://"+a.Addr() {
 		t.Errorf("issuer = %q, want https://%s", got, a.Addr())
 	}
 	pool := x509.NewCertPool()
@@ -375,7 +377,7 @@ func TestLoadConfig_TLS(t *testing.T) {
 		{"domain with a port", []string{"--tls", "local", "--domain", "mem.lan:8443"}, nil, "domain"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := loadConfig("serve", tc.args, func(k string) string { return tc.env[k] }, io.Discard)
+			_, _, err := loadConfig("serve", tc.args, func(k string) string { return tc.env[k] }, nil)
 			var ue *UsageError
 			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want a usage error naming %q", err, tc.want)
@@ -390,7 +392,7 @@ func TestLoadConfig_TLS(t *testing.T) {
 			{"--tls", "acme", "--domain", "mem.example.com", "--acme-email", "me@example.com"},
 			{"--tls", "files", "--cert", "c.pem", "--key", "k.pem"},
 		} {
-			if _, _, err := loadConfig("serve", args, func(string) string { return "" }, io.Discard); err != nil {
+			if _, _, err := loadConfig("serve", args, func(string) string { return "" }, nil); err != nil {
 				t.Errorf("%q: %v", args, err)
 			}
 		}
@@ -502,7 +504,7 @@ func freePort(t *testing.T) int {
 // bucket (each value is 8 bytes of modification time, then the PEM).
 func storedACMECert(t *testing.T, path, name string) *x509.Certificate {
 	t.Helper()
-	database, err := kv.Open(path, kv.Options{Migrations: migrations})
+	database, err := kv.Open(path, kv.Options{Migrations: memory.Migrations})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -545,6 +547,7 @@ func TestTLS_ACME(t *testing.T) {
 		t.Fatal(err)
 	}
 	dbPath := filepath.Join(dir, "ownsona.db")
+	mustCreateDB(t, dbPath)
 	env := map[string]string{"OWNSONA_LOGIN_PASSWORD": testPassword, "OWNSONA_RATE_LIMIT": "0"}
 	pat := strings.TrimSpace(adminRun(t, env, "token", "create", "--name", "acme-test", "--db", dbPath))
 	args := []string{"serve", "--db", dbPath, "--tls", "acme", "--domain", domain,

@@ -1,0 +1,294 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/ownsona/ownsona/app/audit"
+	"github.com/ownsona/ownsona/app/certs"
+	"github.com/ownsona/ownsona/app/limit"
+	"github.com/ownsona/ownsona/app/memory"
+	"github.com/ownsona/ownsona/app/ops"
+	"github.com/ownsona/ownsona/app/tools"
+	"github.com/ownsona/ownsona/app/web"
+	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/oauth"
+	"github.com/ownsona/ownsona/rpc"
+	"github.com/ownsona/ownsona/vector"
+)
+
+// Version is set by the build (-ldflags "-X github.com/ownsona/ownsona/app.Version=…").
+var Version = "dev"
+
+// App is one running ownsona: the file, the memory store, the MCP surface over it, and the
+// HTTP side that serves them.
+type App struct {
+	cfg Config
+	log zerolog.Logger
+	now func() time.Time
+
+	db      *kv.DB
+	mem     *memory.Store
+	tools   *tools.Server
+	mcp     *rpc.Server // tools.RPC
+	limiter *limit.Limiter
+	audit   *audit.Log
+	web     *web.Server
+
+	closeSocket func() // the admin socket's; nil when not serving
+	health      healthCache
+}
+
+// Open opens the file and builds the memory store, the MCP surface and the HTTP side, in that
+// order; Close releases them in reverse. With cfg.PublicURL set the authorization server opens
+// here too, so Handler works before Listen.
+func Open(cfg Config, stderr io.Writer) (*App, error) {
+	a := &App{cfg: cfg, now: cfg.Now}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	a.log = newLogger(stderr, cfg.LogLevel)
+	emb, err := newEmbedder(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if a.db, err = openDB(cfg.DB, kv.Options{Migrations: memory.Migrations}); err != nil {
+		return nil, err
+	}
+	a.mem, err = memory.Open(a.db, memory.Config{Embedder: emb, Now: a.now, Log: a.log,
+		MaxTextChars: cfg.MaxTextChars, DedupThreshold: cfg.DedupThreshold})
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.tools, err = tools.New(tools.Config{Memories: a.mem, Version: cfg.Version, Allowlist: cfg.Tools,
+		OnCall: a.auditCall, Log: a.log, Now: a.now})
+	if err != nil {
+		a.Close()
+		return nil, usageErr("%v", err)
+	}
+	a.mcp = a.tools.RPC
+	a.limiter = limit.New(limit.Config{PerMinute: cfg.RateLimit, Burst: cfg.RateBurst, Now: cfg.Now})
+	a.audit, err = audit.Open(a.db, audit.Config{Now: a.now, MaxAge: cfg.AuditMaxAge, MaxEntries: cfg.AuditMaxEntries,
+		OnError: func(err error) { a.log.Error().Err(err).Msg("audit log write failed") }})
+	if err != nil {
+		a.Close()
+		return nil, fmt.Errorf("open audit log: %w", err)
+	}
+	a.web, err = web.New(a.webConfig(stderr))
+	if err != nil {
+		a.Close()
+		return nil, settingErr(err)
+	}
+	st := a.mem.Stats()
+	a.log.Info().Str("db", cfg.DB).Int("memories", st.Total).Str("embedder", cfg.Embedder).Str("version", cfg.Version).Msg("opened")
+	return a, nil
+}
+
+// openDB opens the file, naming the process that holds it when another one does.
+func openDB(path string, opts kv.Options) (*kv.DB, error) {
+	db, err := kv.Open(path, opts)
+	if err != nil {
+		return nil, ops.OpenError(path, err)
+	}
+	return db, nil
+}
+
+func (a *App) webConfig(stderr io.Writer) web.Config {
+	cfg := a.cfg
+	return web.Config{
+		Addr: cfg.Addr, HTTPAddr: cfg.HTTPAddr, TLS: cfg.TLS,
+		Certs: certs.Config{Mode: certs.Mode(cfg.TLS), DB: a.db, Names: cfg.Domains, ACMEDirectory: cfg.ACMECA,
+			ACMEEmail: cfg.ACMEEmail, CertFile: cfg.CertFile, KeyFile: cfg.KeyFile, Logger: a.log, Now: cfg.Now},
+		ACMECARoot: cfg.ACMECARoot,
+		OAuth: oauth.Config{DB: a.db, Username: cfg.LoginUsername, Password: cfg.LoginPassword,
+			AccessTokenTTL: cfg.AccessTokenTTL, CustomSchemes: cfg.RedirectSchemes, RedirectHosts: cfg.RedirectHosts,
+			MetadataHosts: cfg.MetadataHosts, Now: a.now, Log: a.log},
+		PublicURL:      cfg.PublicURL,
+		TrustedProxies: cfg.TrustedProxies,
+		CORSOrigins:    cfg.CORSOrigins,
+		MaxConcurrent:  cfg.MaxConcurrent,
+		Version:        cfg.Version,
+		MCP:            a.mcp,
+		Scope:          a.tools.Scope,
+		Limiter:        a.limiter,
+		Audit:          a.audit,
+		Health:         a.healthChecks,
+		RootPEM:        func() ([]byte, error) { return certs.RootPEM(a.db) },
+		Log:            a.log,
+		Now:            a.now,
+		Stderr:         stderr,
+	}
+}
+
+// settingErr turns the HTTP side's configuration mistakes into usage errors (exit status 2).
+func settingErr(err error) error {
+	var se *web.SettingError
+	if errors.As(err, &se) {
+		return usageErr("%v", err)
+	}
+	return err
+}
+
+// Close stops serving and releases everything in reverse order of opening; it tolerates
+// partial opens and repeat calls and returns the first error.
+func (a *App) Close() error {
+	if a == nil {
+		return nil
+	}
+	var errs []error
+	if a.closeSocket != nil {
+		a.closeSocket()
+		a.closeSocket = nil
+	}
+	if a.web != nil {
+		errs = append(errs, a.web.Close())
+		a.web = nil
+	}
+	if a.audit != nil {
+		errs = append(errs, a.audit.Close())
+		a.audit = nil
+	}
+	if a.mem != nil {
+		errs = append(errs, a.mem.Close())
+		a.mem = nil
+	}
+	if a.db != nil {
+		errs = append(errs, a.db.Close())
+		a.db = nil
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Listen binds the configured address synchronously (so "address in use" is an error here) and
+// serves in a goroutine until Close (see web.Server.Listen).
+func (a *App) Listen() error { return settingErr(a.web.Listen()) }
+
+// Addr is the address Listen bound, e.g. 127.0.0.1:8080.
+func (a *App) Addr() string { return a.web.Addr() }
+
+// Handler routes every HTTP endpoint of ownsona (see web.Server.Handler).
+func (a *App) Handler() http.Handler { return a.web.Handler() }
+
+// Auth is the authorization server; nil until Listen or a configured public URL opens it.
+func (a *App) Auth() *oauth.Server { return a.web.Auth() }
+
+func newEmbedder(cfg Config) (vector.Embedder, error) {
+	switch cfg.Embedder {
+	case "builtin":
+		return vector.NewBuiltin(), nil
+	case "openai":
+		e, err := vector.NewOpenAI(vector.OpenAIConfig{URL: cfg.EmbedURL, Model: cfg.EmbedModel, APIKey: cfg.EmbedAPIKey, Timeout: cfg.EmbedTimeout})
+		if err != nil {
+			return nil, usageErr("embedder openai: %v", err)
+		}
+		return e, nil
+	}
+	if dir, ok := strings.CutPrefix(cfg.Embedder, "model2vec:"); ok {
+		e, err := vector.NewModel2Vec(dir)
+		if err != nil {
+			return nil, usageErr("embedder %v", err)
+		}
+		return e, nil
+	}
+	return nil, nil
+}
+
+func newLogger(w io.Writer, level string) zerolog.Logger {
+	lvl, err := zerolog.ParseLevel(level)
+	if err != nil {
+		lvl = zerolog.InfoLevel
+	}
+	// The background embedder and request handlers log concurrently; SyncWriter keeps lines whole
+	// whatever w is.
+	return zerolog.New(zerolog.SyncWriter(w)).Level(lvl).With().Timestamp().Logger()
+}
+
+// auditCall is rpc.Server.OnCall: requests over stdio (and through the admin socket's stdio)
+// are audited here; HTTP requests are audited by the HTTP side, refusals before rpc included.
+func (a *App) auditCall(ctx context.Context, c rpc.CallInfo) {
+	if rpc.TransportFrom(ctx) != "stdio" || a.audit == nil {
+		return
+	}
+	e := audit.Entry{Time: a.now(), Client: "stdio", Transport: audit.TransportStdio, Method: c.Method, Tool: c.Tool,
+		Duration: c.Duration, Outcome: audit.OutcomeOK, ErrorCode: c.Code}
+	if ci, ok := rpc.ClientInfoFrom(ctx); ok && ci.Name != "" {
+		e.Client = "stdio:" + ci.Name
+	}
+	switch {
+	case c.Code == rpc.CodeAuthorization || c.Code == rpc.CodeServerError:
+		e.Outcome = audit.OutcomeDenied
+	case c.Code != 0:
+		e.Outcome = audit.OutcomeError
+	case c.ToolError:
+		e.Outcome = audit.OutcomeToolError
+	}
+	a.audit.Record(e)
+}
+
+// healthCache keeps the result of the database write probe for a minute: health checks come
+// every few seconds, and a write each time would wear an SD card.
+type healthCache struct {
+	mu  sync.Mutex
+	at  time.Time
+	err error
+}
+
+// bucketHealth holds the one key the write probe rewrites.
+const bucketHealth = "health"
+
+// dbWritable commits a tiny write at most once a minute and reports the last result.
+func (a *App) dbWritable() error {
+	h := &a.health
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := a.now()
+	if !h.at.IsZero() && now.Sub(h.at) < time.Minute && now.After(h.at) {
+		return h.err
+	}
+	h.at = now
+	h.err = a.db.Update(func(tx *kv.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(bucketHealth)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte("probe"), []byte(now.UTC().Format(time.RFC3339)))
+	})
+	return h.err
+}
+
+// healthChecks is /health's: the file can be written, the embedder answers, the index state.
+// An index still being built is healthy: the exact index answers meanwhile.
+func (a *App) healthChecks() (map[string]string, bool) {
+	checks := map[string]string{"database": "ok", "index": "ok", "embedder": "ok"}
+	healthy := true
+	if err := a.dbWritable(); err != nil {
+		a.log.Error().Err(err).Msg("health check: database not writable")
+		checks["database"], healthy = "failed", false
+	}
+	switch es := a.mem.EmbedderStatus(); {
+	case !es.Configured:
+		checks["embedder"] = "none"
+	case es.LastError != "":
+		checks["embedder"], healthy = "failing", false
+	case es.Pending > 0:
+		checks["embedder"] = "re-embedding"
+	}
+	if a.mem.IndexBuilding() {
+		checks["index"] = "building"
+	}
+	return checks, healthy
+}
