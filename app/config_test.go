@@ -76,6 +76,22 @@ func TestRun_Help(t *testing.T) {
 	if !errors.As(err, &ue) {
 		t.Errorf("unknown command: err = %v", err)
 	}
+	// Every command of the table is listed exactly once (doctor and install-service were
+	// listed twice), and its --help prints its usage and succeeds.
+	for _, c := range commands() {
+		if n := strings.Count(out.String(), "\n  ownsona "+c.name+" "); n != 1 {
+			t.Errorf("help lists %s %d times, want once", c.name, n)
+		}
+		t.Run(c.name+" --help", func(t *testing.T) {
+			var help bytes.Buffer
+			if err := Run(context.Background(), []string{c.name, "--help"}, func(string) string { return "" }, strings.NewReader(""), &help, io.Discard); err != nil {
+				t.Fatalf("err = %v, want nil", err)
+			}
+			if help.Len() == 0 {
+				t.Error("printed nothing")
+			}
+		})
+	}
 }
 
 // TestRun_SecondProcessRefused: while one process holds the file, a second one fails at once

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"regexp"
 	"runtime"
 	"strings"
 	"text/tabwriter"
@@ -40,9 +41,9 @@ func commands() []command {
 		cmds = append(cmds, command{c.Name, c.Synopsis, c.Run})
 	}
 	return append(cmds,
-		command{"doctor", "doctor [--public] [--env-file FILE] [--resolver 1.1.1.1:53] [--timeout 5s] [flags]\n" +
-			"\tcheck the file's permissions and the public URL, issuer and resource; --public also DNS,\n" +
-			"\tport 443, the certificate, the OAuth discovery documents and the 401 that hosted assistants need", runDoctor},
+		command{"doctor", "doctor [--public] [flags]\tcheck the file's permissions and the public URL, issuer and resource;\n" +
+			"\t--public also DNS, port 443, the certificate, the OAuth discovery documents and\n" +
+			"\tthe 401 that hosted assistants need (--env-file, --resolver, --timeout: see --help)", runDoctor},
 		command{"version", "version\tprint the version", func(_ context.Context, env *ops.Env, args []string) error {
 			if len(args) > 0 && !isHelp(args[0]) {
 				return usageErr("version: takes no arguments")
@@ -99,7 +100,7 @@ func openMemories(db *kv.DB, getenv func(string) string, stderr io.Writer) (*mem
 func configFor(name string, env *ops.Env, args []string, extra func(*flag.FlagSet)) (cfg Config, done bool, err error) {
 	cfg, rest, err := loadConfig(name, args, env.Getenv, extra)
 	if errors.Is(err, flag.ErrHelp) {
-		return cfg, true, commandUsage(env.Stdout, name)
+		return cfg, true, commandUsage(env.Stdout, name, extra)
 	}
 	if err != nil {
 		return cfg, false, err
@@ -215,12 +216,17 @@ func stdio(ctx context.Context, cfg Config, stdin io.Reader, stdout, stderr io.W
 	return a.Close()
 }
 
+var gap = regexp.MustCompile(`(?m)^(\S.*?) {2,}`)
+
 // usage prints every command once, from the command table, and every setting.
 func usage(w io.Writer) error {
 	fmt.Fprint(w, "ownsona: a personal memory server for AI assistants, in one file.\n\nUsage:\n")
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	for _, c := range commands() {
-		for i, line := range strings.Split(c.synopsis, "\n") {
+		// The first run of spaces separates the form from what it does (ops aligns its own
+		// synopses with spaces); a tab lets the table align every command alike.
+		syn := gap.ReplaceAllString(c.synopsis, "${1}\t")
+		for i, line := range strings.Split(syn, "\n") {
 			if i == 0 {
 				fmt.Fprintf(tw, "  ownsona %s\n", line)
 			} else {
@@ -235,8 +241,9 @@ func usage(w io.Writer) error {
 	return nil
 }
 
-// commandUsage is a serving command's --help: its line of the table and the settings it takes.
-func commandUsage(w io.Writer, name string) error {
+// commandUsage is a serving command's --help: its line of the table, its own flags (extra), and
+// the settings it takes.
+func commandUsage(w io.Writer, name string, extra func(*flag.FlagSet)) error {
 	for _, c := range commands() {
 		if c.name == name {
 			first, rest, _ := strings.Cut(c.synopsis, "\n")
@@ -248,6 +255,13 @@ func commandUsage(w io.Writer, name string) error {
 				}
 			}
 		}
+	}
+	if extra != nil {
+		fs := flag.NewFlagSet(name, flag.ContinueOnError)
+		extra(fs)
+		fmt.Fprint(w, "\nFlags:\n")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
 	}
 	fmt.Fprint(w, "\nSettings (flag, environment variable, default):\n")
 	printSettings(w, name)

@@ -1,5 +1,5 @@
-// Shared by the end-to-end suites: start `ownsona serve` on a free loopback port (with personal
-// access tokens created first and a known owner password), and act as the owner's browser in the
+// Shared by the end-to-end suites: start `ownsona serve` on a free loopback port (with a known
+// owner password, and personal access tokens created through its admin socket), and act as the owner's browser in the
 // OAuth login and consent pages with plain fetch (cookies and hidden fields kept).
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -52,8 +52,8 @@ export function tempDir(t, prefix = 'ownsona-e2e-') {
   return dir;
 }
 
-// createToken runs `ownsona token create` on a database that no server holds, and returns the
-// personal access token it prints.
+// createToken runs `ownsona token create` on a database (through the admin socket of the server
+// that holds it, as an owner would), and returns the personal access token it prints.
 export function createToken(db, name, scope) {
   const args = ['token', 'create', '--name', name, '--db', db];
   if (scope) args.push('--scope', scope);
@@ -64,15 +64,13 @@ export function createToken(db, name, scope) {
   return tok;
 }
 
-// startServe runs `ownsona serve --addr 127.0.0.1:0` on a fresh database, after creating the named
-// personal access tokens ({name: scope|undefined}), and waits for its "serving MCP over HTTP" log
-// line. It returns {url, origin, issuer, port, tokens, log()}; the server is stopped and the
+// startServe runs `ownsona serve --addr 127.0.0.1:0` on a fresh database, waits for its
+// "serving MCP over HTTP" log line, then creates the named personal access tokens ({name:
+// scope|undefined}) through its admin socket. It returns {url, origin, issuer, port, tokens, log()}; the server is stopped and the
 // database removed when the test ends.
 export async function startServe(t, { pats = {}, env = {} } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'ownsona-serve-'));
   const db = join(dir, 'ownsona.db');
-  const tokens = {};
-  for (const [name, scope] of Object.entries(pats)) tokens[name] = createToken(db, name, scope);
   // Rate limits are off unless a test is about them: the suites call tools faster than any assistant.
   const childEnv = { ...process.env, OWNSONA_LOGIN_USERNAME: OWNER, OWNSONA_LOGIN_PASSWORD: PASSWORD, OWNSONA_RATE_LIMIT: '0', ...env };
   for (const k of ['OWNSONA_PUBLIC_URL', 'OWNSONA_ADDR', 'OWNSONA_DB', 'OWNSONA_TRUSTED_PROXIES']) delete childEnv[k];
@@ -109,6 +107,8 @@ export async function startServe(t, { pats = {}, env = {} } = {}) {
     proc.stderr.on('data', scan);
     proc.once('exit', onExit);
   });
+  const tokens = {};
+  for (const [name, scope] of Object.entries(pats)) tokens[name] = createToken(db, name, scope);
   const url = new URL(rec.url);
   assert.equal(url.hostname, '127.0.0.1');
   assert.equal(url.pathname, '/mcp');
