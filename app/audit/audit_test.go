@@ -22,24 +22,6 @@ var (
 	tNow = t0.AddDate(0, 0, 7)
 )
 
-// clock is a settable time source for Config.Now.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
 // MustOpenDB opens a new database file in a temporary directory, closed at cleanup.
 func MustOpenDB(tb testing.TB) *kv.DB {
 	tb.Helper()
@@ -309,23 +291,26 @@ func TestLog_PruneCount(t *testing.T) {
 }
 
 func TestLog_PruneAge(t *testing.T) {
-	db := MustOpenDB(t)
-	c := &clock{t: t0}
-	l := MustOpenLog(t, db, audit.Config{Now: c.Now, MaxAge: time.Hour})
-	for i := range 10 {
-		l.Record(sample(i * 10)) // t0, t0+10m, …, t0+90m
-	}
-	MustFlush(t, l)
-	if got := len(MustQuery(t, db, audit.Filter{})); got != 10 {
-		t.Fatalf("%d entries stored, want 10 (none too old yet)", got)
-	}
-	c.Set(t0.Add(time.Hour + 45*time.Minute)) // keeps t0+45m and later
-	MustFlush(t, l)                           // nothing pending: prunes only
-	got := MustQuery(t, db, audit.Filter{OldestFirst: true})
-	wantEntries(t, got, []audit.Entry{sample(50), sample(60), sample(70), sample(80), sample(90)})
-	if s := l.Stats(); s.Stored != 5 || s.Pruned != 5 {
-		t.Errorf("Stats = %+v, want 5 stored, 5 pruned", s)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		time.Sleep(t0.Sub(time.Now())) // the bubble's clock starts in 2000: move it to the samples'
+		db := MustOpenDB(t)
+		// The clock is the bubble's; no tick within the test, so the Flush below prunes.
+		l := MustOpenLog(t, db, audit.Config{Now: time.Now, MaxAge: time.Hour, FlushInterval: 24 * time.Hour})
+		for i := range 10 {
+			l.Record(sample(i * 10)) // t0, t0+10m, …, t0+90m
+		}
+		MustFlush(t, l)
+		if got := len(MustQuery(t, db, audit.Filter{})); got != 10 {
+			t.Fatalf("%d entries stored, want 10 (none too old yet)", got)
+		}
+		time.Sleep(time.Hour + 45*time.Minute) // keeps t0+45m and later
+		MustFlush(t, l)                        // nothing pending: prunes only
+		got := MustQuery(t, db, audit.Filter{OldestFirst: true})
+		wantEntries(t, got, []audit.Entry{sample(50), sample(60), sample(70), sample(80), sample(90)})
+		if s := l.Stats(); s.Stored != 5 || s.Pruned != 5 {
+			t.Errorf("Stats = %+v, want 5 stored, 5 pruned", s)
+		}
+	})
 }
 
 func TestLog_Reopen(t *testing.T) {

@@ -14,170 +14,160 @@ import (
 	"github.com/ownsona/ownsona/app/limit"
 )
 
-// clock is a settable time source for Config.Now.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Unix(1_700_000_000, 0)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-// MustNew returns a Limiter at 120/min, burst 20, on a fresh clock, with cfg's other fields.
-func MustNew(tb testing.TB, cfg limit.Config) (*limit.Limiter, *clock) {
+// MustNew returns a Limiter at 120/min, burst 20, with cfg's other fields. Unless cfg.Now
+// says otherwise its clock is time.Now: call it inside a synctest bubble, whose time stands
+// still until the test sleeps.
+func MustNew(tb testing.TB, cfg limit.Config) *limit.Limiter {
 	tb.Helper()
-	c := newClock()
 	if cfg.PerMinute == 0 {
 		cfg.PerMinute, cfg.Burst = limit.DefaultPerMinute, limit.DefaultBurst
 	}
-	cfg.Now = c.Now
 	l := limit.New(cfg)
 	if l == nil {
 		tb.Fatal("New returned nil")
 	}
-	return l, c
+	return l
 }
 
 func TestLimiter_Allow(t *testing.T) {
 	t.Run("burst then refusal", func(t *testing.T) {
-		l, _ := MustNew(t, limit.Config{})
-		for i := range limit.DefaultBurst {
+		synctest.Test(t, func(t *testing.T) {
+			l := MustNew(t, limit.Config{})
+			for i := range limit.DefaultBurst {
+				d := l.Allow("client:a")
+				if !d.Allowed {
+					t.Fatalf("request %d refused", i+1)
+				}
+				if got, want := d.Remaining, limit.DefaultBurst-1-i; got != want {
+					t.Errorf("request %d: Remaining = %d, want %d", i+1, got, want)
+				}
+				if d.RetryAfter != 0 || d.RetryAfterSeconds() != 0 {
+					t.Errorf("request %d: RetryAfter = %v, want 0", i+1, d.RetryAfter)
+				}
+			}
 			d := l.Allow("client:a")
-			if !d.Allowed {
-				t.Fatalf("request %d refused", i+1)
+			if d.Allowed {
+				t.Fatal("request past the burst allowed")
 			}
-			if got, want := d.Remaining, limit.DefaultBurst-1-i; got != want {
-				t.Errorf("request %d: Remaining = %d, want %d", i+1, got, want)
+			if got, want := d.RetryAfter, 500*time.Millisecond; got != want {
+				t.Errorf("RetryAfter = %v, want %v", got, want)
 			}
-			if d.RetryAfter != 0 || d.RetryAfterSeconds() != 0 {
-				t.Errorf("request %d: RetryAfter = %v, want 0", i+1, d.RetryAfter)
+			if got, want := d.RetryAfterSeconds(), 1; got != want {
+				t.Errorf("RetryAfterSeconds = %d, want %d", got, want)
 			}
-		}
-		d := l.Allow("client:a")
-		if d.Allowed {
-			t.Fatal("request past the burst allowed")
-		}
-		if got, want := d.RetryAfter, 500*time.Millisecond; got != want {
-			t.Errorf("RetryAfter = %v, want %v", got, want)
-		}
-		if got, want := d.RetryAfterSeconds(), 1; got != want {
-			t.Errorf("RetryAfterSeconds = %d, want %d", got, want)
-		}
-		if d.Remaining != 0 {
-			t.Errorf("Remaining = %d, want 0", d.Remaining)
-		}
-		if !l.Allow("client:b").Allowed {
-			t.Error("another key refused")
-		}
+			if d.Remaining != 0 {
+				t.Errorf("Remaining = %d, want 0", d.Remaining)
+			}
+			if !l.Allow("client:b").Allowed {
+				t.Error("another key refused")
+			}
+		})
 	})
 
 	t.Run("refill rate", func(t *testing.T) {
-		l, c := MustNew(t, limit.Config{})
-		for range limit.DefaultBurst {
-			l.Allow("k")
-		}
-		c.Advance(499 * time.Millisecond)
-		if d := l.Allow("k"); d.Allowed {
-			t.Fatal("allowed before a token refilled")
-		} else if got, want := d.RetryAfter, time.Millisecond; got != want {
-			t.Errorf("RetryAfter = %v, want %v", got, want)
-		}
-		c.Advance(time.Millisecond)
-		if d := l.Allow("k"); !d.Allowed || d.Remaining != 0 {
-			t.Fatalf("after one interval: %+v, want allowed with 0 remaining", d)
-		}
-		// 5 s refill 10 tokens: 10 requests pass, the 11th does not.
-		c.Advance(5 * time.Second)
-		for i := range 10 {
-			if d := l.Allow("k"); !d.Allowed || d.Remaining != 9-i {
-				t.Fatalf("request %d after 5s: %+v, want allowed with %d remaining", i+1, d, 9-i)
+		synctest.Test(t, func(t *testing.T) {
+			l := MustNew(t, limit.Config{})
+			for range limit.DefaultBurst {
+				l.Allow("k")
 			}
-		}
-		if l.Allow("k").Allowed {
-			t.Fatal("11th request after 5s allowed")
-		}
-		// An idle minute fills the bucket, and no more than full.
-		c.Advance(time.Hour)
-		n := 0
-		for l.Allow("k").Allowed {
-			n++
-		}
-		if n != limit.DefaultBurst {
-			t.Errorf("after an idle hour %d requests passed, want %d", n, limit.DefaultBurst)
-		}
+			time.Sleep(499 * time.Millisecond)
+			if d := l.Allow("k"); d.Allowed {
+				t.Fatal("allowed before a token refilled")
+			} else if got, want := d.RetryAfter, time.Millisecond; got != want {
+				t.Errorf("RetryAfter = %v, want %v", got, want)
+			}
+			time.Sleep(time.Millisecond)
+			if d := l.Allow("k"); !d.Allowed || d.Remaining != 0 {
+				t.Fatalf("after one interval: %+v, want allowed with 0 remaining", d)
+			}
+			// 5 s refill 10 tokens: 10 requests pass, the 11th does not.
+			time.Sleep(5 * time.Second)
+			for i := range 10 {
+				if d := l.Allow("k"); !d.Allowed || d.Remaining != 9-i {
+					t.Fatalf("request %d after 5s: %+v, want allowed with %d remaining", i+1, d, 9-i)
+				}
+			}
+			if l.Allow("k").Allowed {
+				t.Fatal("11th request after 5s allowed")
+			}
+			// An idle minute fills the bucket, and no more than full.
+			time.Sleep(time.Hour)
+			n := 0
+			for l.Allow("k").Allowed {
+				n++
+			}
+			if n != limit.DefaultBurst {
+				t.Errorf("after an idle hour %d requests passed, want %d", n, limit.DefaultBurst)
+			}
+		})
 	})
 
 	t.Run("retry after", func(t *testing.T) {
-		l, c := MustNew(t, limit.Config{PerMinute: 7, Burst: 1})
-		interval := time.Minute / 7
-		if !l.Allow("k").Allowed {
-			t.Fatal("first request refused")
-		}
-		for _, tc := range []struct {
-			wait    time.Duration // before the request
-			want    time.Duration
-			seconds int
-		}{
-			{0, interval, 9}, // 8.571428571s
-			{8 * time.Second, interval - 8*time.Second, 1},
-			{interval - 8*time.Second - time.Nanosecond, time.Nanosecond, 1},
-		} {
-			c.Advance(tc.wait)
-			d := l.Allow("k")
-			if d.Allowed {
-				t.Fatalf("after %v: allowed", tc.wait)
+		synctest.Test(t, func(t *testing.T) {
+			l := MustNew(t, limit.Config{PerMinute: 7, Burst: 1})
+			interval := time.Minute / 7
+			if !l.Allow("k").Allowed {
+				t.Fatal("first request refused")
 			}
-			if d.RetryAfter != tc.want || d.RetryAfterSeconds() != tc.seconds {
-				t.Errorf("after %v: RetryAfter = %v (%ds), want %v (%ds)",
-					tc.wait, d.RetryAfter, d.RetryAfterSeconds(), tc.want, tc.seconds)
+			for _, tc := range []struct {
+				wait    time.Duration // before the request
+				want    time.Duration
+				seconds int
+			}{
+				{0, interval, 9}, // 8.571428571s
+				{8 * time.Second, interval - 8*time.Second, 1},
+				{interval - 8*time.Second - time.Nanosecond, time.Nanosecond, 1},
+			} {
+				time.Sleep(tc.wait)
+				d := l.Allow("k")
+				if d.Allowed {
+					t.Fatalf("after %v: allowed", tc.wait)
+				}
+				if d.RetryAfter != tc.want || d.RetryAfterSeconds() != tc.seconds {
+					t.Errorf("after %v: RetryAfter = %v (%ds), want %v (%ds)",
+						tc.wait, d.RetryAfter, d.RetryAfterSeconds(), tc.want, tc.seconds)
+				}
 			}
-		}
-		c.Advance(time.Nanosecond)
-		if !l.Allow("k").Allowed {
-			t.Fatal("refused once RetryAfter has passed")
-		}
+			time.Sleep(time.Nanosecond)
+			if !l.Allow("k").Allowed {
+				t.Fatal("refused once RetryAfter has passed")
+			}
+		})
 	})
 
 	t.Run("remaining never negative", func(t *testing.T) {
-		l, c := MustNew(t, limit.Config{PerMinute: 600, Burst: 3})
-		allowed := 0
-		for i := range 5000 {
-			if i%7 == 0 {
-				c.Advance(time.Duration(i%5) * 30 * time.Millisecond)
+		synctest.Test(t, func(t *testing.T) {
+			l := MustNew(t, limit.Config{PerMinute: 600, Burst: 3})
+			allowed := 0
+			for i := range 5000 {
+				if i%7 == 0 {
+					time.Sleep(time.Duration(i%5) * 30 * time.Millisecond)
+				}
+				d := l.Allow("k")
+				if d.Remaining < 0 || d.Remaining > 2 {
+					t.Fatalf("request %d: Remaining = %d, want 0..2", i, d.Remaining)
+				}
+				if !d.Allowed && (d.RetryAfter <= 0 || d.RetryAfterSeconds() < 1) {
+					t.Fatalf("request %d refused with RetryAfter %v", i, d.RetryAfter)
+				}
+				if d.Allowed {
+					allowed++
+				}
 			}
-			d := l.Allow("k")
-			if d.Remaining < 0 || d.Remaining > 2 {
-				t.Fatalf("request %d: Remaining = %d, want 0..2", i, d.Remaining)
+			if allowed == 0 {
+				t.Error("nothing allowed")
 			}
-			if !d.Allowed && (d.RetryAfter <= 0 || d.RetryAfterSeconds() < 1) {
-				t.Fatalf("request %d refused with RetryAfter %v", i, d.RetryAfter)
-			}
-			if d.Allowed {
-				allowed++
-			}
-		}
-		if allowed == 0 {
-			t.Error("nothing allowed")
-		}
+		})
 	})
 
 	t.Run("clock going back", func(t *testing.T) {
-		l, c := MustNew(t, limit.Config{})
+		// A synctest clock never goes back, so this one is a plain variable.
+		now := time.Unix(1_700_000_000, 0)
+		l := MustNew(t, limit.Config{Now: func() time.Time { return now }})
 		for range limit.DefaultBurst {
 			l.Allow("k")
 		}
-		c.Advance(-24 * time.Hour)
+		now = now.Add(-24 * time.Hour)
 		d := l.Allow("k")
 		if d.Allowed {
 			t.Fatal("allowed right after the burst")
@@ -213,83 +203,88 @@ func TestLimiter_Off(t *testing.T) {
 }
 
 func TestDecision_SetHeaders(t *testing.T) {
-	l, c := MustNew(t, limit.Config{}) // clock at 1_700_000_000 exactly
-	now := c.Now().Unix()
-	for _, tc := range []struct {
-		name     string
-		requests int // made before the one whose headers are checked
-		want     map[string]string
-	}{
-		{"first", 0, map[string]string{
-			"X-Ratelimit-Limit": "120", "X-Ratelimit-Remaining": "19",
-			"X-Ratelimit-Reset": strconv.FormatInt(now+1, 10), // full again in 0.5s, rounded up
-		}},
-		{"last of the burst", 18, map[string]string{
-			"X-Ratelimit-Limit": "120", "X-Ratelimit-Remaining": "0",
-			"X-Ratelimit-Reset": strconv.FormatInt(now+10, 10),
-		}},
-		{"refused", 0, map[string]string{
-			"X-Ratelimit-Limit": "120", "X-Ratelimit-Remaining": "0",
-			"X-Ratelimit-Reset": strconv.FormatInt(now+10, 10), "Retry-After": "1",
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := MustNew(t, limit.Config{})
+		now := time.Now().Unix() // the bubble's clock starts on a whole second
+		for _, tc := range []struct {
+			name     string
+			requests int // made before the one whose headers are checked
+			want     map[string]string
+		}{
+			{"first", 0, map[string]string{
+				"X-Ratelimit-Limit": "120", "X-Ratelimit-Remaining": "19",
+				"X-Ratelimit-Reset": strconv.FormatInt(now+1, 10), // full again in 0.5s, rounded up
+			}},
+			{"last of the burst", 18, map[string]string{
+				"X-Ratelimit-Limit": "120", "X-Ratelimit-Remaining": "0",
+				"X-Ratelimit-Reset": strconv.FormatInt(now+10, 10),
+			}},
+			{"refused", 0, map[string]string{
+				"X-Ratelimit-Limit": "120", "X-Ratelimit-Remaining": "0",
+				"X-Ratelimit-Reset": strconv.FormatInt(now+10, 10), "Retry-After": "1",
+			}},
+		} {
+			// One bucket across the cases, in order; a bubble cannot hold subtests.
 			for range tc.requests {
 				l.Allow("k")
 			}
 			h := http.Header{}
 			l.Allow("k").SetHeaders(h)
 			if len(h) != len(tc.want) {
-				t.Errorf("headers = %v, want %v", h, tc.want)
+				t.Errorf("%s: headers = %v, want %v", tc.name, h, tc.want)
 			}
 			for k, want := range tc.want {
 				if got := h.Get(k); got != want {
-					t.Errorf("%s = %q, want %q", k, got, want)
+					t.Errorf("%s: %s = %q, want %q", tc.name, k, got, want)
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 func TestLimiter_Eviction(t *testing.T) {
 	t.Run("bounded under a flood of 1M keys", func(t *testing.T) {
-		l, c := MustNew(t, limit.Config{})
-		for range limit.DefaultBurst + 5 {
-			l.Allow("client:heavy")
-		}
-		for i := range 1_000_000 {
-			if i%1000 == 0 {
-				c.Advance(time.Millisecond) // 1 s in all: most flood buckets stay live
+		synctest.Test(t, func(t *testing.T) {
+			l := MustNew(t, limit.Config{})
+			for range limit.DefaultBurst + 5 {
+				l.Allow("client:heavy")
 			}
-			if !l.Allow("ip:" + strconv.Itoa(i)).Allowed {
-				t.Fatalf("new key %d refused", i)
+			for i := range 1_000_000 {
+				if i%1000 == 0 {
+					time.Sleep(time.Millisecond) // 1 s in all: most flood buckets stay live
+				}
+				if !l.Allow("ip:" + strconv.Itoa(i)).Allowed {
+					t.Fatalf("new key %d refused", i)
+				}
+				if i%50_000 == 0 && l.Len() > limit.DefaultMaxKeys {
+					t.Fatalf("after %d keys: Len = %d, want ≤ %d", i+1, l.Len(), limit.DefaultMaxKeys)
+				}
 			}
-			if i%50_000 == 0 && l.Len() > limit.DefaultMaxKeys {
-				t.Fatalf("after %d keys: Len = %d, want ≤ %d", i+1, l.Len(), limit.DefaultMaxKeys)
+			if n := l.Len(); n > limit.DefaultMaxKeys || n < limit.DefaultMaxKeys/2 {
+				t.Errorf("Len = %d, want between %d and %d", n, limit.DefaultMaxKeys/2, limit.DefaultMaxKeys)
 			}
-		}
-		if n := l.Len(); n > limit.DefaultMaxKeys || n < limit.DefaultMaxKeys/2 {
-			t.Errorf("Len = %d, want between %d and %d", n, limit.DefaultMaxKeys/2, limit.DefaultMaxKeys)
-		}
-		// The heavy user's bucket, furthest from full, outlived the flood: in the flood's 1 s it
-		// refilled 2 tokens, where a forgotten bucket would hold 20.
-		if d := l.Allow("client:heavy"); !d.Allowed || d.Remaining != 1 {
-			t.Errorf("heavy user after the flood: %+v, want allowed with 1 remaining", d)
-		}
+			// The heavy user's bucket, furthest from full, outlived the flood: in the flood's 1 s it
+			// refilled 2 tokens, where a forgotten bucket would hold 20.
+			if d := l.Allow("client:heavy"); !d.Allowed || d.Remaining != 1 {
+				t.Errorf("heavy user after the flood: %+v, want allowed with 1 remaining", d)
+			}
+		})
 	})
 
 	t.Run("bounded when buckets refill", func(t *testing.T) {
-		l, c := MustNew(t, limit.Config{MaxKeys: 64}) // 2 per shard
-		for i := range 64 {
-			l.Allow(strconv.Itoa(i))
-		}
-		c.Advance(time.Second) // every bucket is full again
-		for i := range 1000 {
-			l.Allow("new" + strconv.Itoa(i))
-			if l.Len() > 64 {
-				t.Fatalf("Len = %d, want ≤ 64", l.Len())
+		synctest.Test(t, func(t *testing.T) {
+			l := MustNew(t, limit.Config{MaxKeys: 64}) // 2 per shard
+			for i := range 64 {
+				l.Allow(strconv.Itoa(i))
 			}
-		}
+			time.Sleep(time.Second) // every bucket is full again
+			for i := range 1000 {
+				l.Allow("new" + strconv.Itoa(i))
+				if l.Len() > 64 {
+					t.Fatalf("Len = %d, want ≤ 64", l.Len())
+				}
+			}
+		})
 	})
 }
 
@@ -333,45 +328,49 @@ func TestRemoteAddrKey(t *testing.T) {
 
 // TestLimiter_IPv6Prefix: addresses of one /64 share a bucket; another /64 has its own.
 func TestLimiter_IPv6Prefix(t *testing.T) {
-	l, _ := MustNew(t, limit.Config{PerMinute: 60, Burst: 2})
-	for i, addr := range []string{"2001:db8:0:1::1", "2001:db8:0:1::2"} {
-		if !l.Allow(limit.IPKey(netip.MustParseAddr(addr))).Allowed {
-			t.Fatalf("request %d from %s refused", i+1, addr)
+	synctest.Test(t, func(t *testing.T) {
+		l := MustNew(t, limit.Config{PerMinute: 60, Burst: 2})
+		for i, addr := range []string{"2001:db8:0:1::1", "2001:db8:0:1::2"} {
+			if !l.Allow(limit.IPKey(netip.MustParseAddr(addr))).Allowed {
+				t.Fatalf("request %d from %s refused", i+1, addr)
+			}
 		}
-	}
-	if l.Allow(limit.IPKey(netip.MustParseAddr("2001:db8:0:1:aaaa::3"))).Allowed {
-		t.Error("a third address of the /64 got a fresh bucket")
-	}
-	if !l.Allow(limit.IPKey(netip.MustParseAddr("2001:db8:0:2::1"))).Allowed {
-		t.Error("another /64 refused")
-	}
+		if l.Allow(limit.IPKey(netip.MustParseAddr("2001:db8:0:1:aaaa::3"))).Allowed {
+			t.Error("a third address of the /64 got a fresh bucket")
+		}
+		if !l.Allow(limit.IPKey(netip.MustParseAddr("2001:db8:0:2::1"))).Allowed {
+			t.Error("another /64 refused")
+		}
+	})
 }
 
 // TestLimiter_Concurrent: many goroutines on one key at a frozen instant get exactly Burst
 // tokens between them; others, on their own keys, run alongside (for -race).
 func TestLimiter_Concurrent(t *testing.T) {
-	l, _ := MustNew(t, limit.Config{PerMinute: 60, Burst: 50})
-	var allowed atomic.Int64
-	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Go(func() {
-			for i := range 2000 {
-				if l.Allow("shared").Allowed {
-					allowed.Add(1)
+	synctest.Test(t, func(t *testing.T) {
+		l := MustNew(t, limit.Config{PerMinute: 60, Burst: 50})
+		var allowed atomic.Int64
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Go(func() {
+				for i := range 2000 {
+					if l.Allow("shared").Allowed {
+						allowed.Add(1)
+					}
+					l.Allow("own:" + strconv.Itoa(g) + ":" + strconv.Itoa(i%100))
 				}
-				l.Allow("own:" + strconv.Itoa(g) + ":" + strconv.Itoa(i%100))
+			})
+		}
+		wg.Go(func() {
+			for range 100 {
+				_ = l.Len()
 			}
 		})
-	}
-	wg.Go(func() {
-		for range 100 {
-			_ = l.Len()
+		wg.Wait()
+		if got, want := allowed.Load(), int64(50); got != want {
+			t.Errorf("%d requests allowed on the shared key, want %d", got, want)
 		}
 	})
-	wg.Wait()
-	if got, want := allowed.Load(), int64(50); got != want {
-		t.Errorf("%d requests allowed on the shared key, want %d", got, want)
-	}
 }
 
 // TestLimiter_RealClock runs with the default clock in a synctest bubble: a refused request

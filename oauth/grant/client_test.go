@@ -5,56 +5,58 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ownsona/ownsona/kv"
 )
 
 func TestStore_RegisterClient(t *testing.T) {
-	clk := newClock()
-	s := MustOpenStore(t, clk, Config{})
-	uris := []string{testRedirect, "http://127.0.0.1/callback"}
-	c, err := s.RegisterClient(ClientMeta{Name: "Claude", RedirectURIs: uris})
-	if err != nil {
-		t.Fatal(err)
-	}
-	uris[0] = "changed" // the Store keeps its own copy
-	if !strings.HasPrefix(c.ID, ClientIDPrefix) || strings.HasPrefix(c.ID, "https://") {
-		t.Errorf("client id %q", c.ID)
-	}
-	got, err := s.Client(c.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Name != "Claude" || !slices.Equal(got.RedirectURIs, []string{testRedirect, "http://127.0.0.1/callback"}) {
-		t.Errorf("client = %+v", got)
-	}
-	if !got.CreatedAt.Equal(clk.Now()) || !got.LastUsedAt.Equal(clk.Now()) || got.AuthorizedAt != nil {
-		t.Errorf("times: created %v, last used %v, authorized %v", got.CreatedAt, got.LastUsedAt, got.AuthorizedAt)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s := MustOpenStore(t, Config{})
+		uris := []string{testRedirect, "http://127.0.0.1/callback"}
+		c, err := s.RegisterClient(ClientMeta{Name: "Claude", RedirectURIs: uris})
+		if err != nil {
+			t.Fatal(err)
+		}
+		uris[0] = "changed" // the Store keeps its own copy
+		if !strings.HasPrefix(c.ID, ClientIDPrefix) || strings.HasPrefix(c.ID, "https://") {
+			t.Errorf("client id %q", c.ID)
+		}
+		got, err := s.Client(c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Name != "Claude" || !slices.Equal(got.RedirectURIs, []string{testRedirect, "http://127.0.0.1/callback"}) {
+			t.Errorf("client = %+v", got)
+		}
+		if !got.CreatedAt.Equal(time.Now()) || !got.LastUsedAt.Equal(time.Now()) || got.AuthorizedAt != nil {
+			t.Errorf("times: created %v, last used %v, authorized %v", got.CreatedAt, got.LastUsedAt, got.AuthorizedAt)
+		}
 
-	clk.Add(time.Minute)
-	MustCode(t, s, c.ID)
-	got, _ = s.Client(c.ID)
-	if got.AuthorizedAt == nil || !got.AuthorizedAt.Equal(clk.Now()) || !got.LastUsedAt.Equal(clk.Now()) {
-		t.Errorf("after IssueCode: authorized %v, last used %v", got.AuthorizedAt, got.LastUsedAt)
-	}
-	first := *got.AuthorizedAt
-	clk.Add(time.Minute)
-	MustCode(t, s, c.ID)
-	got, _ = s.Client(c.ID)
-	if !got.AuthorizedAt.Equal(first) {
-		t.Errorf("AuthorizedAt moved from %v to %v", first, got.AuthorizedAt)
-	}
+		time.Sleep(time.Minute)
+		MustCode(t, s, c.ID)
+		got, _ = s.Client(c.ID)
+		if got.AuthorizedAt == nil || !got.AuthorizedAt.Equal(time.Now()) || !got.LastUsedAt.Equal(time.Now()) {
+			t.Errorf("after IssueCode: authorized %v, last used %v", got.AuthorizedAt, got.LastUsedAt)
+		}
+		first := *got.AuthorizedAt
+		time.Sleep(time.Minute)
+		MustCode(t, s, c.ID)
+		got, _ = s.Client(c.ID)
+		if !got.AuthorizedAt.Equal(first) {
+			t.Errorf("AuthorizedAt moved from %v to %v", first, got.AuthorizedAt)
+		}
 
-	all, err := s.Clients()
-	if err != nil || len(all) != 1 || all[0].ID != c.ID {
-		t.Errorf("Clients() = %v, %v", all, err)
-	}
+		all, err := s.Clients()
+		if err != nil || len(all) != 1 || all[0].ID != c.ID {
+			t.Errorf("Clients() = %v, %v", all, err)
+		}
+	})
 }
 
 func TestStore_Client(t *testing.T) {
-	s := MustOpenStore(t, nil, Config{})
+	s := MustOpenStore(t, Config{})
 	for _, id := range []string{"", "cl_nope", "https://claude.ai/client.json"} {
 		if _, err := s.Client(id); err != ErrInvalidClient {
 			t.Errorf("Client(%q): %v, want ErrInvalidClient", id, err)
@@ -63,7 +65,7 @@ func TestStore_Client(t *testing.T) {
 }
 
 func TestStore_MaxClients(t *testing.T) {
-	s := MustOpenStore(t, nil, Config{MaxClients: 3})
+	s := MustOpenStore(t, Config{MaxClients: 3})
 	var last *Client
 	for range 3 {
 		last = MustRegister(t, s)
@@ -80,7 +82,7 @@ func TestStore_MaxClients(t *testing.T) {
 }
 
 func TestStore_DeleteClient(t *testing.T) {
-	s := MustOpenStore(t, nil, Config{})
+	s := MustOpenStore(t, Config{})
 	c, other := MustRegister(t, s), MustRegister(t, s)
 	tok := MustTokens(t, s, c.ID)
 	otherTok := MustTokens(t, s, other.ID)
@@ -119,99 +121,100 @@ func TestStore_DeleteClient(t *testing.T) {
 }
 
 func TestStore_GC(t *testing.T) {
-	clk := newClock()
-	s := MustOpenStore(t, clk, Config{})
-	start := clk.Now()
+	synctest.Test(t, func(t *testing.T) {
+		s := MustOpenStore(t, Config{})
+		start := time.Now()
 
-	// Registered at start.
-	neverAuthorized := MustRegister(t, s)
-	authorizedThenIdle := MustRegister(t, s)
-	MustTokens(t, s, authorizedThenIdle.ID)
-	active := MustRegister(t, s)
-	activeTok := MustTokens(t, s, active.ID)
-	revoked := MustTokens(t, s, active.ID)
-	if err := s.RevokeGrant(revoked.GrantID); err != nil {
-		t.Fatal(err)
-	}
-	MustCode(t, s, active.ID) // expires unused
-
-	// 23h later: nothing to collect yet.
-	clk.Add(23 * time.Hour)
-	young := MustRegister(t, s)
-	st, err := s.GC(clk.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st != (GCStats{}) {
-		t.Errorf("GC at 23h: %+v, want nothing", st)
-	}
-
-	// 26h: the never-authorized client, the old code and the revoked family go.
-	clk.Add(3 * time.Hour)
-	st, err = s.GC(clk.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := (GCStats{Clients: 1, Codes: 4, Grants: 1, RefreshTokens: 1}); st != want {
-		t.Errorf("GC at 26h: %+v, want %+v", st, want)
-	}
-	for _, tt := range []struct {
-		c    *Client
-		kept bool
-	}{{neverAuthorized, false}, {authorizedThenIdle, true}, {active, true}, {young, true}} {
-		if _, err := s.Client(tt.c.ID); (err == nil) != tt.kept {
-			t.Errorf("client registered at %v: kept = %v, want %v", tt.c.CreatedAt.Sub(start), err == nil, tt.kept)
-		}
-	}
-
-	// Keep active in use every 20 days; authorizedThenIdle is unused for 90 days.
-	tok := activeTok
-	for range 4 {
-		clk.Add(20 * 24 * time.Hour)
-		if tok, err = s.Refresh(tok.RefreshToken, active.ID, nil, ""); err != nil {
+		// Registered at start.
+		neverAuthorized := MustRegister(t, s)
+		authorizedThenIdle := MustRegister(t, s)
+		MustTokens(t, s, authorizedThenIdle.ID)
+		active := MustRegister(t, s)
+		activeTok := MustTokens(t, s, active.ID)
+		revoked := MustTokens(t, s, active.ID)
+		if err := s.RevokeGrant(revoked.GrantID); err != nil {
 			t.Fatal(err)
 		}
-	}
-	clk.Add(9 * 24 * time.Hour) // 90 days and 2h after start
-	st, err = s.GC(clk.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Client(authorizedThenIdle.ID); err != ErrInvalidClient {
-		t.Errorf("client unused for 90 days kept: %v", err)
-	}
-	if _, err := s.Client(active.ID); err != nil {
-		t.Errorf("client in use removed: %v", err)
-	}
-	if _, err := s.Client(young.ID); err != ErrInvalidClient {
-		t.Errorf("never-authorized client kept: %v", err)
-	}
-	// authorizedThenIdle's family was idle for 90 days: removed, tokens too.
-	if st.Clients != 2 || st.Grants != 1 || st.RefreshTokens != 1 {
-		t.Errorf("GC at 91d: %+v", st)
-	}
-	checkInvariants(t, s)
+		MustCode(t, s, active.ID) // expires unused
 
-	// Past RefreshMax + Retention, the active family goes too.
-	clk.Add(2 * 24 * time.Hour)
-	if _, err := s.Refresh(tok.RefreshToken, active.ID, nil, ""); !errors.Is(err, ErrInvalidGrant) {
-		t.Errorf("refresh of a family past RefreshMax: %v", err)
-	}
-	st, err = s.GC(clk.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Grants != 1 || st.RefreshTokens != 5 {
-		t.Errorf("GC after max age: %+v", st)
-	}
-	if s.GrantActive(tok.GrantID) {
-		t.Error("collected grant still active")
-	}
-	checkInvariants(t, s)
+		// 23h later: nothing to collect yet.
+		time.Sleep(23 * time.Hour)
+		young := MustRegister(t, s)
+		st, err := s.GC(time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st != (GCStats{}) {
+			t.Errorf("GC at 23h: %+v, want nothing", st)
+		}
+
+		// 26h: the never-authorized client, the old code and the revoked family go.
+		time.Sleep(3 * time.Hour)
+		st, err = s.GC(time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := (GCStats{Clients: 1, Codes: 4, Grants: 1, RefreshTokens: 1}); st != want {
+			t.Errorf("GC at 26h: %+v, want %+v", st, want)
+		}
+		for _, tt := range []struct {
+			c    *Client
+			kept bool
+		}{{neverAuthorized, false}, {authorizedThenIdle, true}, {active, true}, {young, true}} {
+			if _, err := s.Client(tt.c.ID); (err == nil) != tt.kept {
+				t.Errorf("client registered at %v: kept = %v, want %v", tt.c.CreatedAt.Sub(start), err == nil, tt.kept)
+			}
+		}
+
+		// Keep active in use every 20 days; authorizedThenIdle is unused for 90 days.
+		tok := activeTok
+		for range 4 {
+			time.Sleep(20 * 24 * time.Hour)
+			if tok, err = s.Refresh(tok.RefreshToken, active.ID, nil, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(9 * 24 * time.Hour) // 90 days and 2h after start
+		st, err = s.GC(time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Client(authorizedThenIdle.ID); err != ErrInvalidClient {
+			t.Errorf("client unused for 90 days kept: %v", err)
+		}
+		if _, err := s.Client(active.ID); err != nil {
+			t.Errorf("client in use removed: %v", err)
+		}
+		if _, err := s.Client(young.ID); err != ErrInvalidClient {
+			t.Errorf("never-authorized client kept: %v", err)
+		}
+		// authorizedThenIdle's family was idle for 90 days: removed, tokens too.
+		if st.Clients != 2 || st.Grants != 1 || st.RefreshTokens != 1 {
+			t.Errorf("GC at 91d: %+v", st)
+		}
+		checkInvariants(t, s)
+
+		// Past RefreshMax + Retention, the active family goes too.
+		time.Sleep(2 * 24 * time.Hour)
+		if _, err := s.Refresh(tok.RefreshToken, active.ID, nil, ""); !errors.Is(err, ErrInvalidGrant) {
+			t.Errorf("refresh of a family past RefreshMax: %v", err)
+		}
+		st, err = s.GC(time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Grants != 1 || st.RefreshTokens != 5 {
+			t.Errorf("GC after max age: %+v", st)
+		}
+		if s.GrantActive(tok.GrantID) {
+			t.Error("collected grant still active")
+		}
+		checkInvariants(t, s)
+	})
 }
 
 func TestStore_GCEvents(t *testing.T) {
-	s := MustOpenStore(t, nil, Config{})
+	s := MustOpenStore(t, Config{})
 	err := s.db.Update(func(tx *kv.Tx) error {
 		for range MaxEvents + 3 {
 			if err := appendEvent(tx, Event{Kind: EventRevoked}); err != nil {

@@ -3,11 +3,12 @@ package grant
 import (
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
 func TestStore_IssueCode(t *testing.T) {
-	s := MustOpenStore(t, nil, Config{})
+	s := MustOpenStore(t, Config{})
 	c := MustRegister(t, s)
 	_, challenge := pkce()
 	ok := CodeRequest{ClientID: c.ID, RedirectURI: testRedirect, Challenge: challenge, Resource: testResource, Subject: "owner"}
@@ -33,9 +34,9 @@ func TestStore_IssueCode(t *testing.T) {
 	}
 }
 
+// TestStore_ExchangeCode runs on the real clock: it never waits, and a code lives a minute.
 func TestStore_ExchangeCode(t *testing.T) {
-	clk := newClock()
-	s := MustOpenStore(t, clk, Config{})
+	s := MustOpenStore(t, Config{})
 	c, other := MustRegister(t, s), MustRegister(t, s)
 
 	t.Run("success", func(t *testing.T) {
@@ -128,21 +129,22 @@ func TestStore_ExchangeCode_TTL(t *testing.T) {
 			want = DefaultCodeTTL
 		}
 		t.Run(want.String(), func(t *testing.T) {
-			clk := newClock()
-			s := MustOpenStore(t, clk, Config{CodeTTL: ttl})
-			c := MustRegister(t, s)
+			synctest.Test(t, func(t *testing.T) {
+				s := MustOpenStore(t, Config{CodeTTL: ttl})
+				c := MustRegister(t, s)
 
-			code, verifier := MustCode(t, s, c.ID)
-			clk.Add(want - time.Second)
-			if _, err := s.ExchangeCode(code, c.ID, testRedirect, verifier, testResource); err != nil {
-				t.Fatalf("at TTL-1s: %v", err)
-			}
+				code, verifier := MustCode(t, s, c.ID)
+				time.Sleep(want - time.Second)
+				if _, err := s.ExchangeCode(code, c.ID, testRedirect, verifier, testResource); err != nil {
+					t.Fatalf("at TTL-1s: %v", err)
+				}
 
-			code, verifier = MustCode(t, s, c.ID)
-			clk.Add(want + time.Second)
-			if _, err := s.ExchangeCode(code, c.ID, testRedirect, verifier, testResource); err != ErrInvalidGrant {
-				t.Fatalf("at TTL+1s: %v, want ErrInvalidGrant", err)
-			}
+				code, verifier = MustCode(t, s, c.ID)
+				time.Sleep(want + time.Second)
+				if _, err := s.ExchangeCode(code, c.ID, testRedirect, verifier, testResource); err != ErrInvalidGrant {
+					t.Fatalf("at TTL+1s: %v, want ErrInvalidGrant", err)
+				}
+			})
 		})
 	}
 }
@@ -153,49 +155,50 @@ func TestStore_ExchangeCode_TTL(t *testing.T) {
 func TestStore_ExchangeCode_Reuse(t *testing.T) {
 	for _, after := range []time.Duration{0, 30 * time.Second, 2 * time.Hour} {
 		t.Run("after "+after.String(), func(t *testing.T) {
-			clk := newClock()
-			s := MustOpenStore(t, clk, Config{})
-			c, other := MustRegister(t, s), MustRegister(t, s)
-			code, verifier := MustCode(t, s, c.ID)
-			tok, err := s.ExchangeCode(code, c.ID, testRedirect, verifier, testResource)
-			if err != nil {
-				t.Fatal(err)
-			}
-			clk.Add(after)
+			synctest.Test(t, func(t *testing.T) {
+				s := MustOpenStore(t, Config{})
+				c, other := MustRegister(t, s), MustRegister(t, s)
+				code, verifier := MustCode(t, s, c.ID)
+				tok, err := s.ExchangeCode(code, c.ID, testRedirect, verifier, testResource)
+				if err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(after)
 
-			// Invalid replays: no effect.
-			if _, err := s.ExchangeCode(code, c.ID, testRedirect, "wrong-verifier-wrong-verifier-wrong-verifier", testResource); err != ErrInvalidGrant {
-				t.Fatalf("replay with a wrong verifier: %v", err)
-			}
-			if _, err := s.ExchangeCode(code, other.ID, testRedirect, verifier, testResource); err != ErrInvalidGrant {
-				t.Fatalf("replay by another client: %v", err)
-			}
-			if !s.GrantActive(tok.GrantID) {
-				t.Fatal("an invalid replay revoked the grant")
-			}
+				// Invalid replays: no effect.
+				if _, err := s.ExchangeCode(code, c.ID, testRedirect, "wrong-verifier-wrong-verifier-wrong-verifier", testResource); err != ErrInvalidGrant {
+					t.Fatalf("replay with a wrong verifier: %v", err)
+				}
+				if _, err := s.ExchangeCode(code, other.ID, testRedirect, verifier, testResource); err != ErrInvalidGrant {
+					t.Fatalf("replay by another client: %v", err)
+				}
+				if !s.GrantActive(tok.GrantID) {
+					t.Fatal("an invalid replay revoked the grant")
+				}
 
-			// A full replay: invalid_grant, and the first exchange's tokens die.
-			if _, err := s.ExchangeCode(code, c.ID, testRedirect, verifier, testResource); err != ErrInvalidGrant {
-				t.Fatalf("second exchange: %v, want ErrInvalidGrant", err)
-			}
-			if s.GrantActive(tok.GrantID) {
-				t.Error("first exchange's grant still active")
-			}
-			if _, err := s.Refresh(tok.RefreshToken, c.ID, nil, ""); err != ErrInvalidGrant {
-				t.Errorf("first exchange's refresh token: %v, want ErrInvalidGrant", err)
-			}
-			// A third one changes nothing more.
-			if _, err := s.ExchangeCode(code, c.ID, testRedirect, verifier, testResource); err != ErrInvalidGrant {
-				t.Fatalf("third exchange: %v", err)
-			}
-			ev, err := s.Events(0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(ev) != 1 || ev[0].Kind != EventCodeReuse || ev[0].GrantID != tok.GrantID || ev[0].ClientID != c.ID {
-				t.Errorf("events = %+v", ev)
-			}
-			checkInvariants(t, s)
+				// A full replay: invalid_grant, and the first exchange's tokens die.
+				if _, err := s.ExchangeCode(code, c.ID, testRedirect, verifier, testResource); err != ErrInvalidGrant {
+					t.Fatalf("second exchange: %v, want ErrInvalidGrant", err)
+				}
+				if s.GrantActive(tok.GrantID) {
+					t.Error("first exchange's grant still active")
+				}
+				if _, err := s.Refresh(tok.RefreshToken, c.ID, nil, ""); err != ErrInvalidGrant {
+					t.Errorf("first exchange's refresh token: %v, want ErrInvalidGrant", err)
+				}
+				// A third one changes nothing more.
+				if _, err := s.ExchangeCode(code, c.ID, testRedirect, verifier, testResource); err != ErrInvalidGrant {
+					t.Fatalf("third exchange: %v", err)
+				}
+				ev, err := s.Events(0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(ev) != 1 || ev[0].Kind != EventCodeReuse || ev[0].GrantID != tok.GrantID || ev[0].ClientID != c.ID {
+					t.Errorf("events = %+v", ev)
+				}
+				checkInvariants(t, s)
+			})
 		})
 	}
 }

@@ -16,47 +16,48 @@ import (
 // TestStore_Refresh_Rotation: every refresh rotates; a rotated token presented
 // after the grace window revokes the family, with an audit event (AS-11).
 func TestStore_Refresh_Rotation(t *testing.T) {
-	clk := newClock()
-	s := MustOpenStore(t, clk, Config{})
-	c := MustRegister(t, s)
-	rt0 := MustTokens(t, s, c.ID)
+	synctest.Test(t, func(t *testing.T) {
+		s := MustOpenStore(t, Config{})
+		c := MustRegister(t, s)
+		rt0 := MustTokens(t, s, c.ID)
 
-	clk.Add(time.Minute)
-	rt1, err := s.Refresh(rt0.RefreshToken, c.ID, nil, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rt1.GrantID != rt0.GrantID || rt1.RefreshToken == rt0.RefreshToken ||
-		!slices.Equal(rt1.Scope, rt0.Scope) || rt1.Resource != testResource || rt1.ClientID != c.ID || rt1.Subject != "owner" {
-		t.Fatalf("rotated tokens = %+v", rt1)
-	}
-	checkInvariants(t, s)
+		time.Sleep(time.Minute)
+		rt1, err := s.Refresh(rt0.RefreshToken, c.ID, nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rt1.GrantID != rt0.GrantID || rt1.RefreshToken == rt0.RefreshToken ||
+			!slices.Equal(rt1.Scope, rt0.Scope) || rt1.Resource != testResource || rt1.ClientID != c.ID || rt1.Subject != "owner" {
+			t.Fatalf("rotated tokens = %+v", rt1)
+		}
+		checkInvariants(t, s)
 
-	clk.Add(time.Minute) // past the grace window
-	if _, err := s.Refresh(rt0.RefreshToken, c.ID, nil, ""); err != ErrInvalidGrant {
-		t.Fatalf("replay of RT0: %v, want ErrInvalidGrant", err)
-	}
-	if s.GrantActive(rt0.GrantID) {
-		t.Error("family active after reuse")
-	}
-	if _, err := s.Refresh(rt1.RefreshToken, c.ID, nil, ""); err != ErrInvalidGrant {
-		t.Errorf("RT1 after reuse: %v, want ErrInvalidGrant", err)
-	}
-	ev, err := s.Events(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ev) != 1 || ev[0].Kind != EventRefreshReuse || ev[0].GrantID != rt0.GrantID ||
-		ev[0].ClientID != c.ID || !ev[0].Time.Equal(clk.Now()) || ev[0].Reason == "" {
-		t.Errorf("events = %+v", ev)
-	}
-	checkInvariants(t, s)
+		time.Sleep(time.Minute) // past the grace window
+		if _, err := s.Refresh(rt0.RefreshToken, c.ID, nil, ""); err != ErrInvalidGrant {
+			t.Fatalf("replay of RT0: %v, want ErrInvalidGrant", err)
+		}
+		if s.GrantActive(rt0.GrantID) {
+			t.Error("family active after reuse")
+		}
+		if _, err := s.Refresh(rt1.RefreshToken, c.ID, nil, ""); err != ErrInvalidGrant {
+			t.Errorf("RT1 after reuse: %v, want ErrInvalidGrant", err)
+		}
+		ev, err := s.Events(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ev) != 1 || ev[0].Kind != EventRefreshReuse || ev[0].GrantID != rt0.GrantID ||
+			ev[0].ClientID != c.ID || !ev[0].Time.Equal(time.Now()) || ev[0].Reason == "" {
+			t.Errorf("events = %+v", ev)
+		}
+		checkInvariants(t, s)
+	})
 }
 
 // TestStore_Refresh_Binding: a refresh cannot change client, widen scope or
 // change resource, and a refused one changes nothing (AS-14, AS-15).
 func TestStore_Refresh_Binding(t *testing.T) {
-	s := MustOpenStore(t, nil, Config{})
+	s := MustOpenStore(t, Config{})
 	c, other := MustRegister(t, s), MustRegister(t, s)
 	tok := MustTokens(t, s, c.ID)
 	read := MustTokens(t, s, c.ID)
@@ -116,38 +117,40 @@ func TestStore_Refresh_Binding(t *testing.T) {
 func TestStore_Refresh_Expiry(t *testing.T) {
 	const idle, max = 10 * 24 * time.Hour, 30 * 24 * time.Hour
 	t.Run("idle", func(t *testing.T) {
-		clk := newClock()
-		s := MustOpenStore(t, clk, Config{RefreshIdle: idle, RefreshMax: max})
-		c := MustRegister(t, s)
-		tok := MustTokens(t, s, c.ID)
-		clk.Add(idle)
-		tok, err := s.Refresh(tok.RefreshToken, c.ID, nil, "")
-		if err != nil {
-			t.Fatalf("at exactly the idle limit: %v", err)
-		}
-		clk.Add(idle + time.Second)
-		if _, err := s.Refresh(tok.RefreshToken, c.ID, nil, ""); err != ErrInvalidGrant {
-			t.Fatalf("idle beyond the limit: %v, want ErrInvalidGrant", err)
-		}
-		checkInvariants(t, s)
+		synctest.Test(t, func(t *testing.T) {
+			s := MustOpenStore(t, Config{RefreshIdle: idle, RefreshMax: max})
+			c := MustRegister(t, s)
+			tok := MustTokens(t, s, c.ID)
+			time.Sleep(idle)
+			tok, err := s.Refresh(tok.RefreshToken, c.ID, nil, "")
+			if err != nil {
+				t.Fatalf("at exactly the idle limit: %v", err)
+			}
+			time.Sleep(idle + time.Second)
+			if _, err := s.Refresh(tok.RefreshToken, c.ID, nil, ""); err != ErrInvalidGrant {
+				t.Fatalf("idle beyond the limit: %v, want ErrInvalidGrant", err)
+			}
+			checkInvariants(t, s)
+		})
 	})
 	t.Run("family age", func(t *testing.T) {
-		clk := newClock()
-		s := MustOpenStore(t, clk, Config{RefreshIdle: idle, RefreshMax: max})
-		c := MustRegister(t, s)
-		tok := MustTokens(t, s, c.ID)
-		var err error
-		for range 3 { // refreshed every 9 days: never idle
-			clk.Add(9 * 24 * time.Hour)
-			if tok, err = s.Refresh(tok.RefreshToken, c.ID, nil, ""); err != nil {
-				t.Fatal(err)
+		synctest.Test(t, func(t *testing.T) {
+			s := MustOpenStore(t, Config{RefreshIdle: idle, RefreshMax: max})
+			c := MustRegister(t, s)
+			tok := MustTokens(t, s, c.ID)
+			var err error
+			for range 3 { // refreshed every 9 days: never idle
+				time.Sleep(9 * 24 * time.Hour)
+				if tok, err = s.Refresh(tok.RefreshToken, c.ID, nil, ""); err != nil {
+					t.Fatal(err)
+				}
 			}
-		}
-		clk.Add(3*24*time.Hour + time.Second) // 30 days and 1s after the exchange
-		if _, err := s.Refresh(tok.RefreshToken, c.ID, nil, ""); err != ErrInvalidGrant {
-			t.Fatalf("family past RefreshMax: %v, want ErrInvalidGrant", err)
-		}
-		checkInvariants(t, s)
+			time.Sleep(3*24*time.Hour + time.Second) // 30 days and 1s after the exchange
+			if _, err := s.Refresh(tok.RefreshToken, c.ID, nil, ""); err != ErrInvalidGrant {
+				t.Fatalf("family past RefreshMax: %v, want ErrInvalidGrant", err)
+			}
+			checkInvariants(t, s)
+		})
 	})
 }
 
@@ -212,27 +215,28 @@ func TestStore_Refresh_Grace(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clk := newClock()
-			s := MustOpenStore(t, clk, Config{GraceWindow: tt.grace})
-			c := MustRegister(t, s)
-			first := MustTokens(t, s, c.ID)
-			rts := []string{first.RefreshToken}
-			for i, st := range tt.steps {
-				clk.Add(st.wait)
-				got, err := s.Refresh(rts[st.rt], c.ID, nil, "")
-				switch {
-				case st.ok && err != nil:
-					t.Fatalf("step %d (RT%d): %v", i, st.rt, err)
-				case !st.ok && err != ErrInvalidGrant:
-					t.Fatalf("step %d (RT%d): %v, want ErrInvalidGrant", i, st.rt, err)
-				case st.ok:
-					rts = append(rts, got.RefreshToken)
+			synctest.Test(t, func(t *testing.T) {
+				s := MustOpenStore(t, Config{GraceWindow: tt.grace})
+				c := MustRegister(t, s)
+				first := MustTokens(t, s, c.ID)
+				rts := []string{first.RefreshToken}
+				for i, st := range tt.steps {
+					time.Sleep(st.wait)
+					got, err := s.Refresh(rts[st.rt], c.ID, nil, "")
+					switch {
+					case st.ok && err != nil:
+						t.Fatalf("step %d (RT%d): %v", i, st.rt, err)
+					case !st.ok && err != ErrInvalidGrant:
+						t.Fatalf("step %d (RT%d): %v, want ErrInvalidGrant", i, st.rt, err)
+					case st.ok:
+						rts = append(rts, got.RefreshToken)
+					}
+					if alive := s.GrantActive(first.GrantID); alive != st.alive {
+						t.Fatalf("step %d (RT%d): family alive = %v, want %v", i, st.rt, alive, st.alive)
+					}
+					checkInvariants(t, s)
 				}
-				if alive := s.GrantActive(first.GrantID); alive != st.alive {
-					t.Fatalf("step %d (RT%d): family alive = %v, want %v", i, st.rt, alive, st.alive)
-				}
-				checkInvariants(t, s)
-			}
+			})
 		})
 	}
 }
@@ -285,68 +289,69 @@ func TestStore_Refresh_Concurrent(t *testing.T) {
 				name = fmt.Sprintf("no grace window/%d", n)
 			}
 			t.Run(name, func(t *testing.T) {
-				clk := newClock()
-				s := MustOpenStore(t, clk, Config{GraceWindow: grace})
-				c := MustRegister(t, s)
-				tok := MustTokens(t, s, c.ID)
-				other := MustTokens(t, s, c.ID) // another family, untouched
+				synctest.Test(t, func(t *testing.T) {
+					s := MustOpenStore(t, Config{GraceWindow: grace})
+					c := MustRegister(t, s)
+					tok := MustTokens(t, s, c.ID)
+					other := MustTokens(t, s, c.ID) // another family, untouched
 
-				var (
-					wg      sync.WaitGroup
-					mu      sync.Mutex
-					winners []*Tokens
-				)
-				start := make(chan struct{})
-				for range n {
-					wg.Go(func() {
-						<-start
-						got, err := s.Refresh(tok.RefreshToken, c.ID, nil, "")
-						if err != nil && !errors.Is(err, ErrInvalidGrant) {
-							t.Errorf("refresh: %v", err)
-						}
-						if err == nil {
-							mu.Lock()
-							winners = append(winners, got)
-							mu.Unlock()
-						}
-					})
-				}
-				close(start)
-				wg.Wait()
-				checkInvariants(t, s)
+					var (
+						wg      sync.WaitGroup
+						mu      sync.Mutex
+						winners []*Tokens
+					)
+					start := make(chan struct{})
+					for range n {
+						wg.Go(func() {
+							<-start
+							got, err := s.Refresh(tok.RefreshToken, c.ID, nil, "")
+							if err != nil && !errors.Is(err, ErrInvalidGrant) {
+								t.Errorf("refresh: %v", err)
+							}
+							if err == nil {
+								mu.Lock()
+								winners = append(winners, got)
+								mu.Unlock()
+							}
+						})
+					}
+					close(start)
+					wg.Wait()
+					checkInvariants(t, s)
 
-				wantWinners := 1
-				if grace == 0 {
-					wantWinners = min(n, 1+MaxReplays)
-				}
-				if len(winners) != wantWinners {
-					t.Fatalf("%d refreshes succeeded, want %d", len(winners), wantWinners)
-				}
-				for _, w := range winners {
-					if w.GrantID != tok.GrantID {
-						t.Fatalf("winner in family %s, want %s", w.GrantID, tok.GrantID)
+					wantWinners := 1
+					if grace == 0 {
+						wantWinners = min(n, 1+MaxReplays)
 					}
-				}
-				// Without a window the losers are reuse: the family is revoked.
-				if alive := s.GrantActive(tok.GrantID); alive != (grace == 0) {
-					t.Fatalf("family alive = %v", alive)
-				}
-				if !s.GrantActive(other.GrantID) {
-					t.Fatal("another family was revoked")
-				}
-				if grace != 0 {
-					return
-				}
-				// Exactly one winner's token is the family's active one: it works.
-				ok := 0
-				for _, w := range winners {
-					if s.isActiveRT(t, w.RefreshToken) {
-						ok++
+					if len(winners) != wantWinners {
+						t.Fatalf("%d refreshes succeeded, want %d", len(winners), wantWinners)
 					}
-				}
-				if ok != 1 {
-					t.Fatalf("%d of the winners' tokens are active, want 1", ok)
-				}
+					for _, w := range winners {
+						if w.GrantID != tok.GrantID {
+							t.Fatalf("winner in family %s, want %s", w.GrantID, tok.GrantID)
+						}
+					}
+					// Without a window the losers are reuse: the family is revoked.
+					if alive := s.GrantActive(tok.GrantID); alive != (grace == 0) {
+						t.Fatalf("family alive = %v", alive)
+					}
+					if !s.GrantActive(other.GrantID) {
+						t.Fatal("another family was revoked")
+					}
+					if grace != 0 {
+						return
+					}
+					// Exactly one winner's token is the family's active one: it works.
+					ok := 0
+					for _, w := range winners {
+						if s.isActiveRT(t, w.RefreshToken) {
+							ok++
+						}
+					}
+					if ok != 1 {
+						t.Fatalf("%d of the winners' tokens are active, want 1", ok)
+					}
+				})
 			})
 		}
 	}

@@ -10,8 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ownsona/ownsona/kv"
@@ -25,26 +25,6 @@ const (
 	scopeWrite   = "memories:write"
 )
 
-// clock is an injected clock that tests move by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Unix(1_750_000_000, 0).UTC()} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 func MustOpenDB(tb testing.TB, path string) *kv.DB {
 	tb.Helper()
 	db, err := kv.Open(path, kv.Options{})
@@ -55,14 +35,11 @@ func MustOpenDB(tb testing.TB, path string) *kv.DB {
 	return db
 }
 
-// MustOpenStore opens a Store on a new database file with cfg, its clock
-// replaced by c when c is not nil.
-func MustOpenStore(tb testing.TB, c *clock, cfg Config) *Store {
+// MustOpenStore opens a Store on a new database file with cfg. Unless cfg.Now says otherwise
+// its clock is time.Now, which inside a synctest bubble stands still until the test sleeps.
+func MustOpenStore(tb testing.TB, cfg Config) *Store {
 	tb.Helper()
 	db := MustOpenDB(tb, filepath.Join(tb.TempDir(), "db"))
-	if c != nil {
-		cfg.Now = c.Now
-	}
 	s, err := Open(db, cfg)
 	if err != nil {
 		tb.Fatal(err)
@@ -291,50 +268,51 @@ func TestStore_Reopen(t *testing.T) {
 // TestStore_SecretsAtRest scans the raw file for every code and refresh token
 // handed out: none is there (AS-17, ST-14).
 func TestStore_SecretsAtRest(t *testing.T) {
-	clk := newClock()
-	s := MustOpenStore(t, clk, Config{})
-	c := MustRegister(t, s)
-	var secrets []string
-	pending, _ := MustCode(t, s, c.ID) // never exchanged
-	secrets = append(secrets, pending)
-	code, verifier := MustCode(t, s, c.ID)
-	secrets = append(secrets, code)
-	tok, err := s.ExchangeCode(code, c.ID, testRedirect, verifier, testResource)
-	if err != nil {
-		t.Fatal(err)
-	}
-	secrets = append(secrets, tok.RefreshToken)
-	for range 3 {
-		clk.Add(time.Minute)
-		tok, err = s.Refresh(tok.RefreshToken, c.ID, nil, "")
+	synctest.Test(t, func(t *testing.T) {
+		s := MustOpenStore(t, Config{})
+		c := MustRegister(t, s)
+		var secrets []string
+		pending, _ := MustCode(t, s, c.ID) // never exchanged
+		secrets = append(secrets, pending)
+		code, verifier := MustCode(t, s, c.ID)
+		secrets = append(secrets, code)
+		tok, err := s.ExchangeCode(code, c.ID, testRedirect, verifier, testResource)
 		if err != nil {
 			t.Fatal(err)
 		}
 		secrets = append(secrets, tok.RefreshToken)
-	}
-	if err := s.RevokeToken(tok.RefreshToken); err != nil {
-		t.Fatal(err)
-	}
-
-	raw, err := os.ReadFile(s.db.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, sec := range secrets {
-		_, random, _ := strings.Cut(sec, "_")
-		for _, needle := range []string{sec, random} {
-			if bytes.Contains(raw, []byte(needle)) {
-				t.Errorf("database file contains a secret %.8s…", needle)
+		for range 3 {
+			time.Sleep(time.Minute)
+			tok, err = s.Refresh(tok.RefreshToken, c.ID, nil, "")
+			if err != nil {
+				t.Fatal(err)
 			}
+			secrets = append(secrets, tok.RefreshToken)
 		}
-		b, err := base64.RawURLEncoding.DecodeString(random)
+		if err := s.RevokeToken(tok.RefreshToken); err != nil {
+			t.Fatal(err)
+		}
+
+		raw, err := os.ReadFile(s.db.Path())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if bytes.Contains(raw, b) {
-			t.Errorf("database file contains the raw bytes of a secret %.8s…", random)
+		for _, sec := range secrets {
+			_, random, _ := strings.Cut(sec, "_")
+			for _, needle := range []string{sec, random} {
+				if bytes.Contains(raw, []byte(needle)) {
+					t.Errorf("database file contains a secret %.8s…", needle)
+				}
+			}
+			b, err := base64.RawURLEncoding.DecodeString(random)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(raw, b) {
+				t.Errorf("database file contains the raw bytes of a secret %.8s…", random)
+			}
 		}
-	}
+	})
 }
 
 // TestStore_Entropy: client ids, grant ids, codes and refresh tokens carry at
@@ -357,7 +335,7 @@ func TestStore_Entropy(t *testing.T) {
 	}
 
 	const n = 300
-	s := MustOpenStore(t, nil, Config{MaxClients: n})
+	s := MustOpenStore(t, Config{MaxClients: n})
 	c := MustRegister(t, s)
 	for range n - 1 {
 		c2, err := s.RegisterClient(ClientMeta{Name: "x"})
@@ -384,69 +362,70 @@ func TestStore_Entropy(t *testing.T) {
 // TestStore_OneUpdate: each operation is exactly one Update, and a failure
 // inside it (after all its writes) leaves no partial state (ST-04).
 func TestStore_OneUpdate(t *testing.T) {
-	clk := newClock()
-	s := MustOpenStore(t, clk, Config{GraceWindow: -1})
-	c := MustRegister(t, s)
-	code, verifier := MustCode(t, s, c.ID)
-	fail := errors.New("failpoint")
-	s.failpoint = func(string) error { return fail }
+	synctest.Test(t, func(t *testing.T) {
+		s := MustOpenStore(t, Config{GraceWindow: -1})
+		c := MustRegister(t, s)
+		code, verifier := MustCode(t, s, c.ID)
+		fail := errors.New("failpoint")
+		s.failpoint = func(string) error { return fail }
 
-	// Code exchange: the failed one consumed nothing.
-	if _, err := s.ExchangeCode(code, c.ID, testRedirect, verifier, testResource); !errors.Is(err, fail) {
-		t.Fatalf("exchange with failpoint: %v", err)
-	}
-	s.failpoint = nil
-	before := s.updates.Load()
-	tok, err := s.ExchangeCode(code, c.ID, testRedirect, verifier, testResource)
-	if err != nil {
-		t.Fatalf("exchange after failed one: %v", err)
-	}
-	if got := s.updates.Load() - before; got != 1 {
-		t.Errorf("exchange ran %d Updates, want 1", got)
-	}
-	checkInvariants(t, s)
+		// Code exchange: the failed one consumed nothing.
+		if _, err := s.ExchangeCode(code, c.ID, testRedirect, verifier, testResource); !errors.Is(err, fail) {
+			t.Fatalf("exchange with failpoint: %v", err)
+		}
+		s.failpoint = nil
+		before := s.updates.Load()
+		tok, err := s.ExchangeCode(code, c.ID, testRedirect, verifier, testResource)
+		if err != nil {
+			t.Fatalf("exchange after failed one: %v", err)
+		}
+		if got := s.updates.Load() - before; got != 1 {
+			t.Errorf("exchange ran %d Updates, want 1", got)
+		}
+		checkInvariants(t, s)
 
-	// Refresh rotation: the failed one rotated nothing.
-	s.failpoint = func(string) error { return fail }
-	if _, err := s.Refresh(tok.RefreshToken, c.ID, nil, ""); !errors.Is(err, fail) {
-		t.Fatalf("refresh with failpoint: %v", err)
-	}
-	checkInvariants(t, s)
-	s.failpoint = nil
-	before = s.updates.Load()
-	tok2, err := s.Refresh(tok.RefreshToken, c.ID, nil, "")
-	if err != nil {
-		t.Fatalf("refresh after failed one: %v", err)
-	}
-	if got := s.updates.Load() - before; got != 1 {
-		t.Errorf("refresh ran %d Updates, want 1", got)
-	}
+		// Refresh rotation: the failed one rotated nothing.
+		s.failpoint = func(string) error { return fail }
+		if _, err := s.Refresh(tok.RefreshToken, c.ID, nil, ""); !errors.Is(err, fail) {
+			t.Fatalf("refresh with failpoint: %v", err)
+		}
+		checkInvariants(t, s)
+		s.failpoint = nil
+		before = s.updates.Load()
+		tok2, err := s.Refresh(tok.RefreshToken, c.ID, nil, "")
+		if err != nil {
+			t.Fatalf("refresh after failed one: %v", err)
+		}
+		if got := s.updates.Load() - before; got != 1 {
+			t.Errorf("refresh ran %d Updates, want 1", got)
+		}
 
-	// Reuse revocation: the failed one revoked nothing, and the cache, which
-	// dropped the grant before the commit, has it back.
-	s.failpoint = func(string) error { return fail }
-	if _, err := s.Refresh(tok.RefreshToken, c.ID, nil, ""); !errors.Is(err, fail) {
-		t.Fatalf("reuse with failpoint: %v", err)
-	}
-	if !s.GrantActive(tok.GrantID) {
-		t.Fatal("grant inactive after a failed revocation")
-	}
-	checkInvariants(t, s)
-	s.failpoint = nil
-	before = s.updates.Load()
-	if _, err := s.Refresh(tok.RefreshToken, c.ID, nil, ""); err != ErrInvalidGrant {
-		t.Fatalf("reuse: %v, want ErrInvalidGrant", err)
-	}
-	if got := s.updates.Load() - before; got != 1 {
-		t.Errorf("reuse ran %d Updates, want 1", got)
-	}
-	if s.GrantActive(tok.GrantID) {
-		t.Error("grant active after reuse")
-	}
-	if _, err := s.Refresh(tok2.RefreshToken, c.ID, nil, ""); err != ErrInvalidGrant {
-		t.Errorf("child after reuse: %v, want ErrInvalidGrant", err)
-	}
-	checkInvariants(t, s)
+		// Reuse revocation: the failed one revoked nothing, and the cache, which
+		// dropped the grant before the commit, has it back.
+		s.failpoint = func(string) error { return fail }
+		if _, err := s.Refresh(tok.RefreshToken, c.ID, nil, ""); !errors.Is(err, fail) {
+			t.Fatalf("reuse with failpoint: %v", err)
+		}
+		if !s.GrantActive(tok.GrantID) {
+			t.Fatal("grant inactive after a failed revocation")
+		}
+		checkInvariants(t, s)
+		s.failpoint = nil
+		before = s.updates.Load()
+		if _, err := s.Refresh(tok.RefreshToken, c.ID, nil, ""); err != ErrInvalidGrant {
+			t.Fatalf("reuse: %v, want ErrInvalidGrant", err)
+		}
+		if got := s.updates.Load() - before; got != 1 {
+			t.Errorf("reuse ran %d Updates, want 1", got)
+		}
+		if s.GrantActive(tok.GrantID) {
+			t.Error("grant active after reuse")
+		}
+		if _, err := s.Refresh(tok2.RefreshToken, c.ID, nil, ""); err != ErrInvalidGrant {
+			t.Errorf("child after reuse: %v, want ErrInvalidGrant", err)
+		}
+		checkInvariants(t, s)
+	})
 }
 
 // hashOf is the stored key of an opaque token.

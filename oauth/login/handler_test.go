@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -24,9 +25,8 @@ const (
 // testServer is a Handler with a fast fake password check and a recording
 // CompleteFunc.
 type testServer struct {
-	h     *Handler
-	clock *fakeClock
-	log   *bytes.Buffer
+	h   *Handler
+	log *bytes.Buffer
 
 	mu       sync.Mutex
 	complete []completeCall
@@ -37,6 +37,8 @@ type completeCall struct {
 	allow bool
 }
 
+// mustNewTestServer returns a testServer on the clock time.Now: call it inside a synctest
+// bubble, whose time stands still until the test sleeps.
 func mustNewTestServer(tb testing.TB, secure bool) *testServer {
 	tb.Helper()
 	v, _, err := NewVerifier(testUser, "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g")
@@ -44,11 +46,10 @@ func mustNewTestServer(tb testing.TB, secure bool) *testServer {
 		tb.Fatal(err)
 	}
 	v.kdf = func(pw []byte) bool { return string(pw) == testPassword } // tests do not pay for argon2
-	s := &testServer{clock: newFakeClock(), log: new(bytes.Buffer)}
+	s := &testServer{log: new(bytes.Buffer)}
 	s.h, err = New(Config{
 		Verifier: v,
 		Secure:   secure,
-		Now:      s.clock.Now,
 		Log:      zerolog.New(zerolog.SyncWriter(s.log)),
 		Complete: func(ctx context.Context, req Request, allow bool) (string, error) {
 			s.mu.Lock()
@@ -181,7 +182,6 @@ func (s *testServer) mustLogIn(tb testing.TB, req Request) (page, *http.Cookie) 
 }
 
 func TestHandler_Flow(t *testing.T) {
-	s := mustNewTestServer(t, true)
 	for _, tt := range []struct {
 		action string
 		want   string
@@ -190,55 +190,64 @@ func TestHandler_Flow(t *testing.T) {
 		{"deny", "https://app.example/callback?error=access_denied&state=st-1"},
 	} {
 		t.Run(tt.action, func(t *testing.T) {
-			consent, c := s.mustLogIn(t, testRequest())
-			res := s.post(t, PathConsent, url.Values{"txn": {consent.txn}, "csrf": {consent.csrf}, "action": {tt.action}}, nil, c)
-			if res.Code != http.StatusSeeOther {
-				t.Fatalf("consent = %d, want 303; body %s", res.Code, res.Body)
-			}
-			if got := res.Header().Get("Location"); got != tt.want {
-				t.Errorf("Location = %q, want %q", got, tt.want)
-			}
-			s.mu.Lock()
-			last := s.complete[len(s.complete)-1]
-			s.mu.Unlock()
-			if want := testRequest(); last.allow != (tt.action == "allow") || !slices.Equal(last.req.Scope, want.Scope) ||
-				last.req.ClientID != want.ClientID || last.req.CodeChallenge != want.CodeChallenge || last.req.Resource != want.Resource {
-				t.Errorf("Complete got %+v, want %+v allow=%v", last, want, tt.action == "allow")
-			}
+			synctest.Test(t, func(t *testing.T) {
+				s := mustNewTestServer(t, true)
+				consent, c := s.mustLogIn(t, testRequest())
+				res := s.post(t, PathConsent, url.Values{"txn": {consent.txn}, "csrf": {consent.csrf}, "action": {tt.action}}, nil, c)
+				if res.Code != http.StatusSeeOther {
+					t.Fatalf("consent = %d, want 303; body %s", res.Code, res.Body)
+				}
+				if got := res.Header().Get("Location"); got != tt.want {
+					t.Errorf("Location = %q, want %q", got, tt.want)
+				}
+				s.mu.Lock()
+				last := s.complete[len(s.complete)-1]
+				s.mu.Unlock()
+				if want := testRequest(); last.allow != (tt.action == "allow") || !slices.Equal(last.req.Scope, want.Scope) ||
+					last.req.ClientID != want.ClientID || last.req.CodeChallenge != want.CodeChallenge || last.req.Resource != want.Resource {
+					t.Errorf("Complete got %+v, want %+v allow=%v", last, want, tt.action == "allow")
+				}
 
-			again := s.post(t, PathConsent, url.Values{"txn": {consent.txn}, "csrf": {consent.csrf}, "action": {tt.action}}, nil, c)
-			if again.Code != http.StatusForbidden {
-				t.Errorf("second decision = %d, want 403", again.Code)
-			}
+				again := s.post(t, PathConsent, url.Values{"txn": {consent.txn}, "csrf": {consent.csrf}, "action": {tt.action}}, nil, c)
+				if again.Code != http.StatusForbidden {
+					t.Errorf("second decision = %d, want 403", again.Code)
+				}
+			})
 		})
 	}
 	t.Run("logged in: Start shows consent at once", func(t *testing.T) {
-		_, c := s.mustLogIn(t, testRequest())
-		p := s.start(t, testRequest(), c)
-		if p.Code != http.StatusOK || !strings.Contains(p.Body.String(), `value="allow"`) {
-			t.Fatalf("Start with a session = %d, want the consent page", p.Code)
-		}
-		res := s.post(t, PathConsent, url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "action": {"allow"}}, nil, c)
-		if res.Code != http.StatusSeeOther {
-			t.Errorf("consent = %d, want 303", res.Code)
-		}
-		if !s.h.LoggedIn(httptestRequestWith(c)) {
-			t.Error("LoggedIn = false with a live session")
-		}
-		s.clock.Advance(time.Hour)
-		if s.h.LoggedIn(httptestRequestWith(c)) {
-			t.Error("LoggedIn = true after SessionTTL")
-		}
+		synctest.Test(t, func(t *testing.T) {
+			s := mustNewTestServer(t, true)
+			_, c := s.mustLogIn(t, testRequest())
+			p := s.start(t, testRequest(), c)
+			if p.Code != http.StatusOK || !strings.Contains(p.Body.String(), `value="allow"`) {
+				t.Fatalf("Start with a session = %d, want the consent page", p.Code)
+			}
+			res := s.post(t, PathConsent, url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "action": {"allow"}}, nil, c)
+			if res.Code != http.StatusSeeOther {
+				t.Errorf("consent = %d, want 303", res.Code)
+			}
+			if !s.h.LoggedIn(httptestRequestWith(c)) {
+				t.Error("LoggedIn = false with a live session")
+			}
+			time.Sleep(time.Hour)
+			if s.h.LoggedIn(httptestRequestWith(c)) {
+				t.Error("LoggedIn = true after SessionTTL")
+			}
+		})
 	})
 	t.Run("expired transaction", func(t *testing.T) {
-		p := s.start(t, testRequest())
-		s.clock.Advance(11 * time.Minute)
-		if res := s.login(t, p, testUser, testPassword); res.Code != http.StatusForbidden {
-			t.Errorf("login after TxnTTL = %d, want 403", res.Code)
-		}
-		if res := s.get(t, continueURL(p.txn)); res.Code != http.StatusBadRequest {
-			t.Errorf("continue after TxnTTL = %d, want 400", res.Code)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			s := mustNewTestServer(t, true)
+			p := s.start(t, testRequest())
+			time.Sleep(11 * time.Minute)
+			if res := s.login(t, p, testUser, testPassword); res.Code != http.StatusForbidden {
+				t.Errorf("login after TxnTTL = %d, want 403", res.Code)
+			}
+			if res := s.get(t, continueURL(p.txn)); res.Code != http.StatusBadRequest {
+				t.Errorf("continue after TxnTTL = %d, want 400", res.Code)
+			}
+		})
 	})
 }
 
@@ -249,34 +258,36 @@ func httptestRequestWith(c *http.Cookie) *http.Request {
 }
 
 func TestHandler_WrongUserAndWrongPassword(t *testing.T) {
-	s := mustNewTestServer(t, true)
-	type outcome struct {
-		status   int
-		location string
-		cookies  int
-		body     string
-		page     string
-	}
-	try := func(user, pw string) outcome {
-		p := s.start(t, testRequest())
-		res := s.login(t, p, user, pw)
-		loc := strings.ReplaceAll(res.Header().Get("Location"), url.QueryEscape(p.txn), "TXN")
-		next := s.get(t, res.Header().Get("Location"))
-		clean := strings.NewReplacer(p.txn, "TXN", next.csrf, "CSRF").Replace(next.Body.String())
-		return outcome{res.Code, loc, len(res.Result().Cookies()), res.Body.String(), clean}
-	}
-	wrongUser := try("intruder", testPassword)
-	wrongPW := try(testUser, "guess")
-	if wrongUser != wrongPW {
-		t.Errorf("wrong user → %+v\nwrong password → %+v\nwant identical", wrongUser, wrongPW)
-	}
-	if wrongUser.status != http.StatusSeeOther || wrongUser.cookies != 0 || !strings.Contains(wrongUser.page, msgWrong) {
-		t.Errorf("wrong login → %d with %d cookies, page without %q", wrongUser.status, wrongUser.cookies, msgWrong)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s := mustNewTestServer(t, true)
+		type outcome struct {
+			status   int
+			location string
+			cookies  int
+			body     string
+			page     string
+		}
+		try := func(user, pw string) outcome {
+			p := s.start(t, testRequest())
+			res := s.login(t, p, user, pw)
+			loc := strings.ReplaceAll(res.Header().Get("Location"), url.QueryEscape(p.txn), "TXN")
+			next := s.get(t, res.Header().Get("Location"))
+			clean := strings.NewReplacer(p.txn, "TXN", next.csrf, "CSRF").Replace(next.Body.String())
+			return outcome{res.Code, loc, len(res.Result().Cookies()), res.Body.String(), clean}
+		}
+		wrongUser := try("intruder", testPassword)
+		wrongPW := try(testUser, "guess")
+		if wrongUser != wrongPW {
+			t.Errorf("wrong user → %+v\nwrong password → %+v\nwant identical", wrongUser, wrongPW)
+		}
+		if wrongUser.status != http.StatusSeeOther || wrongUser.cookies != 0 || !strings.Contains(wrongUser.page, msgWrong) {
+			t.Errorf("wrong login → %d with %d cookies, page without %q", wrongUser.status, wrongUser.cookies, msgWrong)
+		}
+	})
 }
 
+// TestHandler_CSRF: each case on a server of its own.
 func TestHandler_CSRF(t *testing.T) {
-	s := mustNewTestServer(t, true)
 	for _, tt := range []struct {
 		name   string
 		form   func(p, other page) url.Values
@@ -318,85 +329,94 @@ func TestHandler_CSRF(t *testing.T) {
 		}, nil, http.StatusSeeOther},
 	} {
 		t.Run("login/"+tt.name, func(t *testing.T) {
-			p, other := s.start(t, testRequest()), s.start(t, testRequest())
-			res := s.post(t, PathLogin, tt.form(p, other), tt.header)
-			if res.Code != tt.want {
-				t.Errorf("POST %s = %d, want %d; body %s", PathLogin, res.Code, tt.want, res.Body)
-			}
-			if tt.want != http.StatusSeeOther && len(res.Result().Cookies()) != 0 {
-				t.Error("a refused login set a cookie")
-			}
+			synctest.Test(t, func(t *testing.T) {
+				s := mustNewTestServer(t, true)
+				p, other := s.start(t, testRequest()), s.start(t, testRequest())
+				res := s.post(t, PathLogin, tt.form(p, other), tt.header)
+				if res.Code != tt.want {
+					t.Errorf("POST %s = %d, want %d; body %s", PathLogin, res.Code, tt.want, res.Body)
+				}
+				if tt.want != http.StatusSeeOther && len(res.Result().Cookies()) != 0 {
+					t.Error("a refused login set a cookie")
+				}
+			})
 		})
 	}
 
 	for _, tt := range []struct {
 		name string
-		send func(t *testing.T, consent page, c *http.Cookie) page
+		send func(t *testing.T, s *testServer, consent page, c *http.Cookie) page
 		want int
 	}{
-		{"missing token", func(t *testing.T, p page, c *http.Cookie) page {
+		{"missing token", func(t *testing.T, s *testServer, p page, c *http.Cookie) page {
 			return s.post(t, PathConsent, url.Values{"txn": {p.txn}, "action": {"allow"}}, nil, c)
 		}, http.StatusForbidden},
-		{"another transaction's token", func(t *testing.T, p page, c *http.Cookie) page {
+		{"another transaction's token", func(t *testing.T, s *testServer, p page, c *http.Cookie) page {
 			other := s.start(t, testRequest(), c)
 			return s.post(t, PathConsent, url.Values{"txn": {p.txn}, "csrf": {other.csrf}, "action": {"allow"}}, nil, c)
 		}, http.StatusForbidden},
-		{"the token from before login", func(t *testing.T, _ page, c *http.Cookie) page {
+		{"the token from before login", func(t *testing.T, s *testServer, _ page, c *http.Cookie) page {
 			p := s.start(t, testRequest())
 			c2 := sessionCookie(t, s.login(t, p, testUser, testPassword, c).ResponseRecorder)
 			return s.post(t, PathConsent, url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "action": {"allow"}}, nil, c2)
 		}, http.StatusForbidden},
-		{"no session", func(t *testing.T, p page, _ *http.Cookie) page {
+		{"no session", func(t *testing.T, s *testServer, p page, _ *http.Cookie) page {
 			return s.post(t, PathConsent, url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "action": {"allow"}}, nil)
 		}, http.StatusForbidden},
-		{"another session", func(t *testing.T, p page, _ *http.Cookie) page {
+		{"another session", func(t *testing.T, s *testServer, p page, _ *http.Cookie) page {
 			_, c2 := s.mustLogIn(t, testRequest())
 			return s.post(t, PathConsent, url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "action": {"allow"}}, nil, c2)
 		}, http.StatusForbidden},
-		{"Sec-Fetch-Site cross-site", func(t *testing.T, p page, c *http.Cookie) page {
+		{"Sec-Fetch-Site cross-site", func(t *testing.T, s *testServer, p page, c *http.Cookie) page {
 			return s.post(t, PathConsent, url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "action": {"allow"}},
 				http.Header{"Sec-Fetch-Site": {"cross-site"}}, c)
 		}, http.StatusForbidden},
-		{"foreign Origin", func(t *testing.T, p page, c *http.Cookie) page {
+		{"foreign Origin", func(t *testing.T, s *testServer, p page, c *http.Cookie) page {
 			return s.post(t, PathConsent, url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "action": {"allow"}},
 				http.Header{"Sec-Fetch-Site": nil, "Origin": {"https://evil.example"}}, c)
 		}, http.StatusForbidden},
-		{"smuggled redirect_uri", func(t *testing.T, p page, c *http.Cookie) page {
+		{"smuggled redirect_uri", func(t *testing.T, s *testServer, p page, c *http.Cookie) page {
 			return s.post(t, PathConsent, url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "action": {"allow"},
 				"redirect_uri": {"https://evil.example/cb"}}, nil, c)
 		}, http.StatusBadRequest},
-		{"smuggled scope", func(t *testing.T, p page, c *http.Cookie) page {
+		{"smuggled scope", func(t *testing.T, s *testServer, p page, c *http.Cookie) page {
 			return s.post(t, PathConsent, url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "action": {"allow"},
 				"scope": {"memories:write"}}, nil, c)
 		}, http.StatusBadRequest},
-		{"unknown action", func(t *testing.T, p page, c *http.Cookie) page {
+		{"unknown action", func(t *testing.T, s *testServer, p page, c *http.Cookie) page {
 			return s.post(t, PathConsent, url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "action": {"maybe"}}, nil, c)
 		}, http.StatusBadRequest},
-		{"GET with the form", func(t *testing.T, p page, c *http.Cookie) page {
+		{"GET with the form", func(t *testing.T, s *testServer, p page, c *http.Cookie) page {
 			return s.get(t, PathConsent+"?"+url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "action": {"allow"}}.Encode(), c)
 		}, http.StatusMethodNotAllowed},
 	} {
 		t.Run("consent/"+tt.name, func(t *testing.T) {
-			n := len(s.complete)
-			consent, c := s.mustLogIn(t, testRequest())
-			res := tt.send(t, consent, c)
-			if res.Code != tt.want {
-				t.Errorf("got %d, want %d; body %s", res.Code, tt.want, res.Body)
-			}
-			if len(s.complete) != n {
-				t.Error("Complete was called")
-			}
+			synctest.Test(t, func(t *testing.T) {
+				s := mustNewTestServer(t, true)
+				n := len(s.complete)
+				consent, c := s.mustLogIn(t, testRequest())
+				res := tt.send(t, s, consent, c)
+				if res.Code != tt.want {
+					t.Errorf("got %d, want %d; body %s", res.Code, tt.want, res.Body)
+				}
+				if len(s.complete) != n {
+					t.Error("Complete was called")
+				}
+			})
 		})
 	}
 
 	t.Run("GET to the login endpoint", func(t *testing.T) {
-		res := s.get(t, PathLogin)
-		if res.Code != http.StatusMethodNotAllowed {
-			t.Errorf("GET %s = %d, want 405", PathLogin, res.Code)
-		}
-		if got := res.Header().Get("Allow"); got != "POST" {
-			t.Errorf("Allow = %q, want POST", got)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			s := mustNewTestServer(t, true)
+			res := s.get(t, PathLogin)
+			if res.Code != http.StatusMethodNotAllowed {
+				t.Errorf("GET %s = %d, want 405", PathLogin, res.Code)
+			}
+			if got := res.Header().Get("Allow"); got != "POST" {
+				t.Errorf("Allow = %q, want POST", got)
+			}
+		})
 	})
 }
 
@@ -410,38 +430,40 @@ func TestHandler_Cookie(t *testing.T) {
 		{"plain-http loopback", false, CookiePlain},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s := mustNewTestServer(t, tt.secure)
-			res := s.login(t, s.start(t, testRequest()), testUser, testPassword)
-			raw := res.Header().Values("Set-Cookie")
-			if len(raw) != 1 {
-				t.Fatalf("Set-Cookie = %q, want one", raw)
-			}
-			c := sessionCookie(t, res.ResponseRecorder)
-			if c.Name != tt.wantName {
-				t.Errorf("Name = %q, want %q", c.Name, tt.wantName)
-			}
-			if c.Secure != tt.secure || !c.HttpOnly || c.Path != "/" || c.Domain != "" || c.SameSite != http.SameSiteLaxMode {
-				t.Errorf("cookie %q: want Secure=%v, HttpOnly, Path=/, no Domain, SameSite=Lax", raw[0], tt.secure)
-			}
-			if c.MaxAge != 3600 {
-				t.Errorf("MaxAge = %d, want 3600", c.MaxAge)
-			}
-			if len(c.Value) < 43 {
-				t.Errorf("session id of %d characters, want ≥ 43 (256 bits)", len(c.Value))
-			}
+			synctest.Test(t, func(t *testing.T) {
+				s := mustNewTestServer(t, tt.secure)
+				res := s.login(t, s.start(t, testRequest()), testUser, testPassword)
+				raw := res.Header().Values("Set-Cookie")
+				if len(raw) != 1 {
+					t.Fatalf("Set-Cookie = %q, want one", raw)
+				}
+				c := sessionCookie(t, res.ResponseRecorder)
+				if c.Name != tt.wantName {
+					t.Errorf("Name = %q, want %q", c.Name, tt.wantName)
+				}
+				if c.Secure != tt.secure || !c.HttpOnly || c.Path != "/" || c.Domain != "" || c.SameSite != http.SameSiteLaxMode {
+					t.Errorf("cookie %q: want Secure=%v, HttpOnly, Path=/, no Domain, SameSite=Lax", raw[0], tt.secure)
+				}
+				if c.MaxAge != 3600 {
+					t.Errorf("MaxAge = %d, want 3600", c.MaxAge)
+				}
+				if len(c.Value) < 43 {
+					t.Errorf("session id of %d characters, want ≥ 43 (256 bits)", len(c.Value))
+				}
 
-			// Logging in again rotates the session and ends the old one.
-			res2 := s.login(t, s.start(t, testRequest()), testUser, testPassword, c)
-			c2 := sessionCookie(t, res2.ResponseRecorder)
-			if c2.Value == c.Value {
-				t.Error("login kept the session id")
-			}
-			if s.h.LoggedIn(requestWith(c)) {
-				t.Error("the old session still works after a new login")
-			}
-			if !s.h.LoggedIn(requestWith(c2)) {
-				t.Error("the new session does not work")
-			}
+				// Logging in again rotates the session and ends the old one.
+				res2 := s.login(t, s.start(t, testRequest()), testUser, testPassword, c)
+				c2 := sessionCookie(t, res2.ResponseRecorder)
+				if c2.Value == c.Value {
+					t.Error("login kept the session id")
+				}
+				if s.h.LoggedIn(requestWith(c)) {
+					t.Error("the old session still works after a new login")
+				}
+				if !s.h.LoggedIn(requestWith(c2)) {
+					t.Error("the new session does not work")
+				}
+			})
 		})
 	}
 }
@@ -453,57 +475,64 @@ func requestWith(c *http.Cookie) *http.Request {
 }
 
 func TestHandler_Throttle(t *testing.T) {
-	s := mustNewTestServer(t, true)
-	p := s.start(t, testRequest())
-	for i := range 3 {
-		if res := s.login(t, p, testUser, "wrong"); res.Code != http.StatusSeeOther {
-			t.Fatalf("wrong password %d = %d, want 303", i+1, res.Code)
+	synctest.Test(t, func(t *testing.T) {
+		s := mustNewTestServer(t, true)
+		p := s.start(t, testRequest())
+		for i := range 3 {
+			if res := s.login(t, p, testUser, "wrong"); res.Code != http.StatusSeeOther {
+				t.Fatalf("wrong password %d = %d, want 303", i+1, res.Code)
+			}
 		}
-	}
-	res := s.login(t, p, testUser, testPassword)
-	if res.Code != http.StatusTooManyRequests {
-		t.Fatalf("4th attempt at once = %d, want 429", res.Code)
-	}
-	if got := res.Header().Get("Retry-After"); got != "1" {
-		t.Errorf("Retry-After = %q, want 1", got)
-	}
-	if len(res.Result().Cookies()) != 0 {
-		t.Error("a throttled login set a cookie, though the password was right")
-	}
-	s.clock.Advance(time.Second)
-	if res := s.login(t, p, testUser, testPassword); res.Code != http.StatusSeeOther || len(res.Result().Cookies()) != 1 {
-		t.Errorf("after Retry-After, the right password = %d, want 303 with a cookie", res.Code)
-	}
+		res := s.login(t, p, testUser, testPassword)
+		if res.Code != http.StatusTooManyRequests {
+			t.Fatalf("4th attempt at once = %d, want 429", res.Code)
+		}
+		if got := res.Header().Get("Retry-After"); got != "1" {
+			t.Errorf("Retry-After = %q, want 1", got)
+		}
+		if len(res.Result().Cookies()) != 0 {
+			t.Error("a throttled login set a cookie, though the password was right")
+		}
+		time.Sleep(time.Second)
+		if res := s.login(t, p, testUser, testPassword); res.Code != http.StatusSeeOther || len(res.Result().Cookies()) != 1 {
+			t.Errorf("after Retry-After, the right password = %d, want 303 with a cookie", res.Code)
+		}
+	})
 
 	t.Run("busy", func(t *testing.T) {
-		p := s.start(t, testRequest())
-		r := httptest.NewRequest("POST", "https://mem.example.com"+PathLogin, strings.NewReader(
-			url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "username": {testUser}, "password": {testPassword}}.Encode()))
-		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		ctx, cancel := context.WithCancel(r.Context())
-		cancel() // as if every check slot stayed taken until the deadline
-		rec := httptest.NewRecorder()
-		s.h.ServeHTTP(rec, r.WithContext(ctx))
-		if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" {
-			t.Errorf("busy login = %d with Retry-After %q, want 503 with Retry-After", rec.Code, rec.Header().Get("Retry-After"))
-		}
+		synctest.Test(t, func(t *testing.T) {
+			s := mustNewTestServer(t, true)
+			p := s.start(t, testRequest())
+			r := httptest.NewRequest("POST", "https://mem.example.com"+PathLogin, strings.NewReader(
+				url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "username": {testUser}, "password": {testPassword}}.Encode()))
+			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			ctx, cancel := context.WithCancel(r.Context())
+			cancel() // as if every check slot stayed taken until the deadline
+			rec := httptest.NewRecorder()
+			s.h.ServeHTTP(rec, r.WithContext(ctx))
+			if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" {
+				t.Errorf("busy login = %d with Retry-After %q, want 503 with Retry-After", rec.Code, rec.Header().Get("Retry-After"))
+			}
+		})
 	})
 }
 
 func TestHandler_LogsNoSecrets(t *testing.T) {
-	s := mustNewTestServer(t, true)
-	p := s.start(t, testRequest())
-	s.login(t, p, "intruder", "a-wrong-guess")
-	consent, c := s.mustLogIn(t, testRequest())
-	s.post(t, PathConsent, url.Values{"txn": {consent.txn}, "csrf": {"forged"}, "action": {"allow"}}, nil, c)
-	s.post(t, PathConsent, url.Values{"txn": {consent.txn}, "csrf": {consent.csrf}, "action": {"allow"}}, nil, c)
-	logs := s.log.String()
-	if !strings.Contains(logs, "login succeeded") || !strings.Contains(logs, "login failed") {
-		t.Fatalf("logs lack the login outcomes:\n%s", logs)
-	}
-	for _, secret := range []string{testPassword, "a-wrong-guess", testUser, "intruder", c.Value, consent.csrf, consent.txn, p.txn, p.csrf} {
-		if strings.Contains(logs, secret) {
-			t.Errorf("logs contain %q:\n%s", secret, logs)
+	synctest.Test(t, func(t *testing.T) {
+		s := mustNewTestServer(t, true)
+		p := s.start(t, testRequest())
+		s.login(t, p, "intruder", "a-wrong-guess")
+		consent, c := s.mustLogIn(t, testRequest())
+		s.post(t, PathConsent, url.Values{"txn": {consent.txn}, "csrf": {"forged"}, "action": {"allow"}}, nil, c)
+		s.post(t, PathConsent, url.Values{"txn": {consent.txn}, "csrf": {consent.csrf}, "action": {"allow"}}, nil, c)
+		logs := s.log.String()
+		if !strings.Contains(logs, "login succeeded") || !strings.Contains(logs, "login failed") {
+			t.Fatalf("logs lack the login outcomes:\n%s", logs)
 		}
-	}
+		for _, secret := range []string{testPassword, "a-wrong-guess", testUser, "intruder", c.Value, consent.csrf, consent.txn, p.txn, p.csrf} {
+			if strings.Contains(logs, secret) {
+				t.Errorf("logs contain %q:\n%s", secret, logs)
+			}
+		}
+	})
 }

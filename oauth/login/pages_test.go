@@ -9,38 +9,41 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
-// everyPage returns one response of each kind the package writes.
+// everyPage returns one response of each kind the package writes, made in a synctest bubble.
 func everyPage(t *testing.T) map[string]*httptest.ResponseRecorder {
 	t.Helper()
-	s := mustNewTestServer(t, true)
 	pages := make(map[string]*httptest.ResponseRecorder)
+	synctest.Test(t, func(t *testing.T) {
+		s := mustNewTestServer(t, true)
 
-	pages["login"] = s.start(t, testRequest()).ResponseRecorder
-	consent, c := s.mustLogIn(t, testRequest())
-	pages["consent"] = consent.ResponseRecorder
-	pages["consent from Start"] = s.start(t, testRequest(), c).ResponseRecorder
+		pages["login"] = s.start(t, testRequest()).ResponseRecorder
+		consent, c := s.mustLogIn(t, testRequest())
+		pages["consent"] = consent.ResponseRecorder
+		pages["consent from Start"] = s.start(t, testRequest(), c).ResponseRecorder
 
-	wrong := s.start(t, testRequest())
-	res := s.login(t, wrong, "x", "y")
-	pages["login 303"] = res.ResponseRecorder
-	pages["login with message"] = s.get(t, res.Header().Get("Location")).ResponseRecorder
-	for range 3 {
-		s.login(t, wrong, "x", "y")
-	}
-	pages["login 429"] = s.login(t, wrong, "x", "y").ResponseRecorder
+		wrong := s.start(t, testRequest())
+		res := s.login(t, wrong, "x", "y")
+		pages["login 303"] = res.ResponseRecorder
+		pages["login with message"] = s.get(t, res.Header().Get("Location")).ResponseRecorder
+		for range 3 {
+			s.login(t, wrong, "x", "y")
+		}
+		pages["login 429"] = s.login(t, wrong, "x", "y").ResponseRecorder
 
-	pages["error 403"] = s.post(t, PathLogin, url.Values{"txn": {wrong.txn}}, nil).ResponseRecorder
-	pages["error 400"] = s.post(t, PathLogin, url.Values{"bogus": {"1"}}, nil).ResponseRecorder
-	pages["expired"] = s.get(t, continueURL("nope")).ResponseRecorder
-	pages["405"] = s.get(t, PathConsent).ResponseRecorder
-	pages["404"] = s.get(t, "/oauth/nothing").ResponseRecorder
-	s.clock.Advance(time.Second)
-	rec := httptest.NewRecorder()
-	WriteError(rec, http.StatusBadRequest, "Unknown client.")
-	pages["WriteError"] = rec
+		pages["error 403"] = s.post(t, PathLogin, url.Values{"txn": {wrong.txn}}, nil).ResponseRecorder
+		pages["error 400"] = s.post(t, PathLogin, url.Values{"bogus": {"1"}}, nil).ResponseRecorder
+		pages["expired"] = s.get(t, continueURL("nope")).ResponseRecorder
+		pages["405"] = s.get(t, PathConsent).ResponseRecorder
+		pages["404"] = s.get(t, "/oauth/nothing").ResponseRecorder
+		time.Sleep(time.Second)
+		rec := httptest.NewRecorder()
+		WriteError(rec, http.StatusBadRequest, "Unknown client.")
+		pages["WriteError"] = rec
+	})
 	return pages
 }
 
@@ -122,15 +125,20 @@ func TestPages_NoExternalResources(t *testing.T) {
 }
 
 func TestConsentPage(t *testing.T) {
-	s := mustNewTestServer(t, true)
-	consent := func(t *testing.T, req Request) string {
+	// consent logs in to a server of its own, in a synctest bubble, and returns the consent
+	// page for req.
+	consent := func(t *testing.T, req Request) (body string) {
 		t.Helper()
-		_, c := s.mustLogIn(t, testRequest())
-		p := s.start(t, req, c)
-		if p.Code != http.StatusOK {
-			t.Fatalf("consent page = %d", p.Code)
-		}
-		return p.Body.String()
+		synctest.Test(t, func(t *testing.T) {
+			s := mustNewTestServer(t, true)
+			_, c := s.mustLogIn(t, testRequest())
+			p := s.start(t, req, c)
+			if p.Code != http.StatusOK {
+				t.Fatalf("consent page = %d", p.Code)
+			}
+			body = p.Body.String()
+		})
+		return body
 	}
 
 	t.Run("script in the name", func(t *testing.T) {

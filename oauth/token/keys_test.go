@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ownsona/ownsona/kv"
@@ -17,26 +18,6 @@ const (
 	testIssuer   = "https://mem.example.com"
 	testAudience = "https://mem.example.com/mcp"
 )
-
-// clock is an injected clock that tests move by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Unix(1_750_000_000, 0)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 func MustOpenDB(tb testing.TB, path string) *kv.DB {
 	tb.Helper()
@@ -48,11 +29,12 @@ func MustOpenDB(tb testing.TB, path string) *kv.DB {
 	return db
 }
 
-// MustOpenKeys opens Keys on a new database file with clock c.
-func MustOpenKeys(tb testing.TB, c *clock) (*Keys, *kv.DB) {
+// MustOpenKeys opens Keys on a new database file, with the clock time.Now. Inside a synctest
+// bubble that clock starts at 2000-01-01 00:00 UTC and stands still until the test sleeps.
+func MustOpenKeys(tb testing.TB) (*Keys, *kv.DB) {
 	tb.Helper()
 	db := MustOpenDB(tb, filepath.Join(tb.TempDir(), "db"))
-	k, err := OpenKeys(db, c.Now)
+	k, err := OpenKeys(db, time.Now)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -123,176 +105,180 @@ func parseJWKS(tb testing.TB, b []byte) map[string]map[string]any {
 }
 
 func TestOpenKeys_FirstStart(t *testing.T) {
-	c := newClock()
-	k, db := MustOpenKeys(t, c)
-	recs := fileRecords(t, db)
-	if got, want := len(recs), 2; got != want {
-		t.Fatalf("records: got %d, want %d", got, want)
-	}
-	states := map[Algorithm]string{}
-	for _, r := range recs {
-		states[r.Alg] = r.State
-		raw, err := base64.RawURLEncoding.Strict().DecodeString(r.KID)
-		if err != nil || len(raw) < 16 {
-			t.Errorf("kid %q: %d random bytes, err %v; want ≥16", r.KID, len(raw), err)
+	synctest.Test(t, func(t *testing.T) {
+		k, db := MustOpenKeys(t)
+		recs := fileRecords(t, db)
+		if got, want := len(recs), 2; got != want {
+			t.Fatalf("records: got %d, want %d", got, want)
 		}
-		if _, err := parseRecord(r); err != nil {
-			t.Errorf("kid %q: %v", r.KID, err)
+		states := map[Algorithm]string{}
+		for _, r := range recs {
+			states[r.Alg] = r.State
+			raw, err := base64.RawURLEncoding.Strict().DecodeString(r.KID)
+			if err != nil || len(raw) < 16 {
+				t.Errorf("kid %q: %d random bytes, err %v; want ≥16", r.KID, len(raw), err)
+			}
+			if _, err := parseRecord(r); err != nil {
+				t.Errorf("kid %q: %v", r.KID, err)
+			}
 		}
-	}
-	if got, want := states[EdDSA], stateActive; got != want {
-		t.Errorf("EdDSA key state: got %q, want %q", got, want)
-	}
-	if got, want := states[ES256], stateStandby; got != want {
-		t.Errorf("ES256 key state: got %q, want %q", got, want)
-	}
-	if got := activeKIDs(recs); len(got) != 1 || got[0] != k.ActiveKID() {
-		t.Errorf("active kids in file: got %v, want [%s]", got, k.ActiveKID())
-	}
+		if got, want := states[EdDSA], stateActive; got != want {
+			t.Errorf("EdDSA key state: got %q, want %q", got, want)
+		}
+		if got, want := states[ES256], stateStandby; got != want {
+			t.Errorf("ES256 key state: got %q, want %q", got, want)
+		}
+		if got := activeKIDs(recs); len(got) != 1 || got[0] != k.ActiveKID() {
+			t.Errorf("active kids in file: got %v, want [%s]", got, k.ActiveKID())
+		}
 
-	set := parseJWKS(t, k.JWKS())
-	if got, want := len(set), 2; got != want {
-		t.Fatalf("JWKS keys: got %d, want %d", got, want)
-	}
-	for kid, jwk := range set {
-		if jwk["use"] != "sig" {
-			t.Errorf("kid %s: use %v, want sig", kid, jwk["use"])
+		set := parseJWKS(t, k.JWKS())
+		if got, want := len(set), 2; got != want {
+			t.Fatalf("JWKS keys: got %d, want %d", got, want)
 		}
-		if _, ok := jwk["d"]; ok {
-			t.Errorf("kid %s: JWKS holds private key material", kid)
+		for kid, jwk := range set {
+			if jwk["use"] != "sig" {
+				t.Errorf("kid %s: use %v, want sig", kid, jwk["use"])
+			}
+			if _, ok := jwk["d"]; ok {
+				t.Errorf("kid %s: JWKS holds private key material", kid)
+			}
 		}
-	}
-	if got, want := set[k.ActiveKID()]["alg"], "EdDSA"; got != want {
-		t.Errorf("active alg: got %v, want %v", got, want)
-	}
+		if got, want := set[k.ActiveKID()]["alg"], "EdDSA"; got != want {
+			t.Errorf("active alg: got %v, want %v", got, want)
+		}
+	})
 }
 
 func TestOpenKeys_Reopen(t *testing.T) {
-	c := newClock()
-	path := filepath.Join(t.TempDir(), "db")
-	db, err := kv.Open(path, kv.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := OpenKeys(db, c.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok := MustMint(t, k, validClaims(c.Now()))
-	kid, set := k.ActiveKID(), k.JWKS()
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "db")
+		db, err := kv.Open(path, kv.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := OpenKeys(db, time.Now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok := MustMint(t, k, validClaims(time.Now()))
+		kid, set := k.ActiveKID(), k.JWKS()
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
 
-	db2 := MustOpenDB(t, path)
-	k2, err := OpenKeys(db2, c.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := k2.ActiveKID(), kid; got != want {
-		t.Errorf("active kid after reopen: got %s, want %s", got, want)
-	}
-	if got, want := k2.JWKS(), set; !bytes.Equal(got, want) {
-		t.Errorf("JWKS after reopen:\ngot  %s\nwant %s", got, want)
-	}
-	if _, err := k2.Verify(tok, expect(c.Now())); err != nil {
-		t.Errorf("token from before reopen: %v", err)
-	}
+		db2 := MustOpenDB(t, path)
+		k2, err := OpenKeys(db2, time.Now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := k2.ActiveKID(), kid; got != want {
+			t.Errorf("active kid after reopen: got %s, want %s", got, want)
+		}
+		if got, want := k2.JWKS(), set; !bytes.Equal(got, want) {
+			t.Errorf("JWKS after reopen:\ngot  %s\nwant %s", got, want)
+		}
+		if _, err := k2.Verify(tok, expect(time.Now())); err != nil {
+			t.Errorf("token from before reopen: %v", err)
+		}
+	})
 }
 
 func TestKeys_Rotate(t *testing.T) {
-	c := newClock()
-	k, db := MustOpenKeys(t, c)
-	oldKID := k.ActiveKID()
-	// The longest-lived token the old key can sign, just before rotation.
-	cl := validClaims(c.Now())
-	cl.Expiry = c.Now().Add(MaxAccessTokenTTL)
-	old := MustMint(t, k, cl)
+	synctest.Test(t, func(t *testing.T) {
+		k, db := MustOpenKeys(t)
+		oldKID := k.ActiveKID()
+		// The longest-lived token the old key can sign, just before rotation.
+		cl := validClaims(time.Now())
+		cl.Expiry = time.Now().Add(MaxAccessTokenTTL)
+		old := MustMint(t, k, cl)
 
-	if err := k.Rotate(); err != nil {
-		t.Fatal(err)
-	}
-	newKID := k.ActiveKID()
-	if newKID == oldKID {
-		t.Fatal("Rotate kept the active kid")
-	}
-	if got := activeKIDs(fileRecords(t, db)); len(got) != 1 || got[0] != newKID {
-		t.Errorf("active kids in file: got %v, want [%s]", got, newKID)
-	}
-
-	fresh := MustMint(t, k, validClaims(c.Now()))
-	if got, want := headerOf(t, fresh)["kid"], newKID; got != want {
-		t.Errorf("new token kid: got %v, want %v", got, want)
-	}
-	if got, want := headerOf(t, fresh)["alg"], "EdDSA"; got != want {
-		t.Errorf("new token alg: got %v, want %v", got, want)
-	}
-	for name, tok := range map[string]string{"old": old, "new": fresh} {
-		if _, err := k.Verify(tok, expect(c.Now())); err != nil {
-			t.Errorf("%s token after rotation: %v", name, err)
+		if err := k.Rotate(); err != nil {
+			t.Fatal(err)
 		}
-	}
-	set := parseJWKS(t, k.JWKS())
-	if got, want := len(set), 4; got != want {
-		t.Errorf("JWKS during overlap: got %d keys, want %d", got, want)
-	}
-	for _, kid := range []string{oldKID, newKID} {
-		if set[kid] == nil {
-			t.Errorf("JWKS during overlap lacks %s", kid)
+		newKID := k.ActiveKID()
+		if newKID == oldKID {
+			t.Fatal("Rotate kept the active kid")
 		}
-	}
+		if got := activeKIDs(fileRecords(t, db)); len(got) != 1 || got[0] != newKID {
+			t.Errorf("active kids in file: got %v, want [%s]", got, newKID)
+		}
 
-	// Last second of the overlap: the old token is at exp + 59 s, inside the leeway.
-	c.Add(RetireAfter - time.Second)
-	if _, err := k.Verify(old, expect(c.Now())); err != nil {
-		t.Errorf("old token at the end of the overlap: %v", err)
-	}
-	c.Add(time.Second)
-	if _, err := k.Verify(old, expect(c.Now())); !errors.Is(err, ErrUnknownKey) {
-		t.Errorf("old token after retirement: got %v, want %v", err, ErrUnknownKey)
-	}
-	set = parseJWKS(t, k.JWKS())
-	if set[oldKID] != nil || set[newKID] == nil || len(set) != 2 {
-		t.Errorf("JWKS after retirement: got %v, want only the new generation", set)
-	}
+		fresh := MustMint(t, k, validClaims(time.Now()))
+		if got, want := headerOf(t, fresh)["kid"], newKID; got != want {
+			t.Errorf("new token kid: got %v, want %v", got, want)
+		}
+		if got, want := headerOf(t, fresh)["alg"], "EdDSA"; got != want {
+			t.Errorf("new token alg: got %v, want %v", got, want)
+		}
+		for name, tok := range map[string]string{"old": old, "new": fresh} {
+			if _, err := k.Verify(tok, expect(time.Now())); err != nil {
+				t.Errorf("%s token after rotation: %v", name, err)
+			}
+		}
+		set := parseJWKS(t, k.JWKS())
+		if got, want := len(set), 4; got != want {
+			t.Errorf("JWKS during overlap: got %d keys, want %d", got, want)
+		}
+		for _, kid := range []string{oldKID, newKID} {
+			if set[kid] == nil {
+				t.Errorf("JWKS during overlap lacks %s", kid)
+			}
+		}
 
-	// The next open deletes the retired keys from the file.
-	if _, err := OpenKeys(db, c.Now); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := len(fileRecords(t, db)), 2; got != want {
-		t.Errorf("records after pruning: got %d, want %d", got, want)
-	}
+		// Last second of the overlap: the old token is at exp + 59 s, inside the leeway.
+		time.Sleep(RetireAfter - time.Second)
+		if _, err := k.Verify(old, expect(time.Now())); err != nil {
+			t.Errorf("old token at the end of the overlap: %v", err)
+		}
+		time.Sleep(time.Second)
+		if _, err := k.Verify(old, expect(time.Now())); !errors.Is(err, ErrUnknownKey) {
+			t.Errorf("old token after retirement: got %v, want %v", err, ErrUnknownKey)
+		}
+		set = parseJWKS(t, k.JWKS())
+		if set[oldKID] != nil || set[newKID] == nil || len(set) != 2 {
+			t.Errorf("JWKS after retirement: got %v, want only the new generation", set)
+		}
+
+		// The next open deletes the retired keys from the file.
+		if _, err := OpenKeys(db, time.Now); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := len(fileRecords(t, db)), 2; got != want {
+			t.Errorf("records after pruning: got %d, want %d", got, want)
+		}
+	})
 }
 
 func TestKeys_RotateTo(t *testing.T) {
-	c := newClock()
-	k, _ := MustOpenKeys(t, c)
-	if err := k.RotateTo(ES256); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 20 { // enough for both halves of s to come up before lowS
-		tok := MustMint(t, k, validClaims(c.Now()))
-		if got, want := headerOf(t, tok)["alg"], "ES256"; got != want {
-			t.Fatalf("alg: got %v, want %v", got, want)
+	synctest.Test(t, func(t *testing.T) {
+		k, _ := MustOpenKeys(t)
+		if err := k.RotateTo(ES256); err != nil {
+			t.Fatal(err)
 		}
-		if _, err := k.Verify(tok, expect(c.Now())); err != nil {
-			t.Fatalf("token %d: %v", i, err)
+		for i := range 20 { // enough for both halves of s to come up before lowS
+			tok := MustMint(t, k, validClaims(time.Now()))
+			if got, want := headerOf(t, tok)["alg"], "ES256"; got != want {
+				t.Fatalf("alg: got %v, want %v", got, want)
+			}
+			if _, err := k.Verify(tok, expect(time.Now())); err != nil {
+				t.Fatalf("token %d: %v", i, err)
+			}
+			// (r, n−s) is also a valid ECDSA signature; it must not verify.
+			if _, err := k.Verify(highS(t, tok), expect(time.Now())); !errors.Is(err, ErrSignature) {
+				t.Fatalf("high-s twin of token %d: got %v, want %v", i, err, ErrSignature)
+			}
 		}
-		// (r, n−s) is also a valid ECDSA signature; it must not verify.
-		if _, err := k.Verify(highS(t, tok), expect(c.Now())); !errors.Is(err, ErrSignature) {
-			t.Fatalf("high-s twin of token %d: got %v, want %v", i, err, ErrSignature)
+		if err := k.Rotate(); err != nil { // keeps ES256
+			t.Fatal(err)
 		}
-	}
-	if err := k.Rotate(); err != nil { // keeps ES256
-		t.Fatal(err)
-	}
-	if got, want := headerOf(t, MustMint(t, k, validClaims(c.Now())))["alg"], "ES256"; got != want {
-		t.Errorf("alg after Rotate: got %v, want %v", got, want)
-	}
-	if err := k.RotateTo("HS256"); !errors.Is(err, ErrAlgorithm) {
-		t.Errorf("RotateTo(HS256): got %v, want %v", err, ErrAlgorithm)
-	}
+		if got, want := headerOf(t, MustMint(t, k, validClaims(time.Now())))["alg"], "ES256"; got != want {
+			t.Errorf("alg after Rotate: got %v, want %v", got, want)
+		}
+		if err := k.RotateTo("HS256"); !errors.Is(err, ErrAlgorithm) {
+			t.Errorf("RotateTo(HS256): got %v, want %v", err, ErrAlgorithm)
+		}
+	})
 }
 
 func TestKeys_RotateFailpoint(t *testing.T) {
@@ -301,69 +287,71 @@ func TestKeys_RotateFailpoint(t *testing.T) {
 		"panic": func() error { panic("injected crash") },
 	} {
 		t.Run(name, func(t *testing.T) {
-			c := newClock()
-			k, db := MustOpenKeys(t, c)
-			if err := k.Rotate(); err != nil { // a retiring generation too
-				t.Fatal(err)
-			}
-			before, kid, set := fileRecords(t, db), k.ActiveKID(), k.JWKS()
-			tok := MustMint(t, k, validClaims(c.Now()))
-
-			k.failpoint = fail
-			func() {
-				defer func() { _ = recover() }()
-				if err := k.Rotate(); err == nil {
-					t.Error("Rotate with a failing Update: got nil error")
+			synctest.Test(t, func(t *testing.T) {
+				k, db := MustOpenKeys(t)
+				if err := k.Rotate(); err != nil { // a retiring generation too
+					t.Fatal(err)
 				}
-			}()
-			k.failpoint = nil
+				before, kid, set := fileRecords(t, db), k.ActiveKID(), k.JWKS()
+				tok := MustMint(t, k, validClaims(time.Now()))
 
-			after := fileRecords(t, db)
-			if got := activeKIDs(after); len(got) != 1 || got[0] != kid {
-				t.Errorf("active kids in file: got %v, want [%s]", got, kid)
-			}
-			if got, want := len(after), len(before); got != want {
-				t.Errorf("records: got %d, want %d", got, want)
-			}
-			if got := k.JWKS(); !bytes.Equal(got, set) {
-				t.Errorf("JWKS changed:\ngot  %s\nwant %s", got, set)
-			}
-			if _, err := k.Verify(tok, expect(c.Now())); err != nil {
-				t.Errorf("token after failed rotation: %v", err)
-			}
-			k2, err := OpenKeys(db, c.Now)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got, want := k2.ActiveKID(), kid; got != want {
-				t.Errorf("reopened active kid: got %s, want %s", got, want)
-			}
-			if err := k.Rotate(); err != nil {
-				t.Errorf("Rotate after the failure: %v", err)
-			}
+				k.failpoint = fail
+				func() {
+					defer func() { _ = recover() }()
+					if err := k.Rotate(); err == nil {
+						t.Error("Rotate with a failing Update: got nil error")
+					}
+				}()
+				k.failpoint = nil
+
+				after := fileRecords(t, db)
+				if got := activeKIDs(after); len(got) != 1 || got[0] != kid {
+					t.Errorf("active kids in file: got %v, want [%s]", got, kid)
+				}
+				if got, want := len(after), len(before); got != want {
+					t.Errorf("records: got %d, want %d", got, want)
+				}
+				if got := k.JWKS(); !bytes.Equal(got, set) {
+					t.Errorf("JWKS changed:\ngot  %s\nwant %s", got, set)
+				}
+				if _, err := k.Verify(tok, expect(time.Now())); err != nil {
+					t.Errorf("token after failed rotation: %v", err)
+				}
+				k2, err := OpenKeys(db, time.Now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := k2.ActiveKID(), kid; got != want {
+					t.Errorf("reopened active kid: got %s, want %s", got, want)
+				}
+				if err := k.Rotate(); err != nil {
+					t.Errorf("Rotate after the failure: %v", err)
+				}
+			})
 		})
 	}
 }
 
 func TestOpenKeys_TwoActive(t *testing.T) {
-	c := newClock()
-	_, db := MustOpenKeys(t, c)
-	err := db.Update(func(tx *kv.Tx) error {
-		b := tx.Bucket(Bucket)
-		for _, r := range fileRecordsTx(t, b) {
-			r.State = stateActive
-			if err := putRecord(b, r); err != nil {
-				return err
+	synctest.Test(t, func(t *testing.T) {
+		_, db := MustOpenKeys(t)
+		err := db.Update(func(tx *kv.Tx) error {
+			b := tx.Bucket(Bucket)
+			for _, r := range fileRecordsTx(t, b) {
+				r.State = stateActive
+				if err := putRecord(b, r); err != nil {
+					return err
+				}
 			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		return nil
+		if _, err := OpenKeys(db, time.Now); err == nil {
+			t.Error("OpenKeys with two active keys: got nil error")
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := OpenKeys(db, c.Now); err == nil {
-		t.Error("OpenKeys with two active keys: got nil error")
-	}
 }
 
 func fileRecordsTx(tb testing.TB, b *kv.Bucket) []*record {
@@ -376,28 +364,29 @@ func fileRecordsTx(tb testing.TB, b *kv.Bucket) []*record {
 }
 
 func TestKeys_Concurrent(t *testing.T) {
-	c := newClock()
-	k, _ := MustOpenKeys(t, c)
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() {
-			for range 50 {
-				tok, err := k.Mint(validClaims(c.Now()))
-				if err != nil {
-					t.Error(err)
-					return
+	synctest.Test(t, func(t *testing.T) {
+		k, _ := MustOpenKeys(t)
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for range 50 {
+					tok, err := k.Mint(validClaims(time.Now()))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if _, err := k.Verify(tok, expect(time.Now())); err != nil {
+						t.Error(err)
+					}
+					_ = k.JWKS()
 				}
-				if _, err := k.Verify(tok, expect(c.Now())); err != nil {
-					t.Error(err)
-				}
-				_ = k.JWKS()
-			}
-		})
-	}
-	for range 3 {
-		if err := k.Rotate(); err != nil {
-			t.Error(err)
+			})
 		}
-	}
-	wg.Wait()
+		for range 3 {
+			if err := k.Rotate(); err != nil {
+				t.Error(err)
+			}
+		}
+		wg.Wait()
+	})
 }
