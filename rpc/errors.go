@@ -20,6 +20,11 @@ const (
 	CodeAuthorization    = -32003 // the caller may not do this
 	CodeRateLimited      = -32004 // too many requests
 	CodeEmbedding        = -32005 // the embedding service failed
+
+	// Codes of MCP 2026-07-28, from the range it reserves (-32020 to -32099).
+	CodeHeaderMismatch     = -32020 // HTTP headers missing, malformed or unlike the body (HTTP 400)
+	CodeMissingCapability  = -32021 // the request needs a capability the client did not declare (HTTP 400)
+	CodeUnsupportedVersion = -32022 // _meta's protocol version is not one of this server's; data{supported, requested} (HTTP 400)
 )
 
 // Error is a JSON-RPC error object, {"code","message","data"?}. A handler that returns one
@@ -78,6 +83,25 @@ func methodNotFound(method string) *Error {
 }
 
 func internalError() *Error { return &Error{Code: CodeInternalError, Message: "internal error"} }
+
+// headerMismatch is -32020: a request header is missing, malformed or says something else than
+// the body.
+func headerMismatch(reason string) *Error {
+	return &Error{Code: CodeHeaderMismatch, Message: "header mismatch: " + reason}
+}
+
+// unsupportedVersion is -32022, listing every revision this server speaks.
+func unsupportedVersion(requested string) *Error {
+	return &Error{Code: CodeUnsupportedVersion, Message: "unsupported protocol version",
+		Data: map[string]any{"supported": AllProtocolVersions(), "requested": requested}}
+}
+
+// MissingCapability is -32021: serving the request needs a capability the client did not
+// declare, e.g. MissingCapability("elicitation").
+func MissingCapability(capability string) *Error {
+	return &Error{Code: CodeMissingCapability, Message: "missing required client capability: " + capability,
+		Data: map[string]any{"requiredCapabilities": map[string]any{capability: struct{}{}}}}
+}
 
 // toError maps what a handler returned to the JSON-RPC error the client sees. Internal errors
 // (anything that is not an *Error, *ArgError or ErrResourceNotFound) are reported to OnError and

@@ -117,6 +117,20 @@ func MustOpenFixture(tb testing.TB) *fixture {
 				},
 			},
 			{
+				// ask puts a question to the user (elicitation): in place in the legacy era, as
+				// an input_required result and a retry in 2026-07-28.
+				Name: "ask", Description: "Asks the user to confirm, then says what they answered.",
+				Handler: func(ctx context.Context, args json.RawMessage) (*ToolResult, error) {
+					f.calls.Add(1)
+					answer, err := Elicit(ctx, "confirm", map[string]any{"message": "Go ahead?", "requestedSchema": map[string]any{
+						"type": "object", "properties": map[string]any{"ok": map[string]string{"type": "boolean"}}, "required": []string{"ok"}}})
+					if err != nil {
+						return nil, err
+					}
+					return &ToolResult{Content: []Content{TextContent("answered " + string(answer))}}, nil
+				},
+			},
+			{
 				Name: "slow", Description: "Waits until released or cancelled.",
 				Handler: func(ctx context.Context, args json.RawMessage) (*ToolResult, error) {
 					f.calls.Add(1)

@@ -6,6 +6,8 @@ package rpc
 // Mcp-Session-Id is served on its own.
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // sessionHeader is the header of the session id (header names are case-insensitive).
@@ -134,16 +137,32 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	return body, true
 }
 
+// servePost classifies the POST once, from its body first (basic/versioning, "Backward
+// Compatibility"): a request whose _meta declares a protocol version, or a body under a 2026-07-28
+// MCP-Protocol-Version header, is served statelessly under that revision (serveModern);
+// anything else in the legacy way, with optional sessions.
 func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	if req, modern, status, e := classify(r, body); modern {
+		if e != nil {
+			var id json.RawMessage
+			if req != nil {
+				id = req.id
+			}
+			writeBody(w, status, (&response{id: id, err: e}).encode())
+			return
+		}
+		s.serveModern(w, r, body, req)
+		return
+	}
 	version, ok := protocolHeader(w, r)
 	if !ok {
 		return
 	}
 	ss, ok := s.httpSession(w, r, "http")
-	if !ok {
-		return
-	}
-	body, ok := readBody(w, r)
 	if !ok {
 		return
 	}
@@ -159,6 +178,145 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(sessionHeader, ss.id)
 	}
 	pw.finish(out, kind, pw.sse)
+}
+
+// serveModern answers a 2026-07-28 request that classify accepted: no session is looked up or
+// started (an Mcp-Session-Id is ignored), and the answer is JSON or, when the call sends
+// messages first, an event stream.
+func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte, req *request) {
+	if req.id == nil { // 2026-07-28 has no client notifications over HTTP; accepted and ignored
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	owner := s.owner(r)
+	ss := &session{transport: "http", owner: owner, calls: s.ownerCalls(owner)}
+	pw := &postWriter{w: w, rc: http.NewResponseController(w), sse: acceptsEventStream(r.Header.Values("Accept"))}
+	out, kind := s.handle(r.Context(), ss, r.Header.Get("MCP-Protocol-Version"), body, pw.push)
+	pw.finish(out, kind, pw.sse)
+}
+
+// classify decides whether a POST is a 2026-07-28 request and, if it is, validates what the
+// transport requires of one before anything runs (basic/transports/streamable-http, "Server
+// Validation"): the headers must be present and agree with the body (-32020), the version be
+// one this server speaks (-32022), the _meta hold the required members (-32602), the method
+// exist in that revision (-32601, 404); no batches. e is the error to answer with status (and
+// req's id when it could be read); a legacy message is not modern and is left to the legacy path.
+func classify(r *http.Request, body []byte) (req *request, modern bool, status int, e *Error) {
+	versions := r.Header.Values("MCP-Protocol-Version")
+	header := ""
+	if len(versions) > 0 {
+		header = versions[0]
+	}
+	headerModern := slices.Contains(ModernProtocolVersions, header)
+	reqs, batch, fail := decodeMessage(body)
+	if fail != nil {
+		if headerModern {
+			return nil, true, http.StatusBadRequest, fail
+		}
+		return nil, false, 0, nil
+	}
+	if batch {
+		for i := range reqs {
+			if headerModern || reqs[i].declaresVersion() {
+				return nil, true, http.StatusBadRequest, invalidRequest("batches are not part of protocol version " + ModernProtocolVersion)
+			}
+		}
+		return nil, false, 0, nil
+	}
+	req = &reqs[0]
+	if !req.declaresVersion() && !headerModern {
+		return req, false, 0, nil
+	}
+	bad := func(status int, e *Error) (*request, bool, int, *Error) { return req, true, status, e }
+	switch {
+	case req.response:
+		return bad(http.StatusBadRequest, invalidRequest("a client sends no responses in protocol version "+ModernProtocolVersion))
+	case req.invalid != nil:
+		return bad(http.StatusBadRequest, req.invalid)
+	case req.badParam != nil:
+		return bad(http.StatusBadRequest, req.badParam)
+	}
+	p, _ := members(req.params)
+	rm, _, err := readMeta(p)
+	var re *Error
+	switch {
+	case errors.As(err, &re):
+		return bad(http.StatusBadRequest, re)
+	case !rm.modern:
+		return bad(http.StatusBadRequest, invalidParams("_meta."+metaProtocolVersion, "is required under MCP-Protocol-Version "+header))
+	case len(versions) == 0:
+		return bad(http.StatusBadRequest, headerMismatch("the MCP-Protocol-Version header is required"))
+	case len(versions) > 1 || header != rm.version:
+		return bad(http.StatusBadRequest, headerMismatch(fmt.Sprintf("MCP-Protocol-Version %q does not match _meta %q", strings.Join(versions, ", "), rm.version)))
+	case !slices.Contains(ModernProtocolVersions, rm.version):
+		return bad(http.StatusBadRequest, unsupportedVersion(rm.version))
+	}
+	if req.id == nil {
+		return req, true, 0, nil
+	}
+	methods := r.Header.Values("Mcp-Method")
+	switch {
+	case len(methods) == 0:
+		return bad(http.StatusBadRequest, headerMismatch("the Mcp-Method header is required"))
+	case len(methods) > 1 || methods[0] != req.method:
+		return bad(http.StatusBadRequest, headerMismatch(fmt.Sprintf("Mcp-Method %q does not match the body's method %q", strings.Join(methods, ", "), req.method)))
+	}
+	if key := nameKey(req.method); key != "" {
+		want, _, _ := str(p, key, key)
+		names := r.Header.Values("Mcp-Name")
+		if len(names) == 0 {
+			return bad(http.StatusBadRequest, headerMismatch("the Mcp-Name header is required for "+req.method))
+		}
+		got, ok := decodeHeaderValue(names[0])
+		if len(names) > 1 || !ok || got != want {
+			return bad(http.StatusBadRequest, headerMismatch(fmt.Sprintf("Mcp-Name %q does not match the body's %s %q", names[0], key, want)))
+		}
+	}
+	if !modernMethod(req.method) || !knownMethod(req.method) {
+		return bad(http.StatusNotFound, methodNotFound(req.method))
+	}
+	return req, true, 0, nil
+}
+
+// nameKey is the params member Mcp-Name mirrors for a method; "" when it has none.
+func nameKey(method string) string {
+	switch method {
+	case "tools/call", "prompts/get":
+		return "name"
+	case "resources/read":
+		return "uri"
+	}
+	return ""
+}
+
+// knownMethod reports whether method is an MCP request method this package serves (whether
+// this Server offers it is decided when it runs).
+func knownMethod(method string) bool {
+	_, ok := methodKeys[method]
+	return ok
+}
+
+// decodeHeaderValue undoes the Base64 sentinel of Mcp-Name and Mcp-Param-* values
+// ("=?base64?…?="); plain values must be visible ASCII, space or tab, without leading or
+// trailing space.
+func decodeHeaderValue(v string) (string, bool) {
+	if inner, ok := strings.CutPrefix(v, "=?base64?"); ok {
+		if inner, ok = strings.CutSuffix(inner, "?="); ok {
+			b, err := base64.StdEncoding.DecodeString(inner)
+			if err != nil {
+				if b, err = base64.RawStdEncoding.DecodeString(inner); err != nil {
+					return "", false
+				}
+			}
+			return string(b), utf8.Valid(b)
+		}
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c != '\t' && (c < 0x20 || c > 0x7e) {
+			return "", false
+		}
+	}
+	return v, strings.TrimSpace(v) == v
 }
 
 // promote turns the session of an initialize request into an HTTP session.
@@ -229,6 +387,13 @@ func (p *postWriter) push(b []byte) bool {
 	if !p.started {
 		p.started = true
 		startStream(p.w, p.rc)
+	}
+	if b == nil { // a keep-alive comment line
+		if _, err := io.WriteString(p.w, ": keepalive\n\n"); err != nil || p.rc.Flush() != nil {
+			p.failed = true
+			return false
+		}
+		return true
 	}
 	if err := writeEvent(p.w, p.rc, "message", b); err != nil {
 		p.failed = true
@@ -346,6 +511,7 @@ func startStream(w http.ResponseWriter, rc *http.ResponseController) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 	rc.SetWriteDeadline(time.Time{})
+	rc.SetReadDeadline(time.Time{}) // the request is read; its deadline must not end the stream
 	w.WriteHeader(http.StatusOK)
 	rc.Flush()
 }

@@ -1,6 +1,8 @@
 package rpc
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -35,7 +37,8 @@ func TestServer_ServeHTTP(t *testing.T) {
 		{"Content-Type with charset", "POST", ping, map[string]string{"Content-Type": "application/json; charset=utf-8"}, 200, "", "application/json", `"result":{}`},
 		{"Content-Type upper case", "POST", ping, map[string]string{"Content-Type": "Application/JSON"}, 200, "", "application/json", `"result":{}`},
 		{"other charset", "POST", ping, map[string]string{"Content-Type": "application/json; charset=utf-16"}, 415, "", "application/json", `the charset must be utf-8`},
-		{"unsupported revision", "POST", ping, map[string]string{"MCP-Protocol-Version": "2026-07-28"}, 400, "", "application/json", `"data":{"requested":"2026-07-28","supported":["2025-11-25","2025-06-18","2025-03-26","2024-11-05"]}`},
+		{"unsupported revision", "POST", ping, map[string]string{"MCP-Protocol-Version": "1999-01-01"}, 400, "", "application/json", `"data":{"requested":"1999-01-01","supported":["2025-11-25","2025-06-18","2025-03-26","2024-11-05"]}`},
+		{"2026-07-28 header without _meta", "POST", ping, map[string]string{"MCP-Protocol-Version": "2026-07-28"}, 400, "", "application/json", `"code":-32602`},
 		{"every supported revision", "POST", ping, map[string]string{"MCP-Protocol-Version": "2024-11-05"}, 200, "", "application/json", `"result":{}`},
 		{"empty body", "POST", "", nil, 400, "", "application/json", `"code":-32700`},
 		{"parse error", "POST", `{"jsonrpc":`, nil, 400, "", "application/json", `"code":-32700`},
@@ -148,6 +151,82 @@ func TestServer_ServeHTTPContext(t *testing.T) {
 		_, body := post(t, f.Server, `[{"jsonrpc":"2.0","id":2,"method":"ping"}]`)
 		if body != `[{"jsonrpc":"2.0","id":2,"result":{}}]` {
 			t.Errorf("a later batch without a header saw the earlier initialize: %s", body)
+		}
+	})
+}
+
+// FuzzServer_ClassifyPost drives a POST's classification and validation (headers × _meta × body)
+// through ServeHTTP. Whatever arrives: no panic; a status of the transport's (200, 202 or 204
+// for a notification, 400, 404, 413, 415); every body a JSON-RPC response with exactly one of result and error; an error
+// echoes the id of a request whose envelope could be read; a result under a 2026-07-28 header
+// carries resultType; and a request refused for its headers, version or method runs no tool.
+func FuzzServer_ClassifyPost(f *testing.F) {
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	for _, seed := range []struct{ version, method, name, body string }{
+		{"2026-07-28", "tools/call", "echo", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"},` + meta + `}}`},
+		{"2026-07-28", "tools/call", "=?base64?ZWNobw==?=", `{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"echo","arguments":{"text":"a"},` + meta + `}}`},
+		{"2026-07-28", "tools/call", "fail", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"},` + meta + `}}`},
+		{"2026-07-28", "server/discover", "", `{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{` + meta + `}}`},
+		{"2026-07-28", "resources/read", "fixture://readme", `{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"fixture://readme",` + meta + `}}`},
+		{"2026-07-28", "tools/list", "", `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`},
+		{"2099-01-01", "tools/list", "", `{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`},
+		{"2026-07-28", "initialize", "", `{"jsonrpc":"2.0","id":7,"method":"initialize","params":{` + meta + `}}`},
+		{"2026-07-28", "tools/call", "ask", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"ask","requestState":"e30.AAAA","inputResponses":{},` + meta + `}}`},
+		{"", "", "", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"},` + meta + `}}`},
+		{"2025-11-25", "", "", `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}`},
+		{"2026-07-28", "tools/list", "", `[{"jsonrpc":"2.0","id":11,"method":"tools/list","params":{` + meta + `}}]`},
+		{"2026-07-28", "", "", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{` + meta + `}}`},
+	} {
+		f.Add(seed.version, seed.method, seed.name, []byte(seed.body))
+	}
+	fx := MustOpenFixture(f)
+	close(fx.release) // the slow tool returns at once
+	f.Fuzz(func(t *testing.T, version, method, name string, body []byte) {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json") // no stream: nothing waits on the client
+		for k, v := range map[string]string{"MCP-Protocol-Version": version, "Mcp-Method": method, "Mcp-Name": name} {
+			if v != "" { // net/http would refuse some values before us; accepting them is stricter
+				r.Header.Set(k, v)
+			}
+		}
+		before := fx.calls.Load()
+		w := httptest.NewRecorder()
+		fx.ServeHTTP(w, r)
+		switch w.Code {
+		case 200, 202, 204, 400, 404, 413, 415:
+		default:
+			t.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+		if w.Body.Len() == 0 {
+			return
+		}
+		var resp struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Result  map[string]json.RawMessage
+			Error   *struct {
+				Code int `json:"code"`
+			}
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil || resp.JSONRPC != "2.0" || (resp.Result == nil) == (resp.Error == nil) {
+			t.Fatalf("not one JSON-RPC response (%v): %s", err, w.Body)
+		}
+		var req struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Method  *string         `json:"method"`
+		}
+		readable := json.Unmarshal(body, &req) == nil && req.JSONRPC == "2.0" && req.Method != nil && len(req.ID) > 0 &&
+			(req.ID[0] == '"' || req.ID[0] == '-' || req.ID[0] >= '0' && req.ID[0] <= '9') && !bytes.ContainsAny(req.ID, ".eE")
+		if resp.Error != nil && readable && !bytes.Equal(resp.ID, req.ID) && resp.Error.Code != CodeParseError && resp.Error.Code != CodeInvalidRequest {
+			t.Fatalf("the error answers id %s, not the request's %s: %s", resp.ID, req.ID, w.Body)
+		}
+		if resp.Result != nil && r.Header.Get("MCP-Protocol-Version") == ModernProtocolVersion && resp.Result["resultType"] == nil {
+			t.Fatalf("a 2026-07-28 result without resultType: %s", w.Body)
+		}
+		if resp.Error != nil && (w.Code == 400 || w.Code == 404) && fx.calls.Load() != before {
+			t.Fatalf("a request refused with %d (%d) ran a tool: %s", w.Code, resp.Error.Code, body)
 		}
 	})
 }

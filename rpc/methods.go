@@ -65,6 +65,10 @@ func (s *Server) method(name string) methodFunc {
 		}
 	case "logging/setLevel":
 		return s.setLevel
+	case "server/discover":
+		return func(context.Context, *session, params) (any, error) { return s.discover(), nil }
+	case "subscriptions/listen":
+		return s.listen
 	}
 	return nil
 }
@@ -77,15 +81,17 @@ var methodKeys = map[string][]string{
 	"ping":                     nil,
 	"logging/setLevel":         {"level"},
 	"tools/list":               {"cursor"},
-	"tools/call":               {"name", "arguments"},
+	"tools/call":               {"name", "arguments", "inputResponses", "requestState"},
 	"resources/list":           {"cursor"},
 	"resources/templates/list": {"cursor"},
-	"resources/read":           {"uri"},
+	"resources/read":           {"uri", "inputResponses", "requestState"},
 	"resources/subscribe":      {"uri"},
 	"resources/unsubscribe":    {"uri"},
 	"prompts/list":             {"cursor"},
-	"prompts/get":              {"name", "arguments"},
+	"prompts/get":              {"name", "arguments", "inputResponses", "requestState"},
 	"completion/complete":      {"ref", "argument", "context"},
+	"server/discover":          nil,
+	"subscriptions/listen":     {"notifications"},
 }
 
 // checkKeys refuses a member that is not one of known but looks like one: equal under Unicode
@@ -202,18 +208,13 @@ func (s *Server) initialize(ss *session, p params) (any, error) {
 		return nil, err
 	}
 	if ok {
-		if err := checkKeys(ci, "clientInfo", "name", "title", "version"); err != nil {
+		if client, err = readImplementation(ci, "clientInfo"); err != nil {
 			return nil, err
 		}
-		client = &Implementation{}
-		for _, f := range []struct {
-			key string
-			dst *string
-		}{{"name", &client.Name}, {"title", &client.Title}, {"version", &client.Version}} {
-			if *f.dst, _, err = str(ci, "clientInfo."+f.key, f.key); err != nil {
-				return nil, err
-			}
-		}
+	}
+	caps, _, err := object(p, "capabilities", "capabilities")
+	if err != nil {
+		return nil, err
 	}
 	version := LatestProtocolVersion
 	if slices.Contains(SupportedProtocolVersions, asked) {
@@ -225,7 +226,15 @@ func (s *Server) initialize(ss *session, p params) (any, error) {
 	if client != nil {
 		ss.client = client
 	}
+	ss.caps = caps
 	ss.mu.Unlock()
+	return initializeResult{version, s.capabilities(false), s.Info, s.Instructions}, nil
+}
+
+// capabilities are the server's, for initialize (legacy) or server/discover (modern). In both
+// eras resources.subscribe says resources can be watched: through resources/subscribe in the
+// legacy era, through subscriptions/listen's resourceSubscriptions in 2026-07-28.
+func (s *Server) capabilities(modern bool) capabilities {
 	caps := capabilities{}
 	if s.Complete != nil {
 		caps.Completions = &struct{}{}
@@ -236,7 +245,7 @@ func (s *Server) initialize(ss *session, p params) (any, error) {
 	if s.ListResources != nil {
 		caps.Resources = &resourceCapabilities{Subscribe: s.ReadResource != nil}
 	}
-	return initializeResult{version, caps, s.Info, s.Instructions}, nil
+	return caps
 }
 
 var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
@@ -264,7 +273,8 @@ func encodeCursor(offset int) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + strconv.Itoa(offset)))
 }
 
-// page cuts a list at the request's cursor; the next cursor is "" on the last page.
+// page cuts a list at the request's cursor; the next cursor is "" on the last page, where the
+// results leave it out (2026-07-28 defines "" as a valid cursor; clients would ask again).
 func page[T any](s *Server, p params, items []T) ([]T, string, error) {
 	cursor, _, err := str(p, "cursor", "cursor")
 	if err != nil {
@@ -328,7 +338,7 @@ func (s *Server) listTools(ctx context.Context, ss *session, p params) (any, err
 	}
 	return struct {
 		Tools      []toolJSON `json:"tools"`
-		NextCursor string     `json:"nextCursor"`
+		NextCursor string     `json:"nextCursor,omitempty"`
 	}{tools, next}, nil
 }
 
@@ -419,7 +429,7 @@ func (s *Server) listResources(ctx context.Context, ss *session, p params) (any,
 	}
 	return struct {
 		Resources  []Resource `json:"resources"`
-		NextCursor string     `json:"nextCursor"`
+		NextCursor string     `json:"nextCursor,omitempty"`
 	}{items, next}, nil
 }
 
@@ -433,7 +443,7 @@ func (s *Server) listTemplates(ctx context.Context, ss *session, p params) (any,
 	}
 	return struct {
 		ResourceTemplates []ResourceTemplate `json:"resourceTemplates"`
-		NextCursor        string             `json:"nextCursor"`
+		NextCursor        string             `json:"nextCursor,omitempty"`
 	}{items, next}, nil
 }
 
@@ -447,7 +457,11 @@ func (s *Server) readResource(ctx context.Context, ss *session, p params) (any, 
 	}
 	contents, err := s.ReadResource(ctx, uri)
 	if errors.Is(err, ErrResourceNotFound) {
-		return nil, &Error{Code: CodeResourceNotFound, Message: "resource not found", Data: map[string]string{"uri": uri}}
+		code := CodeResourceNotFound
+		if ri := infoFrom(ctx); ri != nil && ri.meta.modern {
+			code = CodeInvalidParams // 2026-07-28 (SEP-2164): invalid params, not -32002
+		}
+		return nil, &Error{Code: code, Message: "resource not found", Data: map[string]string{"uri": uri}}
 	}
 	if err != nil {
 		return nil, err
@@ -480,7 +494,7 @@ func (s *Server) listPrompts(ctx context.Context, ss *session, p params) (any, e
 	}
 	return struct {
 		Prompts    []promptJSON `json:"prompts"`
-		NextCursor string       `json:"nextCursor"`
+		NextCursor string       `json:"nextCursor,omitempty"`
 	}{prompts, next}, nil
 }
 

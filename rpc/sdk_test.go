@@ -5,6 +5,9 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -70,7 +73,8 @@ func TestServer_GoSDKStreamable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	c := newSDKClient()
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: f.srv.URL + "/mcp", MaxRetries: -1}, nil)
+	// Pinned to the legacy era: sessions, the GET stream and requests to the client are its.
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: f.srv.URL + "/mcp", MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,5 +186,138 @@ func TestServer_GoSDKLegacySSE(t *testing.T) {
 	f.NotifyResourceUpdated("test://c")
 	if got := receive(t, c.updated, "resources/updated"); got != "test://c" {
 		t.Errorf("updated %q, want test://c", got)
+	}
+}
+
+// TestServer_GoSDKModern: the Go SDK's default client probes server/discover and settles on
+// 2026-07-28, over Streamable HTTP and over stdio; it lists and calls tools, answers an
+// elicitation through the multi-round-trip retry (no request is ever sent to it), and is told
+// of a resource update on the subscriptions/listen stream its Subscribe opens.
+func TestServer_GoSDKModern(t *testing.T) {
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			f := MustOpenFixture(t)
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			updated := make(chan string, 64)
+			elicited := make(chan string, 4)
+			c := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-modern", Version: "1.0.0"}, &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					elicited <- req.Params.Message
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}, nil
+				},
+				ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+					updated <- req.Params.URI
+				},
+			})
+			var tr mcp.Transport
+			if transport == "http" {
+				srv := httptest.NewServer(f.Server)
+				t.Cleanup(srv.Close)
+				tr = &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", MaxRetries: -1}
+			} else {
+				inR, inW := io.Pipe()
+				outR, outW := io.Pipe()
+				go func() { f.ServeStdio(ctx, inR, outW); outW.Close() }()
+				tr = &mcp.IOTransport{Reader: outR, Writer: inW}
+			}
+			cs, err := c.Connect(ctx, tr, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if v := cs.InitializeResult().ProtocolVersion; v != ModernProtocolVersion {
+				t.Fatalf("the SDK settled on %s, want %s", v, ModernProtocolVersion)
+			}
+			if cs.ID() != "" {
+				t.Errorf("a 2026-07-28 client got session id %q", cs.ID())
+			}
+
+			var names []string
+			for tool, err := range cs.Tools(ctx, nil) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				names = append(names, tool.Name)
+			}
+			if want := []string{"echo", "fail", "ask", "slow"}; !slices.Equal(names, want) {
+				t.Errorf("tools %v, want %v in order", names, want)
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := structured(t, res), `{"text":"hi","transport":"`+transport+`","version":"2026-07-28"}`; got != want {
+				t.Errorf("echo = %s, want %s", got, want)
+			}
+
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := receive(t, elicited, "elicitation"); got != "Go ahead?" {
+				t.Errorf("elicited %q", got)
+			}
+			if got, want := res.Content[0].(*mcp.TextContent).Text, `answered {"action":"accept","content":{"ok":true}}`; got != want {
+				t.Errorf("ask = %q, want %q", got, want)
+			}
+
+			if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "fixture://readme"}); err != nil {
+				t.Fatal(err)
+			}
+			// The SDK opens the listen stream in the background: notify until it is up.
+			deadline := time.Now().Add(wait)
+			for got := ""; got != "fixture://readme"; {
+				f.NotifyResourceUpdated("fixture://readme")
+				select {
+				case got = <-updated:
+				case <-time.After(20 * time.Millisecond):
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no notifications/resources/updated within %v", wait)
+				}
+			}
+		})
+	}
+}
+
+// TestServer_BothEras: a legacy session and a 2026-07-28 client on one endpoint, their calls
+// interleaved, each served under its own revision.
+func TestServer_BothEras(t *testing.T) {
+	f := MustOpenFixture(t)
+	srv := httptest.NewServer(f.Server)
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	connect := func(pin string) *mcp.ClientSession {
+		var opts *mcp.ClientSessionOptions
+		if pin != "" {
+			opts = &mcp.ClientSessionOptions{ProtocolVersion: pin}
+		}
+		c := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-" + pin, Version: "1.0.0"}, nil)
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", MaxRetries: -1}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	legacy, modern := connect(LatestProtocolVersion), connect("")
+	if legacy.ID() == "" || modern.ID() != "" {
+		t.Fatalf("session ids: legacy %q, modern %q; want one for legacy only", legacy.ID(), modern.ID())
+	}
+	for i := range 10 {
+		for _, c := range []struct {
+			cs   *mcp.ClientSession
+			want string
+		}{{legacy, LatestProtocolVersion}, {modern, ModernProtocolVersion}} {
+			res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+			if err != nil {
+				t.Fatalf("call %d under %s: %v", i, c.want, err)
+			}
+			if got, want := structured(t, res), `{"text":"x","transport":"http","version":"`+c.want+`"}`; got != want {
+				t.Fatalf("call %d = %s, want %s", i, got, want)
+			}
+		}
 	}
 }

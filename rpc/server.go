@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -12,10 +13,11 @@ import (
 	"time"
 )
 
-// LatestProtocolVersion is the newest MCP revision the server speaks.
+// LatestProtocolVersion is the newest initialize-based (legacy) MCP revision the server speaks;
+// ModernProtocolVersion is the stateless one beside it.
 const LatestProtocolVersion = "2025-11-25"
 
-// SupportedProtocolVersions are the MCP revisions negotiated in initialize, newest first.
+// SupportedProtocolVersions are the legacy MCP revisions negotiated in initialize, newest first.
 var SupportedProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // fallbackVersion is assumed when a client named no revision (no MCP-Protocol-Version header
@@ -82,10 +84,16 @@ type Server struct {
 	// OnCall, when set, is told of every request answered (cancelled ones and notifications
 	// aside), after its answer is decided: for an audit log. It must not block.
 	OnCall func(ctx context.Context, call CallInfo)
-	// Now is the clock of session expiry. If nil, time.Now.
+	// Now is the clock of session expiry and of requestState deadlines. If nil, time.Now.
 	Now func() time.Time
+	// StateKey signs the requestState of 2026-07-28 input_required results (HMAC-SHA256). If
+	// empty, a random key per process: a state does not survive a restart, and the client is
+	// asked again.
+	StateKey []byte
 
 	once      sync.Once
+	stateOnce sync.Once
+	key       []byte
 	liveOnce  sync.Once
 	liveSt    *liveState
 	checkErr  error
@@ -317,6 +325,16 @@ type reqInfo struct {
 	client        *Implementation
 	progressToken json.RawMessage
 	push          func([]byte) bool // nil when the transport cannot push
+	// comment writes an SSE comment line on the request's event stream (a keep-alive), starting
+	// the stream; nil on transports without one.
+	comment func() bool
+	meta    reqMeta         // what the request's _meta declared
+	id      json.RawMessage // the request's id
+	method  string
+	params  params
+	// input is what a 2026-07-28 retry carries for Elicit: the client's inputResponses, once
+	// its requestState has been verified.
+	input params
 
 	mu   sync.Mutex
 	done bool // the response is decided: no more progress
@@ -418,6 +436,7 @@ type session struct {
 	mu          sync.Mutex
 	negotiated  string
 	client      *Implementation
+	caps        params // the capabilities the client declared in initialize
 	level       string
 	subs        map[string]bool // subscribed resource URIs
 	lastUsed    time.Time
@@ -483,7 +502,7 @@ func (s *Server) begin(ctx context.Context, ss *session, r *request, header stri
 	ss.mu.Lock()
 	client := ss.client
 	ss.mu.Unlock()
-	c := &call{req: r, header: header, cancel: cancel, info: &reqInfo{server: s, session: ss, transport: ss.transport, client: client, push: push}}
+	c := &call{req: r, header: header, cancel: cancel, info: &reqInfo{server: s, session: ss, transport: ss.transport, client: client, push: push, id: r.id, method: r.method}}
 	if r.method != "initialize" { // the initialize request must not be cancelled
 		c.key = idKey(r.id)
 		ss.calls.mu.Lock()
@@ -675,11 +694,15 @@ func (s *Server) exec(ss *session, c *call) (resp *response) {
 	defer s.end(ss, c)
 	start := time.Now()
 	result, err := s.run(ss, c)
-	if c.cancelled.Load() {
+	if c.cancelled.Load() || err != nil && c.ctx.Err() != nil && errors.Is(err, c.ctx.Err()) {
+		// Cancelled, or its client went (an HTTP stream closed): no one reads an answer.
 		return nil
 	}
 	if s.OnCall != nil {
 		defer func() { s.OnCall(c.ctx, callInfo(c, result, resp, time.Since(start))) }()
+	}
+	if ir, ok := asInputRequired(err); ok && c.info.meta.modern {
+		result, err = s.inputRequiredResult(c.info, ir)
 	}
 	if err != nil {
 		return &response{id: c.req.id, err: s.toError(c.ctx, c.req.method, err)}
@@ -688,6 +711,9 @@ func (s *Server) exec(ss *session, c *call) (resp *response) {
 	if err != nil {
 		s.reportInternal(c.ctx, c.req.method, fmt.Errorf("marshal result: %w", err))
 		return &response{id: c.req.id, err: internalError()}
+	}
+	if c.info.meta.modern || c.req.method == "server/discover" {
+		b = s.decorate(c.req.method, b)
 	}
 	return &response{id: c.req.id, result: b}
 }
@@ -735,35 +761,43 @@ func (s *Server) run(ss *session, c *call) (result any, err error) {
 		s.reportInternal(c.ctx, c.req.method, err)
 		return nil, internalError()
 	}
+	p, _ := members(c.req.params)
+	if p == nil {
+		p = params{}
+	}
+	rm, tok, err := readMeta(p)
+	c.info.meta, c.info.progressToken, c.info.params = rm, tok, p
+	c.info.version = ss.protocol(c.header)
+	if rm.modern {
+		// 2026-07-28: the request declares its revision and client; the session's are not
+		// consulted, and the methods that revision removed do not exist.
+		c.info.version, c.info.client = rm.version, rm.client
+		if err == nil && !slices.Contains(ModernProtocolVersions, rm.version) {
+			err = unsupportedVersion(rm.version)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	h := s.method(c.req.method)
-	if h == nil {
+	legacySSE := ss.transport == "sse" // 2024-11-05's transport carries no 2026-07-28 request
+	if h == nil || rm.modern && !modernMethod(c.req.method) || !rm.modern && c.req.method == "subscriptions/listen" ||
+		legacySSE && (rm.modern || c.req.method == "server/discover") {
 		return nil, methodNotFound(c.req.method)
 	}
 	if c.req.badParam != nil {
 		return nil, c.req.badParam
 	}
-	p, _ := members(c.req.params)
-	if p == nil {
-		p = params{}
+	if err != nil {
+		return nil, err
 	}
 	if err := checkKeys(p, "", append(methodKeys[c.req.method], "_meta")...); err != nil {
 		return nil, err
 	}
-	if meta, ok := p["_meta"]; ok && string(meta) != "null" {
-		m, ok := members(meta)
-		if !ok {
-			return nil, invalidParams("_meta", "must be an object")
-		}
-		if err := checkKeys(m, "_meta", "progressToken"); err != nil {
+	if rm.modern {
+		if err := s.verifyInput(c.ctx, c.info); err != nil {
 			return nil, err
 		}
-		if tok, ok := m["progressToken"]; ok && string(tok) != "null" {
-			if tok[0] != '"' && tok[0] != '-' && (tok[0] < '0' || tok[0] > '9') {
-				return nil, invalidParams("_meta.progressToken", "must be a string or a number")
-			}
-			c.info.progressToken = tok
-		}
 	}
-	c.info.version = ss.protocol(c.header)
 	return h(c.ctx, ss, p)
 }

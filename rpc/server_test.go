@@ -190,7 +190,7 @@ func TestServer_Capabilities(t *testing.T) {
 		t.Errorf("initialize:\ngot  %s\nwant %s", got, want)
 	}
 	_, got = post(t, s, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
-	if want := `{"jsonrpc":"2.0","id":2,"result":{"tools":[],"nextCursor":""}}`; got != want {
+	if want := `{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`; got != want {
 		t.Errorf("tools/list:\ngot  %s\nwant %s", got, want)
 	}
 	for _, m := range []string{"resources/list", "resources/templates/list", "resources/read", "prompts/list", "prompts/get", "completion/complete"} {
@@ -202,11 +202,11 @@ func TestServer_Capabilities(t *testing.T) {
 	t.Run("resources without templates", func(t *testing.T) {
 		s := &Server{ListResources: func(context.Context) ([]Resource, error) { return nil, nil }}
 		_, got := post(t, s, `{"jsonrpc":"2.0","id":1,"method":"resources/templates/list"}`)
-		if want := `{"jsonrpc":"2.0","id":1,"result":{"resourceTemplates":[],"nextCursor":""}}`; got != want {
+		if want := `{"jsonrpc":"2.0","id":1,"result":{"resourceTemplates":[]}}`; got != want {
 			t.Errorf("got  %s\nwant %s", got, want)
 		}
 		_, got = post(t, s, `{"jsonrpc":"2.0","id":2,"method":"resources/list"}`)
-		if want := `{"jsonrpc":"2.0","id":2,"result":{"resources":[],"nextCursor":""}}`; got != want {
+		if want := `{"jsonrpc":"2.0","id":2,"result":{"resources":[]}}`; got != want {
 			t.Errorf("got  %s\nwant %s", got, want)
 		}
 		_, got = post(t, s, `{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"x:"}}`)
@@ -236,15 +236,21 @@ func TestServer_Pagination(t *testing.T) {
 				NextCursor *string
 			}
 		}
-		if err := json.Unmarshal([]byte(body), &resp); err != nil || resp.Result.NextCursor == nil {
+		if err := json.Unmarshal([]byte(body), &resp); err != nil {
 			t.Fatalf("bad page %s", body)
 		}
 		pages++
-		if n := len(resp.Result.Tools); n != 50 && *resp.Result.NextCursor != "" {
+		if n := len(resp.Result.Tools); n != 50 && resp.Result.NextCursor != nil {
 			t.Errorf("page %d has %d tools, want the default 50", pages, n)
 		}
 		for _, tl := range resp.Result.Tools {
 			names = append(names, tl.Name)
+		}
+		if resp.Result.NextCursor != nil && *resp.Result.NextCursor == "" {
+			t.Fatalf("page %d carries nextCursor \"\", which 2026-07-28 clients take for a cursor", pages)
+		}
+		if resp.Result.NextCursor == nil {
+			break
 		}
 		if cursor = *resp.Result.NextCursor; cursor == "" {
 			break
@@ -368,7 +374,7 @@ func TestServer_Concurrent(t *testing.T) {
 			if status, got := post(t, f.Server, body); status != 200 || !strings.Contains(got, fmt.Sprintf(`"id":%d,"result"`, i)) {
 				t.Errorf("%d %s", status, got)
 			}
-			if out := f.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)); !bytes.Contains(out, []byte(`"nextCursor"`)) {
+			if out := f.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)); !bytes.Contains(out, []byte(`"tools":[`)) {
 				t.Errorf("tools/list: %s", out)
 			}
 		})

@@ -77,8 +77,9 @@ type liveState struct {
 	mu       sync.Mutex
 	sessions map[*session]bool
 	byID     map[string]*session
-	pending  map[string]*pendingRequest // the server's requests to clients, by id
-	owners   map[string]*callSet        // the calls of requests without a session, by owner
+	pending   map[string]*pendingRequest // the server's requests to clients, by id
+	owners    map[string]*callSet        // the calls of requests without a session, by owner
+	listeners map[*listener]bool         // open subscriptions/listen requests
 }
 
 func (s *Server) live() *liveState {
@@ -238,9 +239,11 @@ func (ss *session) finish() {
 
 // ---- messages the server sends unasked ----
 
-// NotifyResourceUpdated tells the sessions subscribed to uri that it changed
+// NotifyResourceUpdated tells the sessions subscribed to uri (resources/subscribe) and the
+// subscriptions/listen streams that opted in to it that it changed
 // (notifications/resources/updated). Sessions without a stream to receive it miss it.
 func (s *Server) NotifyResourceUpdated(uri string) {
+	tell(s.live().listenersWhere(func(l *listener) bool { return l.uris[uri] }), "notifications/resources/updated", map[string]any{"uri": uri})
 	b, err := notification("notifications/resources/updated", map[string]string{"uri": uri})
 	if err != nil {
 		return
@@ -255,9 +258,13 @@ func (s *Server) NotifyResourceUpdated(uri string) {
 	}
 }
 
-// NotifyListChanged tells every session with a stream that the list of "tools", "resources"
-// or "prompts" changed (notifications/<kind>/list_changed).
+// NotifyListChanged tells every session with a stream, and the subscriptions/listen streams
+// that opted in, that the list of "tools", "resources" or "prompts" changed
+// (notifications/<kind>/list_changed).
 func (s *Server) NotifyListChanged(kind string) {
+	tell(s.live().listenersWhere(func(l *listener) bool {
+		return kind == "tools" && l.tools || kind == "prompts" && l.prompts || kind == "resources" && l.resources
+	}), "notifications/"+kind+"/list_changed", nil)
 	b, err := notification("notifications/"+kind+"/list_changed", struct{}{})
 	if err != nil {
 		return
@@ -268,7 +275,8 @@ func (s *Server) NotifyListChanged(kind string) {
 }
 
 // Log sends a notifications/message for the request in ctx, on its stream, when level is at
-// or above the level the client set with logging/setLevel (all levels until it sets one).
+// or above the level the client set with logging/setLevel (all levels until it sets one), or,
+// for a 2026-07-28 request, the io.modelcontextprotocol/logLevel of its _meta (nothing without).
 // level is one of debug, info, notice, warning, error, critical, alert, emergency; logger may be
 // empty; data must marshal to JSON. It does nothing when the request cannot carry it.
 func Log(ctx context.Context, level, logger string, data any) {
@@ -277,7 +285,12 @@ func Log(ctx context.Context, level, logger string, data any) {
 	if ri == nil || rank < 0 {
 		return
 	}
-	if ri.session != nil {
+	if ri.meta.modern {
+		// 2026-07-28: only for a request that asked, at or above the level it named.
+		if ri.meta.logLevel == "" || rank < slices.Index(logLevels, ri.meta.logLevel) {
+			return
+		}
+	} else if ri.session != nil {
 		ri.session.mu.Lock()
 		min := slices.Index(logLevels, ri.session.level)
 		ri.session.mu.Unlock()
@@ -309,7 +322,7 @@ type pendingRequest struct {
 // owner (a POST on Streamable HTTP, a line on stdio).
 func Request(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	ri := infoFrom(ctx)
-	if ri == nil || ri.push == nil || ri.server == nil {
+	if ri == nil || ri.push == nil || ri.server == nil || ri.meta.modern { // 2026-07-28 sends none: see Elicit
 		return nil, ErrNoStream
 	}
 	id := "s-" + newSessionID()[:22]

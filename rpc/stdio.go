@@ -74,6 +74,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		case l, ok = <-lines:
 		}
 		if !ok {
+			s.endSessionListeners(ss) // they would wait for a client that has gone
 			wg.Wait()
 			if readErr != nil && !errors.Is(readErr, io.EOF) {
 				return fmt.Errorf("read: %w", readErr)
@@ -93,6 +94,13 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		}
 		if !job.batch && len(job.items) == 1 && job.items[0].call != nil && job.items[0].call.req.method == "initialize" {
 			job.run(s, ss, w) // before reading on: later requests see the negotiated revision
+			continue
+		}
+		if !job.batch && len(job.items) == 1 && job.items[0].call != nil && job.items[0].call.req.method == "subscriptions/listen" {
+			// A subscription lasts as long as the connection: it takes no slot of the requests
+			// that come and go (listens are bounded per client instead).
+			wg.Add(1)
+			go func() { defer wg.Done(); job.run(s, ss, w) }()
 			continue
 		}
 		select {
@@ -155,7 +163,12 @@ func (s *Server) accept(ctx context.Context, ss *session, w *lineWriter, line []
 		case r.id == nil:
 			s.notification(ss, r)
 		default:
-			job.items = append(job.items, stdioItem{call: s.begin(ctx, ss, r, "", func(b []byte) bool { w.write(b); return true })})
+			job.items = append(job.items, stdioItem{call: s.begin(ctx, ss, r, "", func(b []byte) bool {
+				if b != nil { // nil is a keep-alive, which a pipe does not need
+					w.write(b)
+				}
+				return true
+			})})
 		}
 	}
 	if len(job.items) == 0 {

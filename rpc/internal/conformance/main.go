@@ -5,6 +5,13 @@
 // /mcp on a loopback port, without authentication. It is not part of the ownsona binary; the
 // end-to-end suite (testdata/e2e/conformance.test.mjs) builds and runs it.
 //
+// It serves both eras of the protocol on the same endpoint: the initialize-based revisions up
+// to 2025-11-25 (0.1.16's active suite, 0.2.0-alpha.12's `--requirements 2025-11-25`) and the
+// stateless 2026-07-28 (`--requirements 2026-07-28`), whose scenarios call fixtures of their
+// own: test_missing_capability, test_streaming_elicitation, test_logging_tool,
+// test_trigger_tool_change and test_trigger_prompt_change (server-stateless), and the
+// test_input_required_result_* tools and prompt of the multi-round-trip scenarios (SEP-2322).
+//
 //	go run ./rpc/internal/conformance -port 3001   # prints http://127.0.0.1:3001/mcp
 //
 // Like any local server without authentication it guards against DNS rebinding: a request whose
@@ -288,7 +295,7 @@ func orEmpty(raw json.RawMessage) string {
 }
 
 func newServer(stderr io.Writer) *rpc.Server {
-	return &rpc.Server{
+	s := &rpc.Server{
 		Info:         rpc.Implementation{Name: "ownsona-conformance", Title: "ownsona rpc conformance fixture", Version: "1.0.0"},
 		Instructions: "A fixture for the MCP conformance suite.",
 		Tools: []*rpc.Tool{
@@ -465,6 +472,9 @@ func newServer(stderr io.Writer) *rpc.Server {
 			fmt.Fprintf(stderr, "%s: %v\n", method, err)
 		},
 	}
+	s.Tools = append(s.Tools, modernTools(s)...)
+	s.Prompts = append(s.Prompts, modernPrompts()...)
+	return s
 }
 
 // samplingText is the text of a sampling/createMessage result, whose content is one item or
@@ -509,4 +519,317 @@ func readResource(_ context.Context, uri string) ([]rpc.ResourceContents, error)
 		}
 	}
 	return nil, fmt.Errorf("read %s: %w", uri, rpc.ErrResourceNotFound)
+}
+
+// ---- the fixtures of 2026-07-28 ----
+//
+// A 2026-07-28 server sends no request of its own. A handler that needs the client's input (an
+// elicitation, a sampling, its roots) asks through rpc.Elicit or rpc.Input, and in that era its
+// call ends with an input_required result naming the questions; the client retries the call
+// with inputResponses (and the requestState rpc issued), the handler runs again from the top,
+// and this time the answers are there. In the legacy era the same calls are server-to-client
+// requests on the call's stream.
+
+// modernTools are the tools the 2026-07-28 scenarios call: server-stateless's diagnostic tools
+// and the input_required (SEP-2322) ones.
+func modernTools(s *rpc.Server) []*rpc.Tool {
+	trigger := func(name, kind string) *rpc.Tool {
+		return &rpc.Tool{Name: name, Description: "Tells listeners that the " + kind + " list changed (notifications/" + kind + "/list_changed).",
+			InputSchema: json.RawMessage(noArgs),
+			Handler: func(context.Context, json.RawMessage) (*rpc.ToolResult, error) {
+				s.NotifyListChanged(kind)
+				return text("notifications/" + kind + "/list_changed sent"), nil
+			}}
+	}
+	return []*rpc.Tool{
+		{
+			Name: "test_missing_capability", Description: "Asks the client's model a question, so needs the sampling capability (-32021 without it).",
+			InputSchema: json.RawMessage(noArgs),
+			Handler: func(ctx context.Context, _ json.RawMessage) (*rpc.ToolResult, error) {
+				out, err := rpc.Input(ctx, map[string]rpc.InputRequest{"capital_question": sampling("What is the capital of France?", 100)})
+				if err != nil {
+					return nil, err
+				}
+				answer, err := decodeSampled("capital_question", out["capital_question"])
+				if err != nil {
+					return nil, err
+				}
+				return text("LLM response: " + answer), nil
+			},
+		},
+		{
+			Name: "test_streaming_elicitation", Description: "Asks the user to confirm (elicitation): a request on the call's stream before 2026-07-28, an input_required result since.",
+			InputSchema: json.RawMessage(noArgs),
+			Handler: func(ctx context.Context, _ json.RawMessage) (*rpc.ToolResult, error) {
+				ok, action, err := askField(ctx, "confirm", "Please confirm", "ok", "boolean")
+				if err != nil {
+					return nil, err
+				}
+				return text(fmt.Sprintf("Elicitation completed: action=%s, ok=%v", action, ok)), nil
+			},
+		},
+		{
+			// Not test_tool_with_logging's pauses: server-stateless reads this call's stream for
+			// half a second, and must see its answer and no notifications/message (it sets no
+			// io.modelcontextprotocol/logLevel).
+			Name: "test_logging_tool", Description: "Sends three info log messages, which 2026-07-28 clients get only when their request set a log level.",
+			InputSchema: json.RawMessage(noArgs),
+			Handler: func(ctx context.Context, _ json.RawMessage) (*rpc.ToolResult, error) {
+				for _, msg := range []string{"Tool execution started", "Tool processing data", "Tool execution completed"} {
+					rpc.Log(ctx, "info", "conformance", msg)
+				}
+				return text("Tool with logging executed successfully"), nil
+			},
+		},
+		trigger("test_trigger_tool_change", "tools"),
+		trigger("test_trigger_prompt_change", "prompts"),
+		{
+			Name: "test_input_required_result_elicitation", Description: "Asks the user's name (elicitation) and greets them.",
+			InputSchema: json.RawMessage(noArgs),
+			Handler: func(ctx context.Context, _ json.RawMessage) (*rpc.ToolResult, error) {
+				name, action, err := askField(ctx, "user_name", "What is your name?", "name", "string")
+				if err != nil {
+					return nil, err
+				}
+				if action != "accept" {
+					return text("No name given: " + action), nil
+				}
+				return text(fmt.Sprintf("Hello, %v!", name)), nil
+			},
+		},
+		{
+			Name: "test_input_required_result_sampling", Description: "Asks the client's model a question (sampling) and returns its answer.",
+			InputSchema: json.RawMessage(noArgs),
+			Handler: func(ctx context.Context, _ json.RawMessage) (*rpc.ToolResult, error) {
+				out, err := rpc.Input(ctx, map[string]rpc.InputRequest{"capital_question": sampling("What is the capital of France?", 100)})
+				if err != nil {
+					return nil, err
+				}
+				answer, err := decodeSampled("capital_question", out["capital_question"])
+				if err != nil {
+					return nil, err
+				}
+				return text("LLM response: " + answer), nil
+			},
+		},
+		{
+			Name: "test_input_required_result_list_roots", Description: "Asks the client for its roots (roots/list) and lists them.",
+			InputSchema: json.RawMessage(noArgs),
+			Handler: func(ctx context.Context, _ json.RawMessage) (*rpc.ToolResult, error) {
+				out, err := rpc.Input(ctx, map[string]rpc.InputRequest{"client_roots": rootsRequest})
+				if err != nil {
+					return nil, err
+				}
+				roots, err := decodeRoots("client_roots", out["client_roots"])
+				if err != nil {
+					return nil, err
+				}
+				return text("Roots: " + strings.Join(roots, ", ")), nil
+			},
+		},
+		{
+			Name: "test_input_required_result_request_state", Description: "Asks the user to confirm; the retry must bring back the requestState intact.",
+			InputSchema: json.RawMessage(noArgs),
+			Handler: func(ctx context.Context, _ json.RawMessage) (*rpc.ToolResult, error) {
+				ok, action, err := askField(ctx, "confirm", "Please confirm", "ok", "boolean")
+				if err != nil {
+					return nil, err
+				}
+				// rpc verified the requestState before the handler saw the answer.
+				return text(fmt.Sprintf("state-ok: action=%s, ok=%v", action, ok)), nil
+			},
+		},
+		{
+			Name: "test_input_required_result_multiple_inputs", Description: "Asks for a name (elicitation), a greeting (sampling) and the roots (roots/list) at once.",
+			InputSchema: json.RawMessage(noArgs),
+			Handler: func(ctx context.Context, _ json.RawMessage) (*rpc.ToolResult, error) {
+				out, err := rpc.Input(ctx, map[string]rpc.InputRequest{
+					"user_name":    {Method: "elicitation/create", Params: form("What is your name?", "name", "string")},
+					"greeting":     sampling("Generate a greeting", 50),
+					"client_roots": rootsRequest,
+				})
+				if err != nil {
+					return nil, err
+				}
+				name, err := decodeElicited("user_name", out["user_name"])
+				if err != nil {
+					return nil, err
+				}
+				greeting, err := decodeSampled("greeting", out["greeting"])
+				if err != nil {
+					return nil, err
+				}
+				roots, err := decodeRoots("client_roots", out["client_roots"])
+				if err != nil {
+					return nil, err
+				}
+				return text(fmt.Sprintf("%s %v (roots: %s)", greeting, name.content["name"], strings.Join(roots, ", "))), nil
+			},
+		},
+		{
+			Name: "test_input_required_result_multi_round", Description: "Asks two questions, one per round: a name, then a favourite colour.",
+			InputSchema: json.RawMessage(noArgs),
+			Handler: func(ctx context.Context, _ json.RawMessage) (*rpc.ToolResult, error) {
+				name, _, err := askField(ctx, "step1", "Step 1: What is your name?", "name", "string")
+				if err != nil {
+					return nil, err
+				}
+				color, _, err := askField(ctx, "step2", "Step 2: What is your favorite color?", "color", "string")
+				if err != nil {
+					return nil, err
+				}
+				return text(fmt.Sprintf("%v likes %v", name, color)), nil
+			},
+		},
+		{
+			Name: "test_input_required_result_tampered_state", Description: "Asks the user to confirm; a retry with an altered requestState is refused.",
+			InputSchema: json.RawMessage(noArgs),
+			Handler: func(ctx context.Context, _ json.RawMessage) (*rpc.ToolResult, error) {
+				ok, action, err := askField(ctx, "confirm", "Please confirm", "ok", "boolean")
+				if err != nil {
+					return nil, err
+				}
+				return text(fmt.Sprintf("Confirmed: action=%s, ok=%v", action, ok)), nil
+			},
+		},
+		{
+			Name: "test_input_required_result_capabilities", Description: "Asks only what the client declared it can answer: elicitation, else sampling, else roots.",
+			InputSchema: json.RawMessage(noArgs),
+			Handler: func(ctx context.Context, _ json.RawMessage) (*rpc.ToolResult, error) {
+				var answered []string
+				for _, q := range []struct {
+					key string
+					req rpc.InputRequest
+				}{
+					{"user_name", rpc.InputRequest{Method: "elicitation/create", Params: form("What is your name?", "name", "string")}},
+					{"capital_question", sampling("What is the capital of France?", 100)},
+					{"client_roots", rootsRequest},
+				} {
+					_, err := rpc.Input(ctx, map[string]rpc.InputRequest{q.key: q.req})
+					var re *rpc.Error
+					if errors.As(err, &re) && re.Code == rpc.CodeMissingCapability {
+						continue // not declared: not asked
+					}
+					if err != nil {
+						return nil, err
+					}
+					answered = append(answered, q.key)
+				}
+				if answered == nil {
+					return text("The client declared none of elicitation, sampling and roots."), nil
+				}
+				return text("Answered: " + strings.Join(answered, ", ")), nil
+			},
+		},
+	}
+}
+
+// modernPrompts are the prompts the 2026-07-28 scenarios get.
+func modernPrompts() []*rpc.Prompt {
+	return []*rpc.Prompt{{
+		Name: "test_input_required_result_prompt", Description: "A prompt that first asks the user for its context (elicitation).",
+		Get: func(ctx context.Context, _ map[string]string) (*rpc.PromptResult, error) {
+			given, action, err := askField(ctx, "user_context", "What context should the prompt use?", "context", "string")
+			if err != nil {
+				return nil, err
+			}
+			if action != "accept" {
+				given = "none given"
+			}
+			return &rpc.PromptResult{Messages: []rpc.PromptMessage{{Role: "user",
+				Content: rpc.TextContent(fmt.Sprintf("Answer with this context in mind: %v", given))}}}, nil
+		},
+	}}
+}
+
+// form is an elicitation/create's params asking for one required field of a primitive type.
+func form(message, field, typ string) map[string]any {
+	return map[string]any{"message": message, "requestedSchema": map[string]any{
+		"type":       "object",
+		"properties": map[string]any{field: map[string]string{"type": typ}},
+		"required":   []string{field},
+	}}
+}
+
+// sampling asks the client's model one question (sampling/createMessage).
+func sampling(question string, maxTokens int) rpc.InputRequest {
+	return rpc.InputRequest{Method: "sampling/createMessage", Params: map[string]any{
+		"messages":  []any{map[string]any{"role": "user", "content": map[string]string{"type": "text", "text": question}}},
+		"maxTokens": maxTokens,
+	}}
+}
+
+// rootsRequest asks the client for its roots.
+var rootsRequest = rpc.InputRequest{Method: "roots/list", Params: map[string]any{}}
+
+// askField elicits one field (see form) under key and returns its value in an accepted answer
+// and the answer's action.
+func askField(ctx context.Context, key, message, field, typ string) (any, string, error) {
+	raw, err := rpc.Elicit(ctx, key, form(message, field, typ))
+	if err != nil {
+		return nil, "", err
+	}
+	a, err := decodeElicited(key, raw)
+	if err != nil {
+		return nil, "", err
+	}
+	return a.content[field], a.action, nil
+}
+
+// elicited is a client's ElicitResult.
+type elicited struct {
+	action  string
+	content map[string]any
+}
+
+// The answers are the client's, so they are checked: one that is not the result its request
+// asked for is refused with -32602 (a protocol error, never a completed call), as the suite's
+// input-required-result-validate-input expects of a number sent for an ElicitResult.
+
+func decodeElicited(key string, raw json.RawMessage) (elicited, error) {
+	var r struct {
+		Action  string         `json:"action"`
+		Content map[string]any `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return elicited{}, badAnswer(key, "must be an ElicitResult object")
+	}
+	switch r.Action {
+	case "accept", "decline", "cancel":
+		return elicited{r.Action, r.Content}, nil
+	}
+	return elicited{}, badAnswer(key, "must be an ElicitResult whose action is accept, decline or cancel")
+}
+
+func decodeSampled(key string, raw json.RawMessage) (string, error) {
+	var r struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil || len(r.Content) == 0 {
+		return "", badAnswer(key, "must be a CreateMessageResult object with content")
+	}
+	return samplingText(raw), nil
+}
+
+func decodeRoots(key string, raw json.RawMessage) ([]string, error) {
+	var r struct {
+		Roots []struct {
+			URI string `json:"uri"`
+		} `json:"roots"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil || r.Roots == nil {
+		return nil, badAnswer(key, "must be a ListRootsResult object with roots")
+	}
+	uris := make([]string, len(r.Roots))
+	for i, root := range r.Roots {
+		uris[i] = root.URI
+	}
+	return uris, nil
+}
+
+// badAnswer is -32602 for the client's answer to question key.
+func badAnswer(key, reason string) error {
+	field := "inputResponses." + key
+	return &rpc.Error{Code: rpc.CodeInvalidParams, Message: "invalid params: " + field + ": " + reason,
+		Data: map[string]string{"field": field, "reason": reason}}
 }
