@@ -149,6 +149,9 @@ func (a *App) Close() error {
 		a.closeSocket()
 		a.closeSocket = nil
 	}
+	if a.mcp != nil {
+		a.mcp.EndSubscriptions() // answered, so their clients know the end was intended
+	}
 	if a.web != nil {
 		errs = append(errs, a.web.Close())
 		a.web = nil
@@ -227,6 +230,7 @@ func (a *App) auditCall(ctx context.Context, c rpc.CallInfo) {
 		Duration: c.Duration, Outcome: audit.OutcomeOK, ErrorCode: c.Code}
 	if ci, ok := rpc.ClientInfoFrom(ctx); ok && ci.Name != "" {
 		e.Client = "stdio:" + ci.Name
+		e.Agent = strings.TrimSpace(ci.Name + " " + ci.Version)
 	}
 	switch {
 	case c.Code == rpc.CodeAuthorization || c.Code == rpc.CodeServerError:

@@ -256,7 +256,8 @@ func listedTools(tb testing.TB, rec *httptest.ResponseRecorder) []string {
 
 // wantRefused checks a 401 (RS-09): the challenge with the absolute resource_metadata URL and
 // the scopes, error when a token was sent, and a JSON-RPC -32600 body whose data carries the
-// OAuth error.
+// OAuth error and whose id is the refused request's (every request here is msgToolsList, id 1):
+// a client matches the refusal to its request.
 func wantRefused(tb testing.TB, rec *httptest.ResponseRecorder, oauthErr string) {
 	tb.Helper()
 	if rec.Code != http.StatusUnauthorized {
@@ -277,8 +278,8 @@ func wantRefused(tb testing.TB, rec *httptest.ResponseRecorder, oauthErr string)
 	if wantData == "" {
 		wantData = "unauthorized"
 	}
-	if rerr == nil || rerr.Code != -32600 || rerr.Data.Error != wantData || rerr.Data.ErrorDescription == "" || string(id) != "null" {
-		tb.Errorf("body = %s, want id null, code -32600, data.error %q and a description", rec.Body, wantData)
+	if rerr == nil || rerr.Code != -32600 || rerr.Data.Error != wantData || rerr.Data.ErrorDescription == "" || string(id) != "1" {
+		tb.Errorf("body = %s, want id 1, code -32600, data.error %q and a description", rec.Body, wantData)
 	}
 }
 

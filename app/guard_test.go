@@ -88,8 +88,8 @@ func rateLimitedConfig(tb testing.TB, clock *fakeClock) Config {
 }
 
 // wantRateLimitedMCP checks a 429 from the MCP endpoint: Retry-After in whole seconds (≥ 1)
-// and a JSON-RPC error -32004 with the same retry_after, id null.
-func wantRateLimitedMCP(tb testing.TB, rec *httptest.ResponseRecorder, wantRetry int) {
+// and a JSON-RPC error -32004 with the same retry_after and the refused request's id.
+func wantRateLimitedMCP(tb testing.TB, rec *httptest.ResponseRecorder, wantRetry int, wantID string) {
 	tb.Helper()
 	if rec.Code != http.StatusTooManyRequests {
 		tb.Fatalf("status %d, want 429: %s", rec.Code, rec.Body)
@@ -115,8 +115,8 @@ func wantRateLimitedMCP(tb testing.TB, rec *httptest.ResponseRecorder, wantRetry
 	if err := json.Unmarshal(rec.Body.Bytes(), &env); err != nil {
 		tb.Fatalf("429 body is not JSON: %s (%v)", rec.Body, err)
 	}
-	if env.JSONRPC != "2.0" || string(env.ID) != "null" || env.Error.Code != rpc.CodeRateLimited || env.Error.Data.RetryAfter != retry {
-		tb.Errorf("429 body = %s, want a JSON-RPC error %d with id null and data.retry_after %d", rec.Body, rpc.CodeRateLimited, retry)
+	if env.JSONRPC != "2.0" || string(env.ID) != wantID || env.Error.Code != rpc.CodeRateLimited || env.Error.Data.RetryAfter != retry {
+		tb.Errorf("429 body = %s, want a JSON-RPC error %d with id %s and data.retry_after %d", rec.Body, rpc.CodeRateLimited, wantID, retry)
 	}
 }
 
@@ -145,7 +145,7 @@ func TestRateLimit_PerToken(t *testing.T) {
 			}
 		}
 		rec := mcpRequest(h, "Bearer "+tokA, msgToolsList)
-		wantRateLimitedMCP(t, rec, 1)
+		wantRateLimitedMCP(t, rec, 1, "1")
 		limit, remaining, reset := rateHeaders(rec)
 		if want := []string{"60", "0", strconv.FormatInt(now+3, 10)}; !slices.Equal([]string{limit, remaining, reset}, want) {
 			t.Errorf("429: X-RateLimit-Limit, -Remaining, -Reset = %q, %q, %q; want %q", limit, remaining, reset, want)
@@ -163,7 +163,7 @@ func TestRateLimit_PerToken(t *testing.T) {
 	})
 
 	t.Run("refill after the clock advances", func(t *testing.T) {
-		wantRateLimitedMCP(t, mcpRequest(h, "Bearer "+tokA, msgToolsList), 1)
+		wantRateLimitedMCP(t, mcpRequest(h, "Bearer "+tokA, msgToolsList), 1, "1")
 		clock.Advance(time.Second) // the Retry-After
 		rec := mcpRequest(h, "Bearer "+tokA, msgToolsList)
 		if rec.Code != http.StatusOK {
@@ -172,7 +172,7 @@ func TestRateLimit_PerToken(t *testing.T) {
 		if _, remaining, _ := rateHeaders(rec); remaining != "0" {
 			t.Errorf("after one second: X-RateLimit-Remaining = %q, want 0", remaining)
 		}
-		wantRateLimitedMCP(t, mcpRequest(h, "Bearer "+tokA, msgToolsList), 1)
+		wantRateLimitedMCP(t, mcpRequest(h, "Bearer "+tokA, msgToolsList), 1, "1")
 		clock.Advance(3 * time.Second) // a whole burst
 		rec = mcpRequest(h, "Bearer "+tokA, msgToolsList)
 		if _, remaining, _ := rateHeaders(rec); rec.Code != http.StatusOK || remaining != "2" {
@@ -190,7 +190,7 @@ func TestRateLimit_PerToken(t *testing.T) {
 				t.Fatalf("remember %d: status %d: %s", i, rec.Code, rec.Body)
 			}
 		}
-		wantRateLimitedMCP(t, mcpRequest(h, "Bearer "+tokB, remember(3)), 1)
+		wantRateLimitedMCP(t, mcpRequest(h, "Bearer "+tokB, remember(3)), 1, "3")
 		clock.Advance(time.Minute)
 		if got := mustOK(t, a, "count_memories", nil)["count"]; got != 3.0 {
 			t.Errorf("count = %v, want 3: the refused remember must not be stored", got)
@@ -220,7 +220,7 @@ func TestRateLimit_PerAddress(t *testing.T) {
 				t.Errorf("request %d: X-RateLimit-Limit %q, -Remaining %q; want 60, %d", i+1, limit, remaining, 2-i)
 			}
 		}
-		wantRateLimitedMCP(t, serveReq(h, "POST", "/mcp", msgToolsList, from, withBearer("osk_"+strings.Repeat("A", 43))), 1)
+		wantRateLimitedMCP(t, serveReq(h, "POST", "/mcp", msgToolsList, from, withBearer("osk_"+strings.Repeat("A", 43))), 1, "1")
 		// A valid token from the same address is limited by its own bucket, not the address's.
 		if rec := serveReq(h, "POST", "/mcp", msgToolsList, from, withBearer(pat)); rec.Code != http.StatusOK {
 			t.Errorf("a valid token from the limited address: status %d: %s", rec.Code, rec.Body)
@@ -272,7 +272,7 @@ func TestRateLimit_PerAddress(t *testing.T) {
 		for range 3 {
 			serveReq(h, "POST", "/mcp", msgToolsList, proxy, withHeader("X-Forwarded-For", "203.0.113.5"))
 		}
-		wantRateLimitedMCP(t, serveReq(h, "POST", "/mcp", msgToolsList, proxy, withHeader("X-Forwarded-For", "203.0.113.5")), 1)
+		wantRateLimitedMCP(t, serveReq(h, "POST", "/mcp", msgToolsList, proxy, withHeader("X-Forwarded-For", "203.0.113.5")), 1, "1")
 		// Another client behind the same proxy has its own bucket; the proxy's own hops are skipped.
 		for _, xff := range []string{"203.0.113.6", "203.0.113.6, 10.9.9.9", "198.18.0.1, 203.0.113.6"} {
 			if rec := serveReq(h, "POST", "/mcp", msgToolsList, proxy, withHeader("X-Forwarded-For", xff)); rec.Code != http.StatusUnauthorized {
@@ -280,7 +280,7 @@ func TestRateLimit_PerAddress(t *testing.T) {
 			}
 		}
 		// 203.0.113.6 has now made three requests (the last hop that is not a proxy counts).
-		wantRateLimitedMCP(t, serveReq(h, "POST", "/mcp", msgToolsList, proxy, withHeader("X-Forwarded-For", "203.0.113.6")), 1)
+		wantRateLimitedMCP(t, serveReq(h, "POST", "/mcp", msgToolsList, proxy, withHeader("X-Forwarded-For", "203.0.113.6")), 1, "1")
 	})
 
 	t.Run("X-Forwarded-For from an untrusted peer is ignored", func(t *testing.T) {
@@ -1163,10 +1163,10 @@ func TestAudit_Stdio(t *testing.T) {
 }
 
 // sdkClient connects the Go SDK over Streamable HTTP to endpoint with a bearer token.
-func sdkClient(t *testing.T, ctx context.Context, endpoint, token string, opts *mcp.ClientOptions) *mcp.ClientSession {
+func sdkClient(t *testing.T, ctx context.Context, endpoint, token, pin string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-guard-test", Version: "1.0.0"}, opts)
-	s, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: bearerTransport{token}}}, nil)
+	s, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: bearerTransport{token}}}, sdkOptions(pin))
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
@@ -1216,10 +1216,17 @@ func (u *updateRecorder) wait(uri string, d time.Duration) bool {
 	}
 }
 
-// TestSubscribe_ResourceUpdated: a Go SDK client subscribed to a resource is told (on its GET
-// stream) when another client's write changes it: the recent list after remember, a memory
-// after update_memory.
+// TestSubscribe_ResourceUpdated: a Go SDK client subscribed to a resource is told when another
+// client's write changes it: the recent list after remember, a memory after update_memory. In
+// the legacy era through resources/subscribe and the session's GET stream; in 2026-07-28
+// through a subscriptions/listen stream.
 func TestSubscribe_ResourceUpdated(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era.name, func(t *testing.T) { testResourceUpdated(t, era.pin, era.want) })
+	}
+}
+
+func testResourceUpdated(t *testing.T, pin, wantVersion string) {
 	cfg := testConfig(t, nil)
 	cfg.PublicURL = ""
 	a := MustOpen(t, cfg)
@@ -1230,9 +1237,13 @@ func TestSubscribe_ResourceUpdated(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	updates := newUpdateRecorder()
-	watcher := sdkClient(t, ctx, endpoint, testPAT(t, a, policy.ScopeRead), &mcp.ClientOptions{ResourceUpdatedHandler: updates.handle})
-	writer := sdkClient(t, ctx, endpoint, testPAT(t, a), nil)
-	if init := watcher.InitializeResult(); init.Capabilities.Resources == nil || !init.Capabilities.Resources.Subscribe {
+	watcher := sdkClient(t, ctx, endpoint, testPAT(t, a, policy.ScopeRead), pin, &mcp.ClientOptions{ResourceUpdatedHandler: updates.handle})
+	writer := sdkClient(t, ctx, endpoint, testPAT(t, a), pin, nil)
+	init := watcher.InitializeResult()
+	if init.ProtocolVersion != wantVersion {
+		t.Fatalf("the watcher speaks %s, want %s", init.ProtocolVersion, wantVersion)
+	}
+	if init.Capabilities.Resources == nil || !init.Capabilities.Resources.Subscribe {
 		t.Fatalf("the server does not offer resources.subscribe: %+v", init.Capabilities)
 	}
 
@@ -1240,8 +1251,8 @@ func TestSubscribe_ResourceUpdated(t *testing.T) {
 	if err := watcher.Subscribe(ctx, &mcp.SubscribeParams{URI: recent}); err != nil {
 		t.Fatalf("subscribe %s: %v", recent, err)
 	}
-	// The SDK opens its GET stream after initialize, in the background: write until the
-	// notification comes (an update before the stream is up has no way to arrive).
+	// The SDK opens its stream in the background: write until the notification comes (an
+	// update before the stream is up has no way to arrive).
 	var mid float64
 	deadline := time.Now().Add(20 * time.Second)
 	for i := 0; ; i++ {
@@ -1261,10 +1272,17 @@ func TestSubscribe_ResourceUpdated(t *testing.T) {
 		if err := watcher.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
 			t.Fatalf("subscribe %s: %v", uri, err)
 		}
-		sdkPayload(t, writer, "update_memory", map[string]any{"id": mid, "importance": 0.8})
-		if !updates.wait(uri, 5*time.Second) {
-			_, uris := updates.seen(uri)
-			t.Errorf("no notifications/resources/updated for %s within 5 s of update_memory of it; got %q", uri, uris)
+		// In 2026-07-28 the SDK opens a stream per subscription: write until it is up.
+		deadline := time.Now().Add(20 * time.Second)
+		for i := 0; ; i++ {
+			sdkPayload(t, writer, "update_memory", map[string]any{"id": mid, "importance": 0.5 + float64(i%4)/10})
+			if updates.wait(uri, 250*time.Millisecond) {
+				break
+			}
+			if time.Now().After(deadline) {
+				_, uris := updates.seen(uri)
+				t.Fatalf("no notifications/resources/updated for %s after %d updates of it; got %q", uri, i+1, uris)
+			}
 		}
 	})
 

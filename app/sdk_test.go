@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/ownsona/ownsona/rpc"
 )
 
 // These tests drive ownsona with the official MCP Go SDK client: the real binary over stdio, and
@@ -53,14 +56,34 @@ func sdkPayload(t *testing.T, s *mcp.ClientSession, name string, args map[string
 	return p
 }
 
-// exerciseSDK uses every tool, resource and prompt through a connected session.
-func exerciseSDK(t *testing.T, s *mcp.ClientSession, wantClient string) {
+// eras are the protocol versions the SDK tests run under: unset is the Go SDK's default, which
+// probes server/discover and must settle on 2026-07-28; 2025-11-25 pins the legacy era.
+var eras = []struct{ name, pin, want string }{
+	{"default", "", "2026-07-28"},
+	{"legacy", "2025-11-25", "2025-11-25"},
+}
+
+// sdkOptions pins the session to a protocol version ("" for the SDK's default).
+func sdkOptions(pin string) *mcp.ClientSessionOptions {
+	if pin == "" {
+		return nil
+	}
+	return &mcp.ClientSessionOptions{ProtocolVersion: pin}
+}
+
+// exerciseSDK uses every tool, resource and prompt through a connected session, which must have
+// settled on protocol version wantVersion.
+func exerciseSDK(t *testing.T, s *mcp.ClientSession, wantClient, wantVersion string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	init := s.InitializeResult()
 	if init.ServerInfo.Name != "ownsona" || !strings.Contains(init.Instructions, "remember") {
 		t.Errorf("initialize result = %+v", init)
 	}
+	if init.ProtocolVersion != wantVersion {
+		t.Fatalf("the session speaks %s, want %s", init.ProtocolVersion, wantVersion)
+	}
+	modern := wantVersion >= "2026-07-28"
 	var names []string
 	for tool, err := range s.Tools(ctx, nil) {
 		if err != nil {
@@ -101,6 +124,11 @@ func exerciseSDK(t *testing.T, s *mcp.ClientSession, wantClient string) {
 	if got["source_client"] != wantClient {
 		t.Errorf("source_client = %v, want %v", got["source_client"], wantClient)
 	}
+	// The client's own name (initialize's clientInfo, or the _meta of each 2026-07-28 request)
+	// is the provider of what it writes.
+	if got["source_provider"] != "go-sdk-test" {
+		t.Errorf("source_provider = %v, want the client's name go-sdk-test", got["source_provider"])
+	}
 	sdkPayload(t, s, "list_memories", map[string]any{"limit": 1})
 	sdkPayload(t, s, "update_memory", map[string]any{"id": sid, "importance": 0.9})
 	sdkPayload(t, s, "update_memory_batch", map[string]any{"items": []any{map[string]any{"id": cid, "tags": "food,coffee"}}})
@@ -130,8 +158,14 @@ func exerciseSDK(t *testing.T, s *mcp.ClientSession, wantClient string) {
 			t.Errorf("read %s: %v %v", uri, rr, err)
 		}
 	}
-	if _, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: "ownsona://memories/424242"}); err == nil || !strings.Contains(err.Error(), "-32002") && !strings.Contains(strings.ToLower(err.Error()), "not found") {
-		t.Errorf("unknown resource: %v", err)
+	// A missing resource is -32002 in the legacy era, -32602 (invalid params) in 2026-07-28.
+	wantCode := int64(rpc.CodeResourceNotFound)
+	if modern {
+		wantCode = rpc.CodeInvalidParams
+	}
+	_, err = s.ReadResource(ctx, &mcp.ReadResourceParams{URI: "ownsona://memories/424242"})
+	if we := (*jsonrpc.Error)(nil); !errors.As(err, &we) || we.Code != wantCode {
+		t.Errorf("unknown resource: %v, want error %d", err, wantCode)
 	}
 	pl, err := s.ListPrompts(ctx, nil)
 	if err != nil || len(pl.Prompts) != 4 {
@@ -148,10 +182,13 @@ func exerciseSDK(t *testing.T, s *mcp.ClientSession, wantClient string) {
 	if err != nil || !slices.Equal(cr.Completion.Values, []string{"family"}) {
 		t.Errorf("complete: %v %v", cr, err)
 	}
+	if modern {
+		return // 2026-07-28 removed ping and logging/setLevel
+	}
 	if err := s.Ping(ctx, nil); err != nil {
 		t.Errorf("ping: %v", err)
 	}
-	// logging/setLevel is deprecated after 2025-11-25 but part of every revision ownsona speaks.
+	// logging/setLevel is deprecated after 2025-11-25 but part of every legacy revision.
 	//lint:ignore SA1019 the server implements the revisions that have it
 	if err := s.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "warning"}); err != nil {
 		t.Errorf("setLevel: %v", err)
@@ -160,37 +197,45 @@ func exerciseSDK(t *testing.T, s *mcp.ClientSession, wantClient string) {
 
 func TestSDK_Stdio(t *testing.T) {
 	bin := ownsonaBinary(t)
-	db := filepath.Join(t.TempDir(), "ownsona.db")
-	client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-test", Version: "1.0.0"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin, "stdio", "--db", db, "--log-level", "error")}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
+	for _, era := range eras {
+		t.Run(era.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "ownsona.db")
+			client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-test", Version: "1.0.0"}, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			s, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin, "stdio", "--db", db, "--log-level", "error")}, sdkOptions(era.pin))
+			if err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			defer s.Close()
+			exerciseSDK(t, s, "stdio", era.want)
+		})
 	}
-	defer s.Close()
-	exerciseSDK(t, s, "stdio")
 }
 
 // TestSDK_StreamableHTTP drives the HTTP endpoint with a personal access token, as a script
 // would; oauth_sdk_test.go drives it through the whole OAuth flow.
 func TestSDK_StreamableHTTP(t *testing.T) {
-	cfg := testConfig(t, nil)
-	cfg.PublicURL = "" // taken from the bound address
-	a := MustOpen(t, cfg)
-	if err := a.Listen(); err != nil {
-		t.Fatal(err)
+	for _, era := range eras {
+		t.Run(era.name, func(t *testing.T) {
+			cfg := testConfig(t, nil)
+			cfg.PublicURL = "" // taken from the bound address
+			a := MustOpen(t, cfg)
+			if err := a.Listen(); err != nil {
+				t.Fatal(err)
+			}
+			client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-test", Version: "1.0.0"}, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			hc := &http.Client{Transport: bearerTransport{patFor(t, a)}}
+			s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + a.Addr() + "/mcp", HTTPClient: hc}, sdkOptions(era.pin))
+			if err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			defer s.Close()
+			exerciseSDK(t, s, "pat:test", era.want)
+		})
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-test", Version: "1.0.0"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	hc := &http.Client{Transport: bearerTransport{patFor(t, a)}}
-	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + a.Addr() + "/mcp", HTTPClient: hc}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	defer s.Close()
-	exerciseSDK(t, s, "pat:test")
 }
 
 // bearerTransport adds a bearer token to every request.

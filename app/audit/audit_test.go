@@ -527,14 +527,15 @@ func TestWriteTable(t *testing.T) {
 	}}
 	entries[1].RemoteIP = netip.MustParseAddr("2001:db8::1")
 	entries[1].Duration = 90 * time.Second
+	entries[1].Agent = "claude-code 2.1.4"
 	var b bytes.Buffer
 	if err := audit.WriteTable(&b, entries); err != nil {
 		t.Fatal(err)
 	}
-	want := `TIME                  CLIENT          REMOTE       TRANSPORT  METHOD      TOOL      OUTCOME       CODE    STATUS  DURATION  IN    OUT
-2026-05-01 12:04:00Z  ChatGPT         192.0.2.4    http       tools/call  recall    error         -32602  200     5ms       104B  1004B
-2026-05-01 12:03:00Z  Claude          2001:db8::1  http       tools/call  remember  rate_limited  -       429     1m30s     103B  1003B
-2026-05-01 12:00:00Z  Evil?]0;pwned?  -            stdio      ping        -         ok            -       -       850µs     0B    3.0MiB
+	want := `TIME                  CLIENT          AGENT              REMOTE       TRANSPORT  METHOD      TOOL      OUTCOME       CODE    STATUS  DURATION  IN    OUT
+2026-05-01 12:04:00Z  ChatGPT         -                  192.0.2.4    http       tools/call  recall    error         -32602  200     5ms       104B  1004B
+2026-05-01 12:03:00Z  Claude          claude-code 2.1.4  2001:db8::1  http       tools/call  remember  rate_limited  -       429     1m30s     103B  1003B
+2026-05-01 12:00:00Z  Evil?]0;pwned?  -                  -            stdio      ping        -         ok            -       -       850µs     0B    3.0MiB
 `
 	if got := b.String(); got != want {
 		t.Errorf("table:\n%s\nwant:\n%s", got, want)

@@ -67,6 +67,10 @@ type Entry struct {
 	Duration time.Duration
 	// RequestBytes and ResponseBytes are the sizes of the request and response bodies.
 	RequestBytes, ResponseBytes int64
+	// Agent is the MCP client software as it names itself ("claude-code 2.1.4": the clientInfo
+	// of initialize or of a 2026-07-28 request's _meta), when it sent one. Self-reported and
+	// unverified: for reading the log, never for a decision.
+	Agent string
 }
 
 // Bounds on the stored string fields, in runes. Longer values are cut and end in "…".
@@ -82,6 +86,7 @@ const (
 func clean(e Entry) Entry {
 	e.Time = e.Time.UTC()
 	e.Client = printable(e.Client, maxClient)
+	e.Agent = printable(e.Agent, maxClient)
 	e.ClientID = printable(e.ClientID, maxClientID)
 	e.RemoteIP = e.RemoteIP.Unmap().WithZone("")
 	e.Transport = Transport(token(string(e.Transport), maxWord))
@@ -152,9 +157,10 @@ const maxStored = 4 * maxClientID
 // encodeEntry is the stored form of a clean entry, version 1: the version byte, then the time
 // (Unix nanoseconds, varint), Client and ClientID (uvarint length and bytes), the address (a
 // length byte, 0, 4 or 16, and the bytes), Transport, Method, Tool and Outcome (strings), then
-// ErrorCode, Status, Duration, RequestBytes and ResponseBytes (varints).
+// ErrorCode, Status, Duration, RequestBytes and ResponseBytes (varints), then, when not empty,
+// Agent (a string; entries written before it existed end without it).
 func encodeEntry(e Entry) []byte {
-	b := make([]byte, 0, 64+len(e.Client)+len(e.ClientID)+len(e.Method)+len(e.Tool))
+	b := make([]byte, 0, 64+len(e.Client)+len(e.ClientID)+len(e.Method)+len(e.Tool)+len(e.Agent))
 	b = append(b, version1)
 	b = binary.AppendVarint(b, e.Time.UnixNano())
 	b = appendString(b, e.Client)
@@ -174,6 +180,9 @@ func encodeEntry(e Entry) []byte {
 	}
 	for _, n := range []int64{int64(e.ErrorCode), int64(e.Status), int64(e.Duration), e.RequestBytes, e.ResponseBytes} {
 		b = binary.AppendVarint(b, n)
+	}
+	if e.Agent != "" {
+		b = appendString(b, e.Agent)
 	}
 	return b
 }
@@ -214,6 +223,11 @@ func decodeEntry(b []byte) (Entry, error) {
 	e.Duration = time.Duration(d.varint())
 	e.RequestBytes = d.varint()
 	e.ResponseBytes = d.varint()
+	if d.err == nil && len(d.b) > 0 {
+		if e.Agent = d.string(); e.Agent == "" {
+			d.fail("empty agent") // encodeEntry leaves an empty one out
+		}
+	}
 	if d.err == nil && len(d.b) > 0 {
 		d.fail("%d trailing bytes", len(d.b))
 	}
@@ -281,6 +295,7 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		Time          string  `json:"time"`
 		Client        string  `json:"client"`
 		ClientID      string  `json:"client_id,omitempty"`
+		Agent         string  `json:"agent,omitempty"`
 		RemoteIP      string  `json:"remote_ip,omitempty"`
 		Transport     string  `json:"transport"`
 		Method        string  `json:"method"`
@@ -295,6 +310,7 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		Time:          e.Time.Format(time.RFC3339Nano),
 		Client:        e.Client,
 		ClientID:      e.ClientID,
+		Agent:         e.Agent,
 		Transport:     string(e.Transport),
 		Method:        e.Method,
 		Tool:          e.Tool,

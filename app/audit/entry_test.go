@@ -27,7 +27,7 @@ var full = Entry{
 	Time: time.Date(2026, 5, 1, 12, 0, 0, 123, time.UTC), Client: "Claude", ClientID: "c-1",
 	RemoteIP: netip.MustParseAddr("2001:db8::7"), Transport: TransportHTTP, Method: "tools/call",
 	Tool: "recall", Outcome: OutcomeOK, ErrorCode: -32001, Status: 200, Duration: time.Second,
-	RequestBytes: 10, ResponseBytes: 20,
+	RequestBytes: 10, ResponseBytes: 20, Agent: "claude-code 2.1.4",
 }
 
 // TestLog_Drops fills the buffer while the writer is not running: what does not fit is dropped
@@ -130,8 +130,20 @@ func TestDecodeEntry(t *testing.T) {
 		if err != nil || got != e {
 			t.Errorf("decode(encode(%+v)) = %+v, %v", e, got, err)
 		}
-		for i := range len(b) { // every truncation is corrupt
-			if _, err := decodeEntry(b[:i]); !errors.Is(err, ErrCorrupt) {
+		// Every truncation is corrupt, but the one that drops the whole agent: that is an
+		// entry written before agents were recorded.
+		noAgent := e
+		noAgent.Agent = ""
+		withoutAgent := len(encodeEntry(noAgent))
+		for i := range len(b) {
+			got, err := decodeEntry(b[:i])
+			if i == withoutAgent && e.Agent != "" {
+				if err != nil || got != noAgent {
+					t.Errorf("decode without the agent = %+v, %v; want %+v", got, err, noAgent)
+				}
+				continue
+			}
+			if !errors.Is(err, ErrCorrupt) {
 				t.Errorf("decode of %d of %d bytes: %v, want ErrCorrupt", i, len(b), err)
 			}
 		}

@@ -12,12 +12,12 @@ import (
 
 // WriteTable writes entries to w as an aligned table with a header line, one row per entry in
 // the order given: time (second precision, in each entry's location: call Time.Local() first
-// for local time), client, remote address, transport, method, tool, outcome, JSON-RPC code,
+// for local time), client, agent (the client software's own name), remote address, transport, method, tool, outcome, JSON-RPC code,
 // HTTP status, duration, request and response sizes. An empty field shows as "-". Strings
 // are cleaned again before printing, so nothing read from the file can drive the terminal.
 func WriteTable(w io.Writer, entries []Entry) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tCLIENT\tREMOTE\tTRANSPORT\tMETHOD\tTOOL\tOUTCOME\tCODE\tSTATUS\tDURATION\tIN\tOUT")
+	fmt.Fprintln(tw, "TIME\tCLIENT\tAGENT\tREMOTE\tTRANSPORT\tMETHOD\tTOOL\tOUTCOME\tCODE\tSTATUS\tDURATION\tIN\tOUT")
 	for _, e := range entries {
 		t := e.Time
 		e = clean(e)
@@ -25,9 +25,9 @@ func WriteTable(w io.Writer, entries []Entry) error {
 		if e.RemoteIP.IsValid() {
 			remote = e.RemoteIP.String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			t.Format("2006-01-02 15:04:05Z07:00"),
-			dash(e.Client), dash(remote), dash(string(e.Transport)), dash(e.Method), dash(e.Tool),
+			dash(e.Client), dash(e.Agent), dash(remote), dash(string(e.Transport)), dash(e.Method), dash(e.Tool),
 			dash(string(e.Outcome)), dashInt(e.ErrorCode), dashInt(e.Status),
 			formatDuration(e.Duration), formatBytes(e.RequestBytes), formatBytes(e.ResponseBytes))
 	}

@@ -92,8 +92,36 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		slot := slotFrom(r.Context())
 		p, ref := s.auth.Authenticate(r)
+		// The body is read ahead (the rpc server refuses larger ones): refusals echo the
+		// request's id, server/discover is told apart, and a call the token's scopes do not
+		// cover is refused with a step-up challenge. An unauthenticated body is read only when
+		// small: it is not worth more to whoever sent it.
+		limit := int64(maxPeek)
 		if ref != nil {
-			if !s.allowKey(w, s.ipKey(r)) { // token guessing is limited by address
+			limit = maxPeekAnonymous
+		}
+		var msgs []peekedMessage
+		if r.Method == http.MethodPost && r.ContentLength <= limit && (ref == nil || r.ContentLength >= 0) {
+			body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+			if err != nil {
+				writeRPCError(w, http.StatusBadRequest, nil, rpc.CodeInvalidRequest, "could not read the request body", "invalid_request", err.Error())
+				return
+			}
+			// A chunked body longer than the peek goes on whole: the rpc server judges its size.
+			r.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+			if int64(len(body)) <= limit {
+				msgs = peekMessages(body)
+			}
+		}
+		var id json.RawMessage
+		if len(msgs) == 1 {
+			id = msgs[0].ID
+		}
+		if ref != nil {
+			if !s.allowKey(w, s.ipKey(r), id) { // token guessing is limited by address
 				return
 			}
 			ev := s.log.Info()
@@ -102,43 +130,42 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 			}
 			ev.Str("ip", s.clientIP(r)).Str("error", ref.Code).Str("reason", ref.Description).Msg("mcp request refused")
 			s.auth.Challenge(w, ref)
-			writeRPCError(w, ref.Status, nil, rpc.CodeInvalidRequest, "unauthorized", ref.Code, ref.Description)
+			writeRPCError(w, ref.Status, id, rpc.CodeInvalidRequest, "unauthorized", ref.Code, ref.Description)
 			return
 		}
 		if slot != nil {
 			slot.p = p
 		}
-		if !s.allowKey(w, p.Key()) {
+		// server/discover is a client's probe of the protocol era: a 429 there makes it settle
+		// on the legacy era for good, so it is not rate limited. It is cheap and reveals nothing
+		// a token does not already see.
+		discover := len(msgs) == 1 && msgs[0].Method == "server/discover"
+		if !discover && !s.allowKey(w, p.Key(), id) {
 			return
 		}
-		if r.Method == http.MethodPost && r.ContentLength <= maxPeek {
-			body, err := io.ReadAll(io.LimitReader(r.Body, maxPeek+1))
-			if err != nil {
-				writeRPCError(w, http.StatusBadRequest, nil, rpc.CodeInvalidRequest, "could not read the request body", "invalid_request", err.Error())
-				return
+		if slot != nil && len(msgs) > 0 {
+			slot.method, slot.tool, slot.agent = msgs[0].Method, msgs[0].Params.Name, msgs[0].agent()
+			if len(msgs) > 1 {
+				slot.method, slot.tool = fmt.Sprintf("batch:%d", len(msgs)), ""
 			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			msgs := peekMessages(body)
-			if slot != nil && len(msgs) > 0 {
-				slot.method, slot.tool = msgs[0].Method, msgs[0].Params.Name
-				if len(msgs) > 1 {
-					slot.method, slot.tool = fmt.Sprintf("batch:%d", len(msgs)), ""
-				}
-			}
-			if id, tool, needed := s.firstRefusedCall(p, msgs); needed != "" {
-				s.log.Info().Str("client_id", p.ClientID).Str("tool", tool).Msg("tool call refused: insufficient scope")
-				s.auth.Challenge(w, &oauth.Refusal{Code: "insufficient_scope", Scope: policy.FormatScope(policy.DefaultScopes)})
-				writeRPCError(w, http.StatusForbidden, id, rpc.CodeAuthorization, "insufficient scope", "insufficient_scope",
-					fmt.Sprintf("tool %s needs the scope %s", tool, needed))
-				return
-			}
+		}
+		if id, tool, needed := s.firstRefusedCall(p, msgs); needed != "" {
+			s.log.Info().Str("client_id", p.ClientID).Str("tool", tool).Msg("tool call refused: insufficient scope")
+			s.auth.Challenge(w, &oauth.Refusal{Code: "insufficient_scope", Scope: policy.FormatScope(policy.DefaultScopes)})
+			writeRPCError(w, http.StatusForbidden, id, rpc.CodeAuthorization, "insufficient scope", "insufficient_scope",
+				fmt.Sprintf("tool %s needs the scope %s", tool, needed))
+			return
 		}
 		next.ServeHTTP(w, r.WithContext(oauth.WithPrincipal(r.Context(), p)))
 	})
 }
 
-// maxPeek is the largest body requireAuth reads ahead (the rpc server refuses larger ones).
-const maxPeek = 4 << 20
+// maxPeek is the largest body requireAuth reads ahead (the rpc server refuses larger ones), and
+// maxPeekAnonymous the largest without a valid token.
+const (
+	maxPeek          = 4 << 20
+	maxPeekAnonymous = 64 << 10
+)
 
 // peekedMessage is what requireAuth reads of a message ahead of the rpc server.
 type peekedMessage struct {
@@ -146,7 +173,29 @@ type peekedMessage struct {
 	Method string          `json:"method"`
 	Params struct {
 		Name string `json:"name"`
+		// Raw, so that a malformed one does not hide the rest of the message.
+		ClientInfo json.RawMessage `json:"clientInfo"` // of initialize
+		Meta       json.RawMessage `json:"_meta"`      // of 2026-07-28 requests: io.modelcontextprotocol/clientInfo
 	} `json:"params"`
+}
+
+// agent is the client software as the message names itself: "name version", or "".
+func (m peekedMessage) agent() string {
+	var ci struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	}
+	var meta struct {
+		ClientInfo json.RawMessage `json:"io.modelcontextprotocol/clientInfo"`
+	}
+	_ = json.Unmarshal(m.Params.Meta, &meta)
+	if json.Unmarshal(meta.ClientInfo, &ci) != nil || ci.Name == "" {
+		ci.Name, ci.Version = "", ""
+		if json.Unmarshal(m.Params.ClientInfo, &ci) != nil {
+			return ""
+		}
+	}
+	return strings.TrimSpace(ci.Name + " " + ci.Version)
 }
 
 // peekMessages reads the messages of a body leniently: whatever it cannot parse is left to the

@@ -29,9 +29,17 @@ func isMCPPath(path string) bool {
 }
 
 // isStream reports whether r opens a long-lived event stream (GET on the MCP endpoint or the
-// legacy SSE endpoint): those are bounded by the sessions, not by the concurrency gate.
+// legacy SSE endpoint, or a 2026-07-28 subscriptions/listen, which says so in Mcp-Method and
+// which rpc refuses if the body says otherwise): those are bounded by the streams' gate and
+// rpc's per-client limits, not by the gate of requests that come and go.
 func isStream(r *http.Request) bool {
-	return r.Method == http.MethodGet && (isMCPPath(r.URL.Path) || r.URL.Path == "/mcp/sse")
+	switch r.Method {
+	case http.MethodGet:
+		return isMCPPath(r.URL.Path) || r.URL.Path == "/mcp/sse"
+	case http.MethodPost:
+		return isMCPPath(r.URL.Path) && r.Header.Get("Mcp-Method") == "subscriptions/listen"
+	}
+	return false
 }
 
 // ipKey is the rate-limit key of the address r comes from (IPv6 by /64).
@@ -64,19 +72,23 @@ func (s *Server) limitIP(next http.Handler) http.Handler {
 }
 
 // allowKey applies the rate limit of key (the client's, or the address of a refused token) to
-// an MCP request; false when it answered 429 with JSON-RPC error -32004.
-func (s *Server) allowKey(w http.ResponseWriter, key string) bool {
+// an MCP request; false when it answered 429 with JSON-RPC error -32004 (for the request id,
+// when it could be read).
+func (s *Server) allowKey(w http.ResponseWriter, key string, id json.RawMessage) bool {
 	d := s.cfg.Limiter.Allow(key)
 	d.SetHeaders(w.Header())
 	if d.Allowed {
 		return true
 	}
-	writeRateLimited(w, d.RetryAfterSeconds())
+	writeRateLimited(w, d.RetryAfterSeconds(), id)
 	return false
 }
 
-func writeRateLimited(w http.ResponseWriter, retry int) {
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{
+func writeRateLimited(w http.ResponseWriter, retry int, id json.RawMessage) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{
 		"code": rpc.CodeRateLimited, "message": "rate limit exceeded",
 		"data": map[string]any{"retry_after": retry, "error_description": fmt.Sprintf("too many requests from this client; retry in %d s", retry)}}})
 	w.Header().Set("Content-Type", "application/json")
@@ -129,7 +141,7 @@ func (s *Server) cors(next http.Handler) http.Handler {
 		}
 		h := w.Header()
 		h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
-		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID")
+		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID")
 		h.Set("Access-Control-Max-Age", "600")
 		w.WriteHeader(http.StatusNoContent)
 	})
@@ -205,7 +217,7 @@ func (s *Server) auditMCP(next http.Handler) http.Handler {
 		if p := slot.p; p != nil {
 			e.Client, e.ClientID = p.Name, p.ClientID
 		}
-		e.Method, e.Tool = slot.method, slot.tool
+		e.Method, e.Tool, e.Agent = slot.method, slot.tool, slot.agent
 		if e.Method == "" {
 			e.Method = "http:" + r.Method
 		}
@@ -260,6 +272,7 @@ func outcomeOf(status int, tail []byte) (audit.Outcome, int) {
 type principalSlot struct {
 	p            *oauth.Principal
 	method, tool string
+	agent        string // the client software's own name, when the request says it
 }
 
 type slotKey struct{}

@@ -62,7 +62,7 @@ func (s *Server) serveServerCard(w http.ResponseWriter, r *http.Request) {
 		"description": "A personal memory server: remember facts and recall them by meaning. Self-hosted; OAuth 2.1.",
 		"version":     s.cfg.Version,
 		"remotes": []map[string]any{
-			{"type": "streamable-http", "url": ep.Resource, "supportedProtocolVersions": rpc.SupportedProtocolVersions},
+			{"type": "streamable-http", "url": ep.Resource, "supportedProtocolVersions": rpc.AllProtocolVersions()},
 			{"type": "sse", "url": strings.TrimSuffix(ep.Resource, "/mcp") + "/mcp/sse", "supportedProtocolVersions": []string{"2024-11-05"}},
 		},
 		"authentication": map[string]any{"required": true, "schemes": []string{"oauth2", "bearer"},

@@ -157,6 +157,10 @@ func (f *fixture) mustPAT(tb testing.TB, name string, scope ...string) string {
 const (
 	callEcho  = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`
 	callStamp = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"stamp","arguments":{"text":"hello"}}}`
+	// callEchoModern is callEcho as a 2026-07-28 client sends it.
+	callEchoModern = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"claude-code","version":"2.1.4"}}}}`
 )
 
 // scenario is one HTTP request against a fresh Server and what its answer must hold.
@@ -465,7 +469,9 @@ func TestServer_Handler(t *testing.T) {
 	}
 }
 
-// TestServer_Audit: an MCP request is recorded with its client, method, tool and outcome.
+// TestServer_Audit: an MCP request is recorded with its client, the client software's own name
+// when the request carries one (initialize's clientInfo, a 2026-07-28 request's _meta), method,
+// tool and outcome.
 func TestServer_Audit(t *testing.T) {
 	var log *audit.Log
 	f := MustOpenServer(t, func(c *web.Config) {
@@ -481,6 +487,9 @@ func TestServer_Audit(t *testing.T) {
 		{method: "POST", url: "/mcp", bearer: "read", body: callEcho},
 		{method: "POST", url: "/mcp", bearer: "read", body: callStamp},
 		{method: "POST", url: "/mcp", body: callEcho},
+		{method: "POST", url: "/mcp", bearer: "read", body: callEchoModern,
+			headers: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"}},
+		{method: "POST", url: "/mcp", bearer: "read", body: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":5}}`},
 	} {
 		h.ServeHTTP(httptest.NewRecorder(), sc.request(f))
 	}
@@ -490,12 +499,15 @@ func TestServer_Audit(t *testing.T) {
 	}
 	var got []string
 	for _, e := range entries {
-		got = append(got, fmt.Sprintf("%s|%s|%s|%s|%d|%d", e.Client, e.Method, e.Tool, e.Outcome, e.Status, e.ErrorCode))
+		got = append(got, fmt.Sprintf("%s|%s|%s|%s|%s|%d|%d", e.Client, e.Agent, e.Method, e.Tool, e.Outcome, e.Status, e.ErrorCode))
 	}
 	want := []string{
-		fmt.Sprintf("pat:reader|tools/call|echo|%s|200|0", audit.OutcomeOK),
-		fmt.Sprintf("pat:reader|tools/call|stamp|%s|403|%d", audit.OutcomeDenied, rpc.CodeAuthorization),
-		fmt.Sprintf("|http:POST||%s|401|0", audit.OutcomeUnauthorized), // no principal: the token check refused it
+		fmt.Sprintf("pat:reader||tools/call|echo|%s|200|0", audit.OutcomeOK),
+		fmt.Sprintf("pat:reader||tools/call|stamp|%s|403|%d", audit.OutcomeDenied, rpc.CodeAuthorization),
+		fmt.Sprintf("||http:POST||%s|401|0", audit.OutcomeUnauthorized), // no principal: the token check refused it
+		fmt.Sprintf("pat:reader|claude-code 2.1.4|tools/call|echo|%s|200|0", audit.OutcomeOK),
+		// A malformed _meta hides neither the method nor the tool from the record.
+		fmt.Sprintf("pat:reader||tools/call|echo|%s|200|%d", audit.OutcomeError, rpc.CodeInvalidParams),
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("audit entries:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
