@@ -690,6 +690,88 @@ func TestToolsAllowlist_HTTP(t *testing.T) {
 	}
 }
 
+// TestToolsAllowlist_ResourcesAndPrompts (issue 13, item 10): resources, prompts and
+// completions show memories too, so the allowlist covers them: each is offered only where the
+// tool whose data it shows is allowed. With OWNSONA_TOOLS=remember nothing is readable.
+func TestToolsAllowlist_ResourcesAndPrompts(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		tools         []string
+		resources     []string
+		templates     int
+		prompts       []string
+		recentAllowed bool
+		completes     bool
+	}{
+		{"write only", []string{"remember"}, nil, 0, nil, false, false},
+		{"list and recall", []string{"remember", "list_memories", "recall"}, []string{"ownsona://memories/recent"}, 0,
+			[]string{"recall-context", "summarize-memories"}, true, false},
+		{"every tool", nil, []string{"ownsona://memories/recent", "ownsona://tags", "ownsona://stats"}, 1,
+			[]string{"recall-context", "review-duplicates", "tidy-tags", "summarize-memories"}, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(t, newFakeClock())
+			cfg.Tools = tc.tools
+			a := MustOpen(t, cfg)
+			h := a.Handler()
+			pat := testPAT(t, a)
+			mustOK(t, a, "remember", map[string]any{"text": "My son Colby lives in Los Angeles", "tags": "family"})
+			call := func(body string) (json.RawMessage, *rpcError) {
+				t.Helper()
+				rec := mcpRequest(h, "Bearer "+pat, body)
+				result, rerr, _ := rpcResponse(t, rec.Body.Bytes())
+				return result, rerr
+			}
+			var res struct {
+				Resources []struct{ URI string }
+			}
+			r, _ := call(`{"jsonrpc":"2.0","id":1,"method":"resources/list"}`)
+			json.Unmarshal(r, &res)
+			var uris []string
+			for _, x := range res.Resources {
+				uris = append(uris, x.URI)
+			}
+			if !slices.Equal(uris, tc.resources) {
+				t.Errorf("resources/list = %v, want %v", uris, tc.resources)
+			}
+			var tmpl struct{ ResourceTemplates []json.RawMessage }
+			r, _ = call(`{"jsonrpc":"2.0","id":2,"method":"resources/templates/list"}`)
+			json.Unmarshal(r, &tmpl)
+			if len(tmpl.ResourceTemplates) != tc.templates {
+				t.Errorf("resources/templates/list has %d templates, want %d", len(tmpl.ResourceTemplates), tc.templates)
+			}
+			r, rerr := call(`{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"ownsona://memories/recent"}}`)
+			if got := rerr == nil && strings.Contains(string(r), "Colby"); got != tc.recentAllowed {
+				t.Errorf("resources/read recent: %s %+v; readable %v, want %v", r, rerr, got, tc.recentAllowed)
+			}
+			if !tc.recentAllowed && (rerr == nil || rerr.Code != rpc.CodeServerError) {
+				t.Errorf("resources/read recent refused with %+v, want %d", rerr, rpc.CodeServerError)
+			}
+			if _, rerr := call(`{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"ownsona://memories/1"}}`); (rerr == nil) != (tc.templates == 1) {
+				t.Errorf("resources/read of a memory: error %+v with get_memory allowed %v", rerr, tc.templates == 1)
+			}
+			var pl struct{ Prompts []struct{ Name string } }
+			r, _ = call(`{"jsonrpc":"2.0","id":5,"method":"prompts/list"}`)
+			json.Unmarshal(r, &pl)
+			var names []string
+			for _, p := range pl.Prompts {
+				names = append(names, p.Name)
+			}
+			if !slices.Equal(names, tc.prompts) {
+				t.Errorf("prompts/list = %v, want %v", names, tc.prompts)
+			}
+			r, rerr = call(`{"jsonrpc":"2.0","id":6,"method":"prompts/get","params":{"name":"summarize-memories","arguments":{"tag":"family"}}}`)
+			if got := rerr == nil && strings.Contains(string(r), "Colby"); got != slices.Contains(tc.prompts, "summarize-memories") {
+				t.Errorf("prompts/get summarize-memories: %s %+v", r, rerr)
+			}
+			r, _ = call(`{"jsonrpc":"2.0","id":7,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"summarize-memories"},"argument":{"name":"tag","value":"fa"}}}`)
+			if got := strings.Contains(string(r), `"family"`); got != tc.completes {
+				t.Errorf("completion/complete: %s; completes %v, want %v", r, got, tc.completes)
+			}
+		})
+	}
+}
+
 // TestToolsAllowlist_UnknownName: a name that is not a tool fails at startup, naming it.
 func TestToolsAllowlist_UnknownName(t *testing.T) {
 	cfg := testConfig(t, nil)

@@ -23,7 +23,27 @@ var resourceTemplates = []rpc.ResourceTemplate{
 	{URITemplate: "ownsona://memories/{id}", Name: "memory", Title: "A memory", Description: "One memory by id, tombstone included", MIMEType: "application/json"},
 }
 
-func (s *Server) listResources(ctx context.Context) ([]rpc.Resource, error) { return resources, nil }
+// listResources lists the resources the allowlist lets through.
+func (s *Server) listResources(ctx context.Context) ([]rpc.Resource, error) {
+	out := []rpc.Resource{}
+	for _, r := range resources {
+		if s.allowed(r.URI) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// resourceTemplates are the templates the allowlist lets through.
+func (s *Server) resourceTemplates() []rpc.ResourceTemplate {
+	var out []rpc.ResourceTemplate
+	for _, t := range resourceTemplates {
+		if s.allowed(t.URITemplate) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
 
 func jsonText(uri string, v any) ([]rpc.ResourceContents, error) {
 	b, err := json.MarshalIndent(v, "", "  ")
@@ -34,6 +54,13 @@ func jsonText(uri string, v any) ([]rpc.ResourceContents, error) {
 }
 
 func (s *Server) readResource(ctx context.Context, uri string) ([]rpc.ResourceContents, error) {
+	key := uri
+	if strings.HasPrefix(uri, "ownsona://memories/") && uri != "ownsona://memories/recent" {
+		key = "ownsona://memories/{id}"
+	}
+	if tool, ok := readsWith[key]; ok && !s.allowed(key) {
+		return nil, notAllowed(uri, tool)
+	}
 	switch uri {
 	case "ownsona://memories/recent":
 		mems, _ := s.mem.List(memory.Filter{}, memory.Page{Limit: 20})

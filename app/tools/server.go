@@ -84,9 +84,9 @@ func New(cfg Config) (*Server, error) {
 		Owner:             owner,
 		OnCall:            cfg.OnCall,
 		ListResources:     s.listResources,
-		ResourceTemplates: resourceTemplates,
+		ResourceTemplates: s.resourceTemplates(),
 		ReadResource:      s.readResource,
-		Prompts:           s.prompts(),
+		Prompts:           s.allowedPrompts(),
 		Complete:          s.complete,
 		ToolErrorResult:   toolErrorResult,
 		OnError: func(ctx context.Context, method string, err error) {
@@ -142,6 +142,39 @@ func (s *Server) permit(ctx context.Context, name string) error {
 	}
 	return &rpc.Error{Code: rpc.CodeAuthorization, Message: "insufficient scope",
 		Data: map[string]string{"error": "insufficient_scope", "error_description": fmt.Sprintf("tool %s needs the scope %s", name, needed), "scope": needed}}
+}
+
+// readsWith names the tool whose data each resource, template, prompt and the completions
+// show: with an allowlist they are offered only where that tool is allowed, so that
+// OWNSONA_TOOLS=remember exposes no memory through a resource or a prompt either.
+var readsWith = map[string]string{
+	"ownsona://memories/recent": "list_memories",
+	"ownsona://tags":            "list_tags",
+	"ownsona://stats":           "memory_stats",
+	"ownsona://memories/{id}":   "get_memory",
+	"recall-context":            "recall",
+	"review-duplicates":         "find_near_duplicates",
+	"tidy-tags":                 "list_tags",
+	"summarize-memories":        "list_memories",
+	"completion/complete":       "list_tags", // completions are tag names
+}
+
+// allowed reports whether the allowlist lets the tool called name (or a resource or prompt
+// that shows its data, by readsWith) be seen; true without an allowlist.
+func (s *Server) allowed(name string) bool {
+	if len(s.allowlist) == 0 {
+		return true
+	}
+	if tool, ok := readsWith[name]; ok {
+		name = tool
+	}
+	return slices.Contains(s.allowlist, name)
+}
+
+// notAllowed is the refusal of a resource the allowlist hides.
+func notAllowed(uri, tool string) error {
+	return &rpc.Error{Code: rpc.CodeServerError, Message: "resource not in allowlist",
+		Data: map[string]string{"uri": uri, "reason": "this server exposes it only with the tool " + tool + " in OWNSONA_TOOLS"}}
 }
 
 // owner is rpc.Server.Owner: an HTTP session belongs to the principal that started it (the
