@@ -137,6 +137,9 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) error {
 	a.scheduleBackups(ctx)
 	ep := a.Auth().Endpoints()
 	a.log.Info().Str("url", ep.Resource).Str("listen", a.Addr()).Str("issuer", ep.Issuer).Str("tls", a.web.TLSInfo()).Msg("serving MCP over HTTP")
+	if msg := doctor.ProxyWarning(cfg.PublicURL, cfg.TLS, cfg.TrustedProxies); msg != "" {
+		a.log.Warn().Msg(msg)
+	}
 	if a.Auth().GeneratedPassword() != "" {
 		firstSteps(stderr, ep.Resource, cfg.DB)
 	}
@@ -359,6 +362,7 @@ func runDoctor(ctx context.Context, env *ops.Env, args []string) error {
 	}
 	tlsDefaults(&cfg)
 	opts.DB, opts.PublicURL, opts.TLS, opts.Domains = cfg.DB, cfg.PublicURL, cfg.TLS, cfg.Domains
+	opts.TrustedProxies = cfg.TrustedProxies
 	problems, err := doctor.Run(ctx, opts, env.Stdout)
 	if err != nil {
 		return err

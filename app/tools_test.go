@@ -1,6 +1,7 @@
 package app
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -103,6 +104,33 @@ func TestTools_IDsNeverReused(t *testing.T) {
 	q := mustOK(t, a, "remember", map[string]any{"text": "second"})
 	if id(q) <= id(p) {
 		t.Errorf("id %d reused or went backwards after hard delete of %d", id(q), id(p))
+	}
+}
+
+// TestTools_IDRange (issue 13, item 13): an id past 2^63-1 is refused as invalid input naming
+// the field, never looked up, wrapped or answered with a Go type name.
+func TestTools_IDRange(t *testing.T) {
+	a := MustOpen(t, testConfig(t, newFakeClock()))
+	for _, tc := range []struct {
+		name, tool, args, field string
+	}{
+		{"2^63", "get_memory", `{"id":9223372036854775808}`, "id"},
+		{"2^64", "get_memory", `{"id":18446744073709551616}`, "id"},
+		{"2^64-1 in a batch", "forget_batch", `{"ids":[1,18446744073709551615]}`, "ids[1]"},
+		{"replaced_by_id", "forget", `{"id":1,"replaced_by_id":9223372036854775808}`, "replaced_by_id"},
+		{"update", "update_memory", `{"id":1e30,"importance":0.5}`, "id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var args json.RawMessage = []byte(tc.args)
+			code, field := errCode(t, a, tc.tool, args)
+			if code != "INVALID_INPUT" || field != tc.field {
+				t.Errorf("%s %s: code %s field %q, want INVALID_INPUT on %q", tc.tool, tc.args, code, field, tc.field)
+			}
+			p, _ := callTool(t, a, tc.tool, args)
+			if msg := fmt.Sprint(p); strings.Contains(msg, "uint64") || strings.Contains(msg, "Go struct") {
+				t.Errorf("the error names Go types: %s", msg)
+			}
+		})
 	}
 }
 

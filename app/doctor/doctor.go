@@ -29,6 +29,8 @@ type Options struct {
 	TLS string
 	// Domains are serve's --domain names, for which --tls gets certificates.
 	Domains []string
+	// TrustedProxies are serve's --trusted-proxies CIDRs, whose X-Forwarded-For names the client.
+	TrustedProxies []string
 	// Public adds the network checks of what hosted assistants need: DNS, TLS, the discovery
 	// documents and the 401 of the MCP endpoint.
 	Public bool

@@ -285,6 +285,9 @@ func TestRun_Findings(t *testing.T) {
 		},
 			fails: []string{"FAIL mem.example.com does not resolve (lookup mem.example.com: no such host) — create an A record for mem.example.com"},
 			warns: []string{"the TLS and HTTP checks were skipped — fix DNS first"}},
+		{name: "tls off behind a proxy without trusted proxies", opts: func(o *Options) { o.TLS = "off"; o.Domains = nil },
+			fails: []string{"tls off behind a proxy or tunnel for mem.example.com, but no --trusted-proxies: every request seems to come from the proxy"}},
+		{name: "tls off behind a named proxy", opts: func(o *Options) { o.TLS = "off"; o.Domains = nil; o.TrustedProxies = []string{"127.0.0.1/32"} }},
 		{name: "untrusted certificate", opts: func(o *Options) { o.Roots = other.pool },
 			fails: []string{"FAIL the certificate for mem.example.com is not from an authority that hosted assistants trust (issuer \"Test Root\")"},
 			warns: []string{"the HTTP checks were skipped"}},
@@ -589,6 +592,28 @@ func TestClassifyV4(t *testing.T) {
 		got, _ := classifyV4(netip.MustParseAddr(addr))
 		if !strings.HasPrefix(got, want) || (want == "") != (got == "") {
 			t.Errorf("classifyV4(%s) = %q, want %q", addr, got, want)
+		}
+	}
+}
+
+// TestProxyWarning: serve warns at start of what doctor fails: an https public URL served with
+// TLS off (so through a proxy or tunnel) and no trusted proxy.
+func TestProxyWarning(t *testing.T) {
+	for _, tc := range []struct {
+		url, tls string
+		proxies  []string
+		warn     bool
+	}{
+		{"https://mem.example.com", "off", nil, true},
+		{"https://mem.example.com", "", nil, true},
+		{"https://mem.example.com", "off", []string{"127.0.0.1/32"}, false},
+		{"https://mem.example.com", "acme", nil, false},
+		{"http://127.0.0.1:8080", "off", nil, false},
+		{"https://localhost:8443", "off", nil, false},
+		{"", "off", nil, false},
+	} {
+		if got := ProxyWarning(tc.url, tc.tls, tc.proxies) != ""; got != tc.warn {
+			t.Errorf("ProxyWarning(%q, %q, %v) warns %v, want %v", tc.url, tc.tls, tc.proxies, got, tc.warn)
 		}
 	}
 }

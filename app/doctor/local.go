@@ -238,12 +238,30 @@ func (c *checker) checkTLSMode(s site, loopback bool) {
 	case "files":
 		c.okf("tls files: serve uses the certificate files given (doctor --public checks what it serves)")
 	case "off":
-		if s.https && !loopback {
-			c.okf("tls off: a reverse proxy or tunnel must terminate HTTPS for %s and forward to serve", s.host)
+		switch {
+		case !s.https || loopback:
+		case len(c.o.TrustedProxies) == 0:
+			c.report(fail, fmt.Sprintf("tls off behind a proxy or tunnel for %s, but no --trusted-proxies: every request seems to come from the proxy, so the whole internet shares one rate limit and one sign-in throttle, and one attacker blocks every refresh and sign-in", s.host),
+				ProxyFix)
+		default:
+			c.okf("tls off: a reverse proxy or tunnel terminates HTTPS for %s; X-Forwarded-For trusted from %s", s.host, strings.Join(c.o.TrustedProxies, ", "))
 		}
 	default:
 		c.report(fail, fmt.Sprintf("tls %q is not a mode", c.o.TLS), "use off, local, acme or files")
 	}
+}
+
+// ProxyFix says how to name the proxy, for doctor's finding and serve's warning alike.
+const ProxyFix = "set --trusted-proxies (OWNSONA_TRUSTED_PROXIES) to the proxy's address, e.g. 127.0.0.1/32,::1/128 for cloudflared, Tailscale Funnel or Caddy on this host"
+
+// ProxyWarning is serve's warning at start for the configuration doctor fails (see
+// checkTLSMode), or "" when there is nothing to warn of.
+func ProxyWarning(publicURL, tlsMode string, trustedProxies []string) string {
+	u, err := url.Parse(publicURL)
+	if err != nil || u.Scheme != "https" || isLoopbackHost(u.Hostname()) || (tlsMode != "" && tlsMode != "off") || len(trustedProxies) > 0 {
+		return ""
+	}
+	return "the public URL is https but TLS is off and no trusted proxy is set: behind a proxy or tunnel every client shares one rate limit and one sign-in throttle; " + ProxyFix
 }
 
 func isLoopbackHost(host string) bool {

@@ -13,7 +13,7 @@ type forgetArgs struct {
 	ID           uint64  `json:"id" schema:"required,id"`
 	HardDelete   bool    `json:"hard_delete" desc:"erase the memory instead of keeping a tombstone"`
 	Reason       string  `json:"reason" desc:"why it is forgotten" schema:"min=1,max=1000"`
-	ReplacedByID *uint64 `json:"replaced_by_id" desc:"the memory that replaces this one" schema:"min=1"`
+	ReplacedByID *uint64 `json:"replaced_by_id" desc:"the memory that replaces this one" schema:"min=1,max=9223372036854775807"`
 	dryRunArg
 }
 

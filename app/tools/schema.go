@@ -23,6 +23,7 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -237,7 +238,12 @@ var (
 	typeBoolean = schema{"type": "boolean"}
 )
 
-var idSchema = schema{"type": "integer", "description": "memory id", "minimum": 1}
+// idSchema is a memory id: bbolt's sequence numbers, which never reach 2^63 (a larger number
+// is refused by the schema, never silently wrapped or looked up).
+var idSchema = schema{"type": "integer", "description": "memory id", "minimum": 1, "maximum": maxID}
+
+// maxID is the largest memory id, 2^63-1.
+const maxID = math.MaxInt64
 
 var tagsSchema = schema{
 	"type":        []string{"array", "string"},

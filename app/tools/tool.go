@@ -106,7 +106,7 @@ func newTool[In any](s *Server, d def[In]) *rpc.Tool {
 		var args In
 		if len(raw) > 0 && string(raw) != "null" {
 			if err := json.Unmarshal(raw, &args); err != nil {
-				return nil, rpc.InvalidArgument("arguments", err.Error())
+				return nil, decodeError("", err)
 			}
 		}
 		payload, err := d.run(ctx, args)
@@ -152,9 +152,27 @@ func decodeItem[T any](sch *rpc.Schema, i int, raw json.RawMessage) (T, error) {
 		return item, err
 	}
 	if err := json.Unmarshal(raw, &item); err != nil {
-		return item, rpc.InvalidArgument(prefix, err.Error())
+		return item, decodeError(prefix, err)
 	}
 	return item, nil
+}
+
+// decodeError names the argument that did not decode and why, in the schema's words. The
+// schema is checked first, so this is rare (a number past the range of its Go type), and
+// encoding/json's message would name Go types.
+func decodeError(prefix string, err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		field := te.Field
+		if prefix != "" {
+			field = prefix + "." + field
+		}
+		return rpc.InvalidArgument(field, "is out of range or of the wrong type")
+	}
+	if prefix == "" {
+		prefix = "arguments"
+	}
+	return rpc.InvalidArgument(prefix, "do not match the tool's input schema")
 }
 
 func ptr[T any](v T) *T { return &v }
