@@ -97,8 +97,8 @@ func sample(i int) audit.Entry {
 		e.Tool = []string{"recall", "remember"}[i%2]
 	}
 	switch {
-	case i%7 == 3:
-		e.Outcome, e.Status = audit.OutcomeRateLimited, 429
+	case i%7 == 3: // refusals (401, 429, 503) are aggregated apart: TestLog_Refusals
+		e.Outcome, e.Status, e.ErrorCode = audit.OutcomeDenied, 403, -32003
 	case i%5 == 4:
 		e.Outcome, e.ErrorCode = audit.OutcomeError, -32602
 	}
@@ -133,7 +133,7 @@ func TestLog_RoundTrip(t *testing.T) {
 		},
 		{Time: t0.Add(time.Second), Client: "stdio", Transport: audit.TransportStdio, Method: "ping", Outcome: audit.OutcomeOK},
 		{Time: t0.Add(2 * time.Second), RemoteIP: netip.MustParseAddr("203.0.113.9"), Transport: audit.TransportSSE,
-			Outcome: audit.OutcomeUnauthorized, Status: 401},
+			Outcome: audit.OutcomeDenied, Status: 403, Agent: "claude-code 2.1.4"},
 		{}, // all zero: the time comes from the clock
 	}
 	for _, e := range in {
@@ -245,7 +245,7 @@ func TestQuery_Filter(t *testing.T) {
 		{"unknown client", audit.Filter{Client: "nobody"}, 0},
 		{"method", audit.Filter{Method: "tools/list"}, 15},
 		{"tool", audit.Filter{Tool: "recall"}, 15},
-		{"outcome", audit.Filter{Outcome: audit.OutcomeRateLimited}, 9},
+		{"outcome", audit.Filter{Outcome: audit.OutcomeDenied}, 9},
 		{"combined", audit.Filter{Client: "Claude", Method: "tools/call", Outcome: audit.OutcomeOK}, 7},
 		{"limit newest", audit.Filter{Limit: 5}, 5},
 		{"limit oldest", audit.Filter{Limit: 5, OldestFirst: true}, 5},
@@ -521,21 +521,25 @@ func TestOpen_Config(t *testing.T) {
 }
 
 func TestWriteTable(t *testing.T) {
-	entries := []audit.Entry{sample(4), sample(3), {
+	entries := []audit.Entry{sample(4), {
+		Time: t0.Add(3 * time.Minute), RemoteIP: netip.MustParseAddr("192.0.2.9"), Transport: audit.TransportHTTP, Method: "http:POST",
+		Outcome: audit.OutcomeUnauthorized, Status: 401, Duration: 2 * time.Millisecond, RequestBytes: 3700, ResponseBytes: 3700, Count: 37,
+	}, sample(3), {
 		Time: t0, Client: "Evil\x1b]0;pwned\x07", Transport: audit.TransportStdio, Method: "ping",
 		Outcome: audit.OutcomeOK, Duration: 850 * time.Microsecond, ResponseBytes: 3 << 20,
 	}}
-	entries[1].RemoteIP = netip.MustParseAddr("2001:db8::1")
-	entries[1].Duration = 90 * time.Second
-	entries[1].Agent = "claude-code 2.1.4"
+	entries[2].RemoteIP = netip.MustParseAddr("2001:db8::1")
+	entries[2].Duration = 90 * time.Second
+	entries[2].Agent = "claude-code 2.1.4"
 	var b bytes.Buffer
 	if err := audit.WriteTable(&b, entries); err != nil {
 		t.Fatal(err)
 	}
-	want := `TIME                  CLIENT          AGENT              REMOTE       TRANSPORT  METHOD      TOOL      OUTCOME       CODE    STATUS  DURATION  IN    OUT
-2026-05-01 12:04:00Z  ChatGPT         -                  192.0.2.4    http       tools/call  recall    error         -32602  200     5ms       104B  1004B
-2026-05-01 12:03:00Z  Claude          claude-code 2.1.4  2001:db8::1  http       tools/call  remember  rate_limited  -       429     1m30s     103B  1003B
-2026-05-01 12:00:00Z  Evil?]0;pwned?  -                  -            stdio      ping        -         ok            -       -       850µs     0B    3.0MiB
+	want := `TIME                  CLIENT          AGENT              REMOTE       TRANSPORT  METHOD      TOOL      OUTCOME          CODE    STATUS  DURATION  IN      OUT
+2026-05-01 12:04:00Z  ChatGPT         -                  192.0.2.4    http       tools/call  recall    error            -32602  200     5ms       104B    1004B
+2026-05-01 12:03:00Z  -               -                  192.0.2.9    http       http:POST   -         unauthorized×37  -       401     2ms       3.6KiB  3.6KiB
+2026-05-01 12:03:00Z  Claude          claude-code 2.1.4  2001:db8::1  http       tools/call  remember  denied           -32003  403     1m30s     103B    1003B
+2026-05-01 12:00:00Z  Evil?]0;pwned?  -                  -            stdio      ping        -         ok               -       -       850µs     0B      3.0MiB
 `
 	if got := b.String(); got != want {
 		t.Errorf("table:\n%s\nwant:\n%s", got, want)
@@ -662,4 +666,91 @@ func BenchmarkQuery(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestLog_Refusals (issue 13, item 3): requests refused before they were served (401, 429,
+// 503) are recorded once per address (IPv6 by /64), outcome and minute, with their count, in a
+// bucket of their own: a flood of them can never push out the record of real use.
+func TestLog_Refusals(t *testing.T) {
+	refusal := func(ip string, at time.Duration, o audit.Outcome) audit.Entry {
+		status := map[audit.Outcome]int{audit.OutcomeUnauthorized: 401, audit.OutcomeRateLimited: 429, audit.OutcomeBusy: 503}[o]
+		return audit.Entry{Time: t0.Add(at), RemoteIP: netip.MustParseAddr(ip), Transport: audit.TransportHTTP,
+			Method: "http:POST", Outcome: o, Status: status, Duration: time.Millisecond, RequestBytes: 10, ResponseBytes: 100}
+	}
+
+	t.Run("aggregated per address and minute", func(t *testing.T) {
+		db := MustOpenDB(t)
+		l := MustOpenLog(t, db, audit.Config{})
+		for i := range 200 {
+			l.Record(refusal("198.51.100.7", time.Duration(i)*100*time.Millisecond, audit.OutcomeUnauthorized)) // 20 s
+		}
+		for i := range 50 { // one /64, many addresses
+			l.Record(refusal(fmt.Sprintf("2001:db8:0:1::%x", i+1), time.Duration(i)*time.Second, audit.OutcomeRateLimited))
+		}
+		l.Record(refusal("198.51.100.7", 90*time.Second, audit.OutcomeUnauthorized)) // the next minute
+		l.Record(sample(0))
+		MustFlush(t, l)
+		got := MustQuery(t, db, audit.Filter{OldestFirst: true})
+		var summary []string
+		for _, e := range got {
+			summary = append(summary, fmt.Sprintf("%s %s %s ×%d %dB", e.Time.Format("15:04:05"), e.RemoteIP, e.Outcome, e.Count, e.RequestBytes))
+		}
+		want := []string{
+			"12:00:00 192.0.2.0 ok ×0 100B",
+			"12:00:00 198.51.100.7 unauthorized ×200 2000B",
+			"12:00:00 2001:db8:0:1::1 rate_limited ×50 500B",
+			"12:01:00 198.51.100.7 unauthorized ×1 10B",
+		}
+		if !slices.Equal(summary, want) {
+			t.Errorf("entries:\n%s\nwant:\n%s", strings.Join(summary, "\n"), strings.Join(want, "\n"))
+		}
+		if s := l.Stats(); s.Stored != 1 || s.Refused != 3 || s.Folded != 248 {
+			t.Errorf("Stats = %+v, want 1 stored, 3 refused, 248 folded", s)
+		}
+		if n := len(MustQuery(t, db, audit.Filter{Outcome: audit.OutcomeUnauthorized})); n != 2 {
+			t.Errorf("filter by outcome: %d entries, want 2", n)
+		}
+	})
+
+	t.Run("a flood never evicts real use", func(t *testing.T) {
+		db := MustOpenDB(t)
+		l := MustOpenLog(t, db, audit.Config{MaxEntries: 10, MaxRefused: 5, MaxAge: -1})
+		for i := range 10 {
+			l.Record(sample(i))
+		}
+		MustFlush(t, l)
+		for i := range 3000 { // 3,000 addresses over 30 minutes
+			l.Record(refusal(fmt.Sprintf("203.0.%d.%d", i/250, i%250+1), time.Duration(i)*600*time.Millisecond, audit.OutcomeUnauthorized))
+			if i%500 == 499 {
+				MustFlush(t, l)
+			}
+		}
+		MustFlush(t, l)
+		served := MustQuery(t, db, audit.Filter{Outcome: audit.OutcomeOK})
+		var want int
+		for i := range 10 {
+			if sample(i).Outcome == audit.OutcomeOK {
+				want++
+			}
+		}
+		if len(served) != want {
+			t.Errorf("%d served entries left after the flood, want all %d", len(served), want)
+		}
+		if s := l.Stats(); s.Stored != 10 || s.Refused != 5 {
+			t.Errorf("Stats = %+v, want the 10 entries kept and 5 refusals", s)
+		}
+	})
+
+	t.Run("groups in memory are bounded", func(t *testing.T) {
+		db := MustOpenDB(t)
+		l := MustOpenLog(t, db, audit.Config{MaxRefused: -1})
+		const n = 10_050
+		for i := range n { // all in one minute, each its own address
+			l.Record(refusal(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}).String(), 0, audit.OutcomeBusy))
+		}
+		MustFlush(t, l)
+		if s := l.Stats(); s.Refused != 10_000 || s.Dropped != n-10_000 {
+			t.Errorf("Stats = %+v, want 10000 refusals kept and %d dropped", s, n-10_000)
+		}
+	})
 }

@@ -44,6 +44,17 @@
 // version byte (1) and a compact binary layout (see encodeEntry); a value that does not
 // decode is skipped by Query and counted, never a panic.
 //
+// # Refusals
+//
+// Requests refused before they were served — no valid token (401), rate limited (429), the
+// server busy (503): Entry.Refusal — are what an anonymous flood produces. Record counts each
+// into an aggregate of its address (IPv6 by /64), client, method, outcome and minute, kept in
+// memory (at most 10,000 groups; more are dropped and counted) and written once its minute is
+// over (or at Flush and Close) as one entry whose Count says how many requests it stands for,
+// to RefusedBucket, which has its own bound (Config.MaxRefused, 20,000). So a flood costs the
+// file one entry per address and minute, and however long it lasts it never pushes the
+// record of real use out of Bucket. Query merges both buckets in time order.
+//
 // # Bounds
 //
 // The file keeps at most Config.MaxEntries entries (100,000) and none older than

@@ -71,6 +71,21 @@ type Entry struct {
 	// of initialize or of a 2026-07-28 request's _meta), when it sent one. Self-reported and
 	// unverified: for reading the log, never for a decision.
 	Agent string
+	// Count is how many requests the entry stands for: 0 or 1 for one. Refusals (see
+	// Refusal) are recorded once per address, outcome and minute, with their count; the
+	// sizes are then the sums and Duration the longest.
+	Count int
+}
+
+// Refusal reports whether e records a request refused before it was served (no valid token,
+// rate limited, or the server busy): what an anonymous flood produces, so the log keeps it
+// aggregated and apart, where it can never push out the record of real use.
+func (e *Entry) Refusal() bool {
+	switch e.Outcome {
+	case OutcomeUnauthorized, OutcomeRateLimited, OutcomeBusy:
+		return true
+	}
+	return false
 }
 
 // Bounds on the stored string fields, in runes. Longer values are cut and end in "…".
@@ -97,6 +112,7 @@ func clean(e Entry) Entry {
 	e.Duration = max(e.Duration, 0)
 	e.RequestBytes = max(e.RequestBytes, 0)
 	e.ResponseBytes = max(e.ResponseBytes, 0)
+	e.Count = max(e.Count, 0)
 	return e
 }
 
@@ -149,19 +165,22 @@ var ErrCorrupt = errors.New("corrupt audit entry")
 
 // version is the first byte of every stored entry. A change to the layout takes a new version,
 // and the decoder keeps reading the old ones.
-const version1 = 1
+const (
+	version1 = 1 // the fields up to ResponseBytes
+	version2 = 2 // then Agent and Count
+)
 
 // maxStored bounds every stored string's length in bytes, when decoding.
 const maxStored = 4 * maxClientID
 
-// encodeEntry is the stored form of a clean entry, version 1: the version byte, then the time
+// encodeEntry is the stored form of a clean entry, version 2: the version byte, then the time
 // (Unix nanoseconds, varint), Client and ClientID (uvarint length and bytes), the address (a
 // length byte, 0, 4 or 16, and the bytes), Transport, Method, Tool and Outcome (strings), then
-// ErrorCode, Status, Duration, RequestBytes and ResponseBytes (varints), then, when not empty,
-// Agent (a string; entries written before it existed end without it).
+// ErrorCode, Status, Duration, RequestBytes and ResponseBytes (varints), then Agent (a string)
+// and Count (a varint). Version 1, written before, ends after ResponseBytes.
 func encodeEntry(e Entry) []byte {
 	b := make([]byte, 0, 64+len(e.Client)+len(e.ClientID)+len(e.Method)+len(e.Tool)+len(e.Agent))
-	b = append(b, version1)
+	b = append(b, version2)
 	b = binary.AppendVarint(b, e.Time.UnixNano())
 	b = appendString(b, e.Client)
 	b = appendString(b, e.ClientID)
@@ -181,10 +200,8 @@ func encodeEntry(e Entry) []byte {
 	for _, n := range []int64{int64(e.ErrorCode), int64(e.Status), int64(e.Duration), e.RequestBytes, e.ResponseBytes} {
 		b = binary.AppendVarint(b, n)
 	}
-	if e.Agent != "" {
-		b = appendString(b, e.Agent)
-	}
-	return b
+	b = appendString(b, e.Agent)
+	return binary.AppendVarint(b, int64(e.Count))
 }
 
 func appendString(b []byte, s string) []byte {
@@ -197,7 +214,7 @@ func decodeEntry(b []byte) (Entry, error) {
 	if len(b) == 0 {
 		return Entry{}, fmt.Errorf("decode audit entry: empty: %w", ErrCorrupt)
 	}
-	if b[0] != version1 {
+	if b[0] != version1 && b[0] != version2 {
 		return Entry{}, fmt.Errorf("decode audit entry: unknown version %d: %w", b[0], ErrCorrupt)
 	}
 	d := decoder{b: b[1:]}
@@ -223,9 +240,10 @@ func decodeEntry(b []byte) (Entry, error) {
 	e.Duration = time.Duration(d.varint())
 	e.RequestBytes = d.varint()
 	e.ResponseBytes = d.varint()
-	if d.err == nil && len(d.b) > 0 {
-		if e.Agent = d.string(); e.Agent == "" {
-			d.fail("empty agent") // encodeEntry leaves an empty one out
+	if b[0] == version2 {
+		e.Agent = d.string()
+		if e.Count = int(d.varint()); e.Count < 0 {
+			d.fail("negative count")
 		}
 	}
 	if d.err == nil && len(d.b) > 0 {
@@ -306,6 +324,7 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		DurationMS    float64 `json:"duration_ms"`
 		RequestBytes  int64   `json:"request_bytes"`
 		ResponseBytes int64   `json:"response_bytes"`
+		Count         int     `json:"count,omitempty"`
 	}{
 		Time:          e.Time.Format(time.RFC3339Nano),
 		Client:        e.Client,
@@ -320,6 +339,9 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		DurationMS:    float64(e.Duration) / float64(time.Millisecond),
 		RequestBytes:  e.RequestBytes,
 		ResponseBytes: e.ResponseBytes,
+	}
+	if e.Count > 1 {
+		j.Count = e.Count
 	}
 	if e.RemoteIP.IsValid() {
 		j.RemoteIP = e.RemoteIP.String()

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"encoding/binary"
 	"errors"
 	"net/netip"
 	"path/filepath"
@@ -27,7 +28,7 @@ var full = Entry{
 	Time: time.Date(2026, 5, 1, 12, 0, 0, 123, time.UTC), Client: "Claude", ClientID: "c-1",
 	RemoteIP: netip.MustParseAddr("2001:db8::7"), Transport: TransportHTTP, Method: "tools/call",
 	Tool: "recall", Outcome: OutcomeOK, ErrorCode: -32001, Status: 200, Duration: time.Second,
-	RequestBytes: 10, ResponseBytes: 20, Agent: "claude-code 2.1.4",
+	RequestBytes: 10, ResponseBytes: 20, Agent: "claude-code 2.1.4", Count: 3,
 }
 
 // TestLog_Drops fills the buffer while the writer is not running: what does not fit is dropped
@@ -130,26 +131,30 @@ func TestDecodeEntry(t *testing.T) {
 		if err != nil || got != e {
 			t.Errorf("decode(encode(%+v)) = %+v, %v", e, got, err)
 		}
-		// Every truncation is corrupt, but the one that drops the whole agent: that is an
-		// entry written before agents were recorded.
-		noAgent := e
-		noAgent.Agent = ""
-		withoutAgent := len(encodeEntry(noAgent))
-		for i := range len(b) {
-			got, err := decodeEntry(b[:i])
-			if i == withoutAgent && e.Agent != "" {
-				if err != nil || got != noAgent {
-					t.Errorf("decode without the agent = %+v, %v; want %+v", got, err, noAgent)
-				}
-				continue
-			}
-			if !errors.Is(err, ErrCorrupt) {
+		for i := range len(b) { // every truncation is corrupt
+			if _, err := decodeEntry(b[:i]); !errors.Is(err, ErrCorrupt) {
 				t.Errorf("decode of %d of %d bytes: %v, want ErrCorrupt", i, len(b), err)
 			}
 		}
 		if _, err := decodeEntry(append(b, 0)); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("decode with a trailing byte: %v, want ErrCorrupt", err)
 		}
+	}
+}
+
+// TestDecodeEntry_Version1: entries written before agents and counts still decode.
+func TestDecodeEntry_Version1(t *testing.T) {
+	// full as version 1 wrote it: the same layout, ending after ResponseBytes.
+	v2 := encodeEntry(full)
+	tail := len(appendString(nil, full.Agent)) + len(binary.AppendVarint(nil, int64(full.Count)))
+	v1 := append([]byte{version1}, v2[1:len(v2)-tail]...)
+	want := full
+	want.Agent, want.Count = "", 0
+	if got, err := decodeEntry(v1); err != nil || got != want {
+		t.Errorf("decode of version 1 = %+v, %v; want %+v", got, err, want)
+	}
+	if _, err := decodeEntry(append(v1, 0)); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("version 1 with a trailing byte: %v, want ErrCorrupt", err)
 	}
 }
 

@@ -1,9 +1,13 @@
 package audit
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,10 +20,17 @@ import (
 // entry. Open creates it.
 const Bucket = "mcp_audit"
 
+// RefusedBucket keeps the refusals (Entry.Refusal), aggregated per address, outcome and minute,
+// in the same layout as Bucket and under bounds of their own (Config.MaxRefused), so that no
+// flood of refused requests can push the record of real use out of Bucket.
+const RefusedBucket = "mcp_audit_refused"
+
 // Defaults. See Config.
 const (
 	DefaultMaxAge        = 90 * 24 * time.Hour
 	DefaultMaxEntries    = 100_000
+	DefaultMaxRefused    = 20_000
+	maxAggregates        = 10_000 // refusal groups of the current minutes kept in memory
 	DefaultBufferSize    = 4096
 	DefaultBatchSize     = 256
 	DefaultFlushInterval = time.Second
@@ -43,6 +54,9 @@ type Config struct {
 	// MaxEntries: beyond this many entries the oldest are deleted. If zero, DefaultMaxEntries
 	// (100,000); if negative, no bound on the count.
 	MaxEntries int
+	// MaxRefused bounds the aggregated refusals in RefusedBucket the same way. If zero,
+	// DefaultMaxRefused (20,000); if negative, no bound on the count.
+	MaxRefused int
 	// BufferSize is how many recorded entries may wait in memory for the writer; Record drops
 	// (and counts) an entry that finds the buffer full. If zero, DefaultBufferSize (4096).
 	BufferSize int
@@ -78,6 +92,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxEntries == 0 {
 		c.MaxEntries = DefaultMaxEntries
 	}
+	if c.MaxRefused == 0 {
+		c.MaxRefused = DefaultMaxRefused
+	}
 	if c.BufferSize == 0 {
 		c.BufferSize = DefaultBufferSize
 	}
@@ -105,13 +122,37 @@ type Log struct {
 	once   sync.Once
 	err    error // the final write's, set before done is closed
 
-	written, dropped, failed, pruned atomic.Uint64
-	stored                           atomic.Int64
+	written, dropped, failed, pruned, folded atomic.Uint64
 
-	// The writer's own.
-	batch     []Entry
+	aggMu sync.Mutex
+	agg   map[aggKey]*Entry // refusals of the minutes not yet written, by group
+
+	// The writer's own (stored is read by Stats too).
+	batch   []Entry
+	entries shelf // Bucket
+	refused shelf // RefusedBucket
+}
+
+// shelf is what the writer keeps in memory of one bucket: how many entries it holds and the
+// time of its first, so that pruning is decided without touching the file.
+type shelf struct {
+	bucket    string
+	max       int
+	stored    atomic.Int64
 	oldest    int64 // key time of the first entry, if hasOldest
 	hasOldest bool
+}
+
+// aggKey groups refusals: the minute, the address (IPv6 by /64, as the rate limits count
+// them), who, how and how it ended.
+type aggKey struct {
+	minute    int64
+	prefix    netip.Prefix
+	client    string
+	transport Transport
+	method    string
+	outcome   Outcome
+	status    int
 }
 
 // Stats are a Log's counters since Open.
@@ -120,7 +161,9 @@ type Stats struct {
 	Dropped uint64 // entries Record could not buffer (buffer full, or the Log closed)
 	Failed  uint64 // entries lost because the write of their batch failed
 	Pruned  uint64 // entries deleted for age or count
-	Stored  int    // entries in the file after the last write
+	Stored  int    // entries in Bucket after the last write
+	Refused int    // aggregated refusals in RefusedBucket after the last write
+	Folded  uint64 // refusals counted into an aggregate rather than stored one by one
 }
 
 // Open returns the audit log kept in db, creating its bucket, and starts its writer. It reads
@@ -147,14 +190,19 @@ func open(db *kv.DB, cfg Config) (*Log, error) {
 		flush: make(chan chan error),
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
+		agg:   map[aggKey]*Entry{},
 	}
+	l.entries.bucket, l.entries.max = Bucket, cfg.MaxEntries
+	l.refused.bucket, l.refused.max = RefusedBucket, cfg.MaxRefused
 	err = db.Update(func(tx *kv.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(Bucket)
-		if err != nil {
-			return err
+		for _, sh := range []*shelf{&l.entries, &l.refused} {
+			b, err := tx.CreateBucketIfNotExists(sh.bucket)
+			if err != nil {
+				return err
+			}
+			sh.stored.Store(int64(b.Stats()))
+			sh.oldest, sh.hasOldest = firstTime(b)
 		}
-		l.stored.Store(int64(b.Stats()))
-		l.oldest, l.hasOldest = firstTime(b)
 		return nil
 	})
 	if err != nil {
@@ -165,7 +213,8 @@ func open(db *kv.DB, cfg Config) (*Log, error) {
 
 // Record queues e for the writer and returns at once: it never waits for the disk or for
 // other callers. A zero e.Time is set to Config.Now(). When the buffer is full, or the Log is
-// closed, e is dropped and counted in Stats.Dropped.
+// closed, e is dropped and counted in Stats.Dropped. A refusal (Entry.Refusal) is counted into
+// its minute's aggregate instead, written to RefusedBucket once the minute is over.
 func (l *Log) Record(e Entry) {
 	if l == nil {
 		return
@@ -179,11 +228,66 @@ func (l *Log) Record(e Entry) {
 		l.dropped.Add(1)
 		return
 	}
+	if e.Refusal() {
+		l.fold(e)
+		return
+	}
 	select {
 	case l.queue <- e:
 	default:
 		l.dropped.Add(1)
 	}
+}
+
+// fold counts a refusal into its group's aggregate: one entry per address, outcome and minute,
+// whatever the flood. Beyond maxAggregates groups at once (a flood from that many addresses in
+// a minute), further new groups are dropped and counted.
+func (l *Log) fold(e Entry) {
+	minute := e.Time.Truncate(time.Minute)
+	k := aggKey{minute: minute.UnixNano(), client: e.Client, transport: e.Transport, method: e.Method, outcome: e.Outcome, status: e.Status}
+	if ip := e.RemoteIP.Unmap(); ip.Is6() {
+		k.prefix, _ = ip.WithZone("").Prefix(64)
+	} else if ip.IsValid() {
+		k.prefix, _ = ip.Prefix(32)
+	}
+	l.aggMu.Lock()
+	defer l.aggMu.Unlock()
+	a := l.agg[k]
+	if a == nil {
+		if len(l.agg) >= maxAggregates {
+			l.dropped.Add(1)
+			return
+		}
+		a = &e
+		a.Time, a.Count = minute, 0
+		l.agg[k] = a
+	} else {
+		a.RequestBytes += e.RequestBytes
+		a.ResponseBytes += e.ResponseBytes
+		a.Duration = max(a.Duration, e.Duration)
+		l.folded.Add(1)
+	}
+	a.Count += max(e.Count, 1)
+}
+
+// ripe takes the aggregates of the minutes that are over (all of them when all is set).
+func (l *Log) ripe(now time.Time, all bool) []Entry {
+	l.aggMu.Lock()
+	defer l.aggMu.Unlock()
+	current := now.Truncate(time.Minute).UnixNano()
+	var out []Entry
+	for k, a := range l.agg {
+		if all || k.minute < current {
+			out = append(out, *a)
+			delete(l.agg, k)
+		}
+	}
+	// In a stable order: entries of one minute share their time, and keys order by it.
+	slices.SortFunc(out, func(a, b Entry) int {
+		return cmp.Or(a.Time.Compare(b.Time), a.RemoteIP.Compare(b.RemoteIP), strings.Compare(string(a.Outcome), string(b.Outcome)),
+			strings.Compare(a.Client, b.Client), strings.Compare(a.Method, b.Method))
+	})
+	return out
 }
 
 // Flush commits every entry recorded before it was called (and prunes, if due), and returns
@@ -233,7 +337,9 @@ func (l *Log) Stats() Stats {
 		Dropped: l.dropped.Load(),
 		Failed:  l.failed.Load(),
 		Pruned:  l.pruned.Load(),
-		Stored:  int(l.stored.Load()),
+		Stored:  int(l.entries.stored.Load()),
+		Refused: int(l.refused.stored.Load()),
+		Folded:  l.folded.Load(),
 	}
 }
 
@@ -255,16 +361,16 @@ func (l *Log) run() {
 		case e := <-l.queue:
 			l.batch = append(l.batch, e)
 			if len(l.batch) >= l.cfg.BatchSize {
-				_ = l.write()
+				_ = l.write(false)
 			}
 		case <-tick.C:
-			_ = l.write()
+			_ = l.write(false)
 		case reply := <-l.flush:
 			l.drain()
-			reply <- l.write()
+			reply <- l.write(true)
 		case <-l.stop:
 			l.drain() // Close holds no more senders: the queue is final
-			l.err = l.write()
+			l.err = l.write(true)
 			return
 		}
 	}
@@ -277,58 +383,74 @@ func (l *Log) drain() {
 	}
 }
 
-// write commits the batch and prunes in one Update. With an empty batch it writes only when
-// pruning is due, so an idle log does not touch the file.
-func (l *Log) write() error {
+// write commits the batch, the refusal aggregates of the minutes that are over (all of them
+// when all is set: Flush and Close), and prunes both buckets, in one Update. With nothing to
+// write it touches the file only when pruning is due, so an idle log stays off the disk.
+func (l *Log) write(all bool) error {
 	now := l.cfg.Now()
 	batch := l.batch
 	defer func() { clear(batch); l.batch = batch[:0] }()
-	if len(batch) == 0 && !l.pruneDue(now) {
+	refused := l.ripe(now, all)
+	if len(batch) == 0 && len(refused) == 0 && !l.pruneDue(&l.entries, now) && !l.pruneDue(&l.refused, now) {
 		return nil
 	}
-	var removed int
-	var oldest int64
-	var hasOldest bool
+	type result struct {
+		removed   int
+		oldest    int64
+		hasOldest bool
+	}
+	var res [2]result
 	err := l.db.Update(func(tx *kv.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(Bucket)
-		if err != nil {
-			return err
-		}
-		for _, e := range batch {
-			seq, err := b.NextSequence()
+		for i, w := range []struct {
+			sh      *shelf
+			entries []Entry
+		}{{&l.entries, batch}, {&l.refused, refused}} {
+			b, err := tx.CreateBucketIfNotExists(w.sh.bucket)
 			if err != nil {
 				return err
 			}
-			e = clean(e)
-			if err := b.Put(entryKey(e.Time.UnixNano(), seq), encodeEntry(e)); err != nil {
+			for _, e := range w.entries {
+				seq, err := b.NextSequence()
+				if err != nil {
+					return err
+				}
+				e = clean(e)
+				if err := b.Put(entryKey(e.Time.UnixNano(), seq), encodeEntry(e)); err != nil {
+					return err
+				}
+			}
+			if res[i].removed, err = l.prune(w.sh, b, now, len(w.entries)); err != nil {
 				return err
 			}
+			res[i].oldest, res[i].hasOldest = firstTime(b)
 		}
-		if removed, err = l.prune(b, now, len(batch)); err != nil {
-			return err
-		}
-		oldest, hasOldest = firstTime(b)
 		return nil
 	})
 	if err != nil {
-		l.failed.Add(uint64(len(batch)))
-		err = fmt.Errorf("write audit log: %d entries lost: %w", len(batch), err)
+		n := len(batch) + len(refused)
+		l.failed.Add(uint64(n))
+		err = fmt.Errorf("write audit log: %d entries lost: %w", n, err)
 		if l.cfg.OnError != nil {
 			l.cfg.OnError(err)
 		}
 		return err
 	}
-	l.written.Add(uint64(len(batch)))
-	l.pruned.Add(uint64(removed))
-	l.stored.Add(int64(len(batch) - removed))
-	l.oldest, l.hasOldest = oldest, hasOldest
+	l.written.Add(uint64(len(batch) + len(refused)))
+	for i, w := range []struct {
+		sh    *shelf
+		added int
+	}{{&l.entries, len(batch)}, {&l.refused, len(refused)}} {
+		l.pruned.Add(uint64(res[i].removed))
+		w.sh.stored.Add(int64(w.added - res[i].removed))
+		w.sh.oldest, w.sh.hasOldest = res[i].oldest, res[i].hasOldest
+	}
 	return nil
 }
 
-// pruneDue reports whether the file holds more entries than allowed, or one older than allowed.
-func (l *Log) pruneDue(now time.Time) bool {
-	return l.cfg.MaxEntries > 0 && l.stored.Load() > int64(l.cfg.MaxEntries) ||
-		l.cfg.MaxAge > 0 && l.hasOldest && l.oldest < l.cutoff(now)
+// pruneDue reports whether a bucket holds more entries than allowed, or one older than allowed.
+func (l *Log) pruneDue(sh *shelf, now time.Time) bool {
+	return sh.max > 0 && sh.stored.Load() > int64(sh.max) ||
+		l.cfg.MaxAge > 0 && sh.hasOldest && sh.oldest < l.cutoff(now)
 }
 
 // cutoff is the time, in Unix nanoseconds, before which entries are too old.
@@ -342,13 +464,13 @@ func (l *Log) cutoff(now time.Time) int64 {
 
 // prune deletes the oldest entries while there are too many or they are too old, at most
 // max(minPrune, 2×added) of them: each step is a seek to the first key, never a scan.
-func (l *Log) prune(b *kv.Bucket, now time.Time, added int) (removed int, err error) {
-	count := l.stored.Load() + int64(added)
+func (l *Log) prune(sh *shelf, b *kv.Bucket, now time.Time, added int) (removed int, err error) {
+	count := sh.stored.Load() + int64(added)
 	cutoff := l.cutoff(now)
 	budget := max(minPrune, 2*added)
 	c := b.Cursor()
 	for k, _ := c.First(); k != nil && removed < budget; k, _ = c.First() {
-		tooMany := l.cfg.MaxEntries > 0 && count > int64(l.cfg.MaxEntries)
+		tooMany := sh.max > 0 && count > int64(sh.max)
 		tooOld := l.cfg.MaxAge > 0 && keyTime(k) < cutoff
 		if !tooMany && !tooOld {
 			break

@@ -28,7 +28,7 @@ func WriteTable(w io.Writer, entries []Entry) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			t.Format("2006-01-02 15:04:05Z07:00"),
 			dash(e.Client), dash(e.Agent), dash(remote), dash(string(e.Transport)), dash(e.Method), dash(e.Tool),
-			dash(string(e.Outcome)), dashInt(e.ErrorCode), dashInt(e.Status),
+			outcome(e), dashInt(e.ErrorCode), dashInt(e.Status),
 			formatDuration(e.Duration), formatBytes(e.RequestBytes), formatBytes(e.ResponseBytes))
 	}
 	if err := tw.Flush(); err != nil {
@@ -48,6 +48,14 @@ func WriteJSONLines(w io.Writer, entries []Entry) error {
 		}
 	}
 	return nil
+}
+
+// outcome is the entry's outcome, with the number of requests an aggregated refusal stands for.
+func outcome(e Entry) string {
+	if e.Count > 1 {
+		return fmt.Sprintf("%s×%d", dash(string(e.Outcome)), e.Count)
+	}
+	return dash(string(e.Outcome))
 }
 
 func dash(s string) string {

@@ -31,12 +31,13 @@ func (f *Filter) match(e *Entry) bool {
 		(f.Outcome == "" || f.Outcome == e.Outcome)
 }
 
-// Query returns the entries in db that match f, in one read transaction: a cursor seek to the
-// time bound, then a walk that decodes each entry in range. corrupt counts the entries that
-// could not be decoded, which are skipped. A database without the audit bucket (one that never
-// had a Log opened on it) has no entries. Query works on a read-only DB: it is what
-// `ownsona audit` uses while the server is stopped. It does not see entries still buffered in
-// a Log (see Log.Query).
+// Query returns the entries in db that match f, in one read transaction, from both buckets
+// (the served requests and the aggregated refusals) merged in time order: in each, a cursor
+// seek to the time bound, then a walk that decodes each entry in range. corrupt counts the
+// entries that could not be decoded, which are skipped. A database without the audit buckets
+// (one that never had a Log opened on it) has no entries. Query works on a read-only DB: it is
+// what `ownsona audit` uses while the server is stopped. It does not see entries still
+// buffered in a Log (see Log.Query).
 func Query(db *kv.DB, f Filter) (entries []Entry, corrupt int, err error) {
 	var since, until int64 = 0, 1<<63 - 1
 	if !f.Since.IsZero() {
@@ -45,53 +46,85 @@ func Query(db *kv.DB, f Filter) (entries []Entry, corrupt int, err error) {
 	if !f.Until.IsZero() {
 		until = max(f.Until.UnixNano(), 0)
 	}
+	var served, refused []Entry
 	err = db.View(func(tx *kv.Tx) error {
-		b := tx.Bucket(Bucket)
-		if b == nil {
-			return nil
-		}
-		c := b.Cursor()
-		var k, v []byte
-		var next func() ([]byte, []byte)
-		if f.OldestFirst {
-			k, v = c.Seek(entryKey(since, 0))
-			next = c.Next
-		} else {
-			if k, _ = c.Seek(entryKey(until, 0)); k == nil {
-				k, v = c.Last()
-			} else {
-				k, v = c.Prev()
-			}
-			next = c.Prev
-		}
-		for ; k != nil; k, v = next() {
-			if len(k) != 16 {
-				corrupt++
-				continue
-			}
-			if t := keyTime(k); t < since || t >= until {
-				if f.OldestFirst == (t >= until) { // walked past the far bound
-					break
-				}
-				continue
-			}
-			e, err := decodeEntry(v)
-			if err != nil {
-				corrupt++
-				continue
-			}
-			if !f.match(&e) {
-				continue
-			}
-			entries = append(entries, e)
-			if f.Limit > 0 && len(entries) >= f.Limit {
-				break
-			}
-		}
+		var n int
+		served, n = walk(tx.Bucket(Bucket), f, since, until)
+		corrupt += n
+		refused, n = walk(tx.Bucket(RefusedBucket), f, since, until)
+		corrupt += n
 		return nil
 	})
 	if err != nil {
 		return nil, corrupt, fmt.Errorf("query audit log: %w", err)
 	}
-	return entries, corrupt, nil
+	return merge(served, refused, f), corrupt, nil
+}
+
+// merge merges two lists in f's order and keeps f.Limit of them. Entries of the same time keep
+// the served one first.
+func merge(a, b []Entry, f Filter) []Entry {
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]Entry, 0, len(a)+len(b))
+	for len(a) > 0 || len(b) > 0 {
+		if f.Limit > 0 && len(out) >= f.Limit {
+			break
+		}
+		takeA := len(b) == 0 || len(a) > 0 && (f.OldestFirst && !a[0].Time.After(b[0].Time) || !f.OldestFirst && !a[0].Time.Before(b[0].Time))
+		if takeA {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return out
+}
+
+// walk returns the entries of one bucket that match f, in f's order, at most f.Limit, and how
+// many could not be decoded.
+func walk(b *kv.Bucket, f Filter, since, until int64) (entries []Entry, corrupt int) {
+	if b == nil {
+		return nil, 0
+	}
+	c := b.Cursor()
+	var k, v []byte
+	var next func() ([]byte, []byte)
+	if f.OldestFirst {
+		k, v = c.Seek(entryKey(since, 0))
+		next = c.Next
+	} else {
+		if k, _ = c.Seek(entryKey(until, 0)); k == nil {
+			k, v = c.Last()
+		} else {
+			k, v = c.Prev()
+		}
+		next = c.Prev
+	}
+	for ; k != nil; k, v = next() {
+		if len(k) != 16 {
+			corrupt++
+			continue
+		}
+		if t := keyTime(k); t < since || t >= until {
+			if f.OldestFirst == (t >= until) { // walked past the far bound
+				break
+			}
+			continue
+		}
+		e, err := decodeEntry(v)
+		if err != nil {
+			corrupt++
+			continue
+		}
+		if !f.match(&e) {
+			continue
+		}
+		entries = append(entries, e)
+		if f.Limit > 0 && len(entries) >= f.Limit {
+			break
+		}
+	}
+	return entries, corrupt
 }

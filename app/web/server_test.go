@@ -504,10 +504,12 @@ func TestServer_Audit(t *testing.T) {
 	want := []string{
 		fmt.Sprintf("pat:reader||tools/call|echo|%s|200|0", audit.OutcomeOK),
 		fmt.Sprintf("pat:reader||tools/call|stamp|%s|403|%d", audit.OutcomeDenied, rpc.CodeAuthorization),
-		fmt.Sprintf("||http:POST||%s|401|0", audit.OutcomeUnauthorized), // no principal: the token check refused it
 		fmt.Sprintf("pat:reader|claude-code 2.1.4|tools/call|echo|%s|200|0", audit.OutcomeOK),
 		// A malformed _meta hides neither the method nor the tool from the record.
 		fmt.Sprintf("pat:reader||tools/call|echo|%s|200|%d", audit.OutcomeError, rpc.CodeInvalidParams),
+		// No principal: the token check refused it. Refusals are aggregated per minute, and
+		// come after the served requests of the same time.
+		fmt.Sprintf("||http:POST||%s|401|0", audit.OutcomeUnauthorized),
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("audit entries:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
