@@ -497,3 +497,34 @@ func BenchmarkLimiter_Allow(b *testing.B) {
 		})
 	}
 }
+
+func TestPerKey(t *testing.T) {
+	p := limit.NewPerKey(2)
+	for i, want := range []bool{true, true, false} {
+		if got := p.TryAcquire("a"); got != want {
+			t.Errorf("acquire %d of a = %v, want %v", i+1, got, want)
+		}
+	}
+	if !p.TryAcquire("b") {
+		t.Error("b is held back by a's requests")
+	}
+	p.Release("a")
+	if got := p.InFlight("a"); got != 1 {
+		t.Errorf("InFlight(a) = %d after a release, want 1", got)
+	}
+	if !p.TryAcquire("a") {
+		t.Error("a's freed slot was not taken again")
+	}
+	var unbounded *limit.PerKey = limit.NewPerKey(0)
+	for range 100 {
+		if !unbounded.TryAcquire("x") {
+			t.Fatal("a nil PerKey refused")
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Release without TryAcquire did not panic")
+		}
+	}()
+	p.Release("c")
+}

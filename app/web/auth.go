@@ -92,6 +92,28 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		slot := slotFrom(r.Context())
 		p, ref := s.auth.Authenticate(r)
+		switch {
+		case ref != nil: // no valid token: the shared pool, behind its address's share
+			release, ok := s.admitOther(w, r)
+			if !ok {
+				return
+			}
+			defer release()
+		case isStream(r):
+			if !s.pools.perOwner.TryAcquire(p.Key()) {
+				w.Header().Set("Retry-After", "10")
+				writeRPCError(w, http.StatusTooManyRequests, nil, rpc.CodeRateLimited, "too many event streams",
+					"too_many_streams", fmt.Sprintf("this client has %d event streams open, the most one client may; close one", maxStreamsPerPrincipal))
+				return
+			}
+			defer s.pools.perOwner.Release(p.Key())
+		default: // authenticated calls: a pool no other traffic can take
+			if !s.pools.mcp.TryAcquire() {
+				writeBusy(w, "the server is at its limit of concurrent requests")
+				return
+			}
+			defer s.pools.mcp.Release()
+		}
 		// The body is read ahead (the rpc server refuses larger ones): refusals echo the
 		// request's id, server/discover is told apart, and a call the token's scopes do not
 		// cover is refused with a step-up challenge. An unauthenticated body is read only when

@@ -99,25 +99,110 @@ func writeRateLimited(w http.ResponseWriter, retry int, id json.RawMessage) {
 
 // gate bounds the requests served at once; event streams are left out (sessions bound them).
 func (s *Server) gate(next http.Handler) http.Handler {
-	g := limit.NewGate(s.cfg.MaxConcurrent)
-	streams := limit.NewGate(maxStreams)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		gt := g
-		if isStream(r) {
-			gt = streams
+		p := r.URL.Path
+		switch {
+		case isStream(r):
+			// Also bounded per principal, in requireAuth, once the token is known.
+			if !s.pools.streams.TryAcquire() {
+				writeBusy(w, "the server has as many event streams open as it takes")
+				return
+			}
+			defer s.pools.streams.Release()
+		case isMCPPath(p) || strings.HasPrefix(p, "/mcp/sse"):
+			// Gated in requireAuth: authenticated calls in a pool of their own, so that no
+			// unauthenticated traffic can starve them.
+		case p == "/health" || strings.HasPrefix(p, "/.well-known/") || r.Method == http.MethodOptions:
+			// Cheap, without a body: a flood of others never makes these answer 503.
+		default:
+			release, ok := s.admitOther(w, r)
+			if !ok {
+				return
+			}
+			defer release()
 		}
-		if !gt.TryAcquire() {
-			w.Header().Set("Retry-After", "1")
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "busy", "error_description": "the server is at its limit of concurrent requests; retry in a second"})
-			return
-		}
-		defer gt.Release()
 		next.ServeHTTP(w, r)
 	})
 }
 
-// maxStreams bounds the open event streams.
-const maxStreams = 256
+// pools are the bounds on requests in flight (issue 13, items 1 and 2). Authenticated MCP
+// calls have a pool of their own (Config.MaxConcurrent); everything else that carries a body
+// — the OAuth endpoints and pages, MCP requests without a valid token — shares a smaller pool,
+// ahead of which each address (IPv6 by /64) may hold only a few slots, and its bodies must
+// arrive within smallBodyTimeout. Event streams of every kind are bounded in all and per
+// principal.
+type pools struct {
+	mcp        *limit.Gate
+	other      *limit.Gate
+	perAddress *limit.PerKey
+	streams    *limit.Gate
+	perOwner   *limit.PerKey // event streams per principal
+}
+
+const (
+	// maxStreams bounds the open event streams; maxStreamsPerPrincipal those of one token or
+	// OAuth client (GET streams with or without a session, legacy SSE, subscriptions/listen).
+	maxStreams             = 512
+	maxStreamsPerPrincipal = 32
+	// maxPerAddress is how many requests of the shared pool one address may have in flight.
+	maxPerAddress = 8
+	// smallBodyTimeout is how long the body of an OAuth request or of an MCP request without a
+	// valid token may take to arrive: such bodies are a few hundred bytes.
+	smallBodyTimeout = 5 * time.Second
+)
+
+func newPools(maxConcurrent int) *pools {
+	other := 0
+	if maxConcurrent > 0 {
+		other = max(maxConcurrent/4, 8)
+	}
+	return &pools{
+		mcp:        limit.NewGate(maxConcurrent),
+		other:      limit.NewGate(other),
+		perAddress: limit.NewPerKey(maxPerAddress),
+		streams:    limit.NewGate(maxStreams),
+		perOwner:   limit.NewPerKey(maxStreamsPerPrincipal),
+	}
+}
+
+// admitOther admits a request of the shared pool: first its address's share, then a slot of
+// the pool; its body then has smallBodyTimeout to arrive. It answers 429 or 503 itself and
+// returns false when it does not admit; else the function that frees the slots.
+func (s *Server) admitOther(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	key := s.ipKey(r)
+	if !s.pools.perAddress.TryAcquire(key) {
+		refuseBody(w)
+		writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": "rate_limited",
+			"error_description": "too many requests in flight from this address; retry in a second"})
+		return nil, false
+	}
+	if !s.pools.other.TryAcquire() {
+		s.pools.perAddress.Release(key)
+		writeBusy(w, "the server is at its limit of concurrent requests")
+		return nil, false
+	}
+	if r.ContentLength != 0 {
+		// Not supported by every ResponseWriter (tests' recorders); a real connection's is.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(smallBodyTimeout))
+	}
+	return func() { s.pools.other.Release(); s.pools.perAddress.Release(key) }, true
+}
+
+// refuseBody prepares the refusal of a request whose body is left unread: the connection
+// closes after the answer and reads no more of it. net/http would otherwise read what is left
+// of a small body before answering and keep the connection until its read timeout, which is
+// just what a slow sender wants.
+func refuseBody(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "1")
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now()) // not on test recorders
+}
+
+// writeBusy answers 503, closing the connection (refuseBody).
+func writeBusy(w http.ResponseWriter, why string) {
+	refuseBody(w)
+	writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "busy", "error_description": why + "; retry in a second"})
+}
 
 // cors answers preflights and sets the CORS headers on the MCP endpoint for the allowed
 // origins. Requests from other browser origins are refused by checkOrigin.

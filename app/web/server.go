@@ -57,8 +57,10 @@ type Config struct {
 	TrustedProxies []string
 	// CORSOrigins are the browser origins, besides loopback ones, allowed to call MCP.
 	CORSOrigins []string
-	// MaxConcurrent bounds the requests served at once (event streams aside); beyond it 503.
-	// If zero or negative, unbounded.
+	// MaxConcurrent bounds the authenticated MCP requests served at once (event streams
+	// aside); beyond it 503. Other requests with a body (OAuth, MCP without a valid token)
+	// share a quarter of it (at least 8), at most 8 per address. If zero or negative,
+	// unbounded.
 	MaxConcurrent int
 	// Version goes into the X-API-Version header, /health and the server card.
 	Version string
@@ -107,6 +109,7 @@ type Server struct {
 	http     *http.Server
 	http80   *http.Server       // the ACME challenge and redirect listener; nil when none
 	stopBase context.CancelFunc // ends the servers' base context: event streams close
+	pools    *pools
 }
 
 // SettingError is a configuration mistake found while opening: an unreadable acme-ca-root
@@ -130,7 +133,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.TLS == "" {
 		cfg.TLS = "off"
 	}
-	s := &Server{cfg: cfg, log: cfg.Log, now: cfg.Now}
+	s := &Server{cfg: cfg, log: cfg.Log, now: cfg.Now, pools: newPools(cfg.MaxConcurrent)}
 	if s.now == nil {
 		s.now = time.Now
 	}
