@@ -1,7 +1,7 @@
 package ops
 
-// `ownsona clients list|revoke|revoke-all|delete`: the OAuth clients that registered, and their
-// grants.
+// `ownsona clients list|revoke|revoke-all|delete|prune`: the OAuth clients that registered, and
+// their grants.
 
 import (
 	"context"
@@ -19,6 +19,7 @@ func clientsCmd(ctx context.Context, env *Env, args []string) error {
 		{"revoke", "clients revoke CLIENT_ID", "Ends a client's access at once: its grants are revoked and it must ask the owner again.", clientsRevoke},
 		{"revoke-all", "clients revoke-all", "Ends every client's access at once.", clientsRevokeAll},
 		{"delete", "clients delete CLIENT_ID", "Removes a client and revokes its grants.", clientsDelete},
+		{"prune", "clients prune", "Removes clients never authorized within 15 minutes of registering, or unused for 90 days, now.", clientsPrune},
 	}, args)
 }
 
@@ -109,6 +110,23 @@ func clientsDelete(ctx context.Context, env *Env, args []string) error {
 				return Usagef("clients delete: %v", err)
 			}
 			fmt.Fprintf(env.Stdout, "deleted %s and revoked its grants\n", operands[0])
+			return nil
+		})
+}
+
+func clientsPrune(ctx context.Context, env *Env, args []string) error {
+	return clientsOp(ctx, env, "prune", "", "Removes, now rather than at the next hourly collection, the clients never authorized within 15 minutes of registering and those unused for 90 days (revoking their grants), with expired codes and dead refresh-token families.", args,
+		func(g *grant.Store, _ []string) error {
+			now := time.Now
+			if env.Now != nil {
+				now = env.Now
+			}
+			st, err := g.GC(now())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "removed %s, %s and %s\n", plural(st.Clients, "client", "clients"),
+				plural(st.Codes, "expired code", "expired codes"), plural(st.Grants, "dead grant", "dead grants"))
 			return nil
 		})
 }

@@ -31,7 +31,7 @@ func TestCommands(t *testing.T) {
 // commandLines are every command and subcommand, as typed before its flags.
 var commandLines = [][]string{
 	{"token", "create"}, {"token", "list"}, {"token", "revoke"},
-	{"clients", "list"}, {"clients", "revoke"}, {"clients", "revoke-all"}, {"clients", "delete"},
+	{"clients", "list"}, {"clients", "revoke"}, {"clients", "revoke-all"}, {"clients", "delete"}, {"clients", "prune"},
 	{"keys", "rotate"}, {"keys", "list"},
 	{"password", "set"},
 	{"audit"}, {"ca", "export"}, {"backup"}, {"check"}, {"restore"}, {"compact"}, {"import"}, {"export"},
@@ -123,7 +123,7 @@ func TestCommand_NoDatabase(t *testing.T) {
 	db := filepath.Join(dir, "typo.db")
 	for _, args := range [][]string{
 		{"token", "create", "--name", "x"}, {"token", "list"}, {"token", "revoke", "x"},
-		{"clients", "list"}, {"clients", "revoke", "c"}, {"clients", "revoke-all"}, {"clients", "delete", "c"},
+		{"clients", "list"}, {"clients", "revoke", "c"}, {"clients", "revoke-all"}, {"clients", "delete", "c"}, {"clients", "prune"},
 		{"keys", "rotate"}, {"keys", "list"},
 		{"password", "set"},
 		{"audit"}, {"backup", "--to", filepath.Join(dir, "b.db")}, {"check"}, {"compact"}, {"export"},

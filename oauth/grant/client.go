@@ -59,8 +59,9 @@ func (r *clientRecord) client(id string) *Client {
 	}
 }
 
-// RegisterClient registers a public client with a new random client_id.
-// It fails with ErrTooManyClients when Config.MaxClients are registered.
+// RegisterClient registers a public client with a new random client_id. When
+// Config.MaxClients are registered it takes the place of the oldest client that
+// was never authorized, and fails with ErrTooManyClients when there is none.
 func (s *Store) RegisterClient(meta ClientMeta) (*Client, error) {
 	now := s.cfg.Now()
 	id := ClientIDPrefix
@@ -72,8 +73,8 @@ func (s *Store) RegisterClient(meta ClientMeta) (*Client, error) {
 	}
 	err := s.update("register client", func(tx *kv.Tx, _ *changes) error {
 		b := tx.Bucket(BucketClients)
-		if b.Stats() >= s.cfg.MaxClients {
-			return ErrTooManyClients
+		if err := s.makeRoom(b, ClientIDPrefix); err != nil {
+			return err
 		}
 		id = randomID(ClientIDPrefix)
 		for b.Get([]byte(id)) != nil { // 2^-144: never, but cheap to rule out
@@ -92,8 +93,9 @@ func (s *Store) RegisterClient(meta ClientMeta) (*Client, error) {
 // URIs its document holds now, in one Update. The authorization server calls
 // it whenever it has fetched and checked the document, so the record follows
 // the document; codes and grants then work as for a registered client, and GC
-// removes the record when the client is abandoned. It counts towards
-// Config.MaxClients when it is new.
+// removes the record when the client is abandoned. Metadata clients have a
+// table of their own, bounded by Config.MaxClients like the registered ones: a
+// flood of registrations never keeps a first-time Claude.ai connector out.
 func (s *Store) PutMetadataClient(id string, meta ClientMeta) (*Client, error) {
 	if !strings.HasPrefix(id, "https://") {
 		return nil, fmt.Errorf("put metadata client: %q is not a metadata document URL", id)
@@ -109,9 +111,10 @@ func (s *Store) PutMetadataClient(id string, meta ClientMeta) (*Client, error) {
 		switch {
 		case old != nil:
 			rec = old
-		case b.Stats() >= s.cfg.MaxClients:
-			return ErrTooManyClients
 		default:
+			if err := s.makeRoom(b, "https://"); err != nil {
+				return err
+			}
 			rec = &clientRecord{CreatedAt: now, LastUsedAt: now}
 		}
 		rec.Name = meta.Name
@@ -175,6 +178,36 @@ func (s *Store) DeleteClient(id string) error {
 		return b.Delete([]byte(id))
 	})
 	return err
+}
+
+// makeRoom makes sure the clients whose ids start with prefix (ClientIDPrefix
+// for registered clients, "https://" for metadata documents) number fewer than
+// Config.MaxClients, by deleting the oldest that was never authorized (it holds
+// no grant); ErrTooManyClients when every one was authorized. Keys sort, so
+// one kind is one contiguous range: a walk of at most MaxClients records, in
+// the registration's own Update.
+func (s *Store) makeRoom(b *kv.Bucket, prefix string) error {
+	n := 0
+	var oldest []byte
+	var oldestAt time.Time
+	c := b.Cursor()
+	for k, v := c.Seek([]byte(prefix)); k != nil && strings.HasPrefix(string(k), prefix); k, v = c.Next() {
+		n++
+		var rec clientRecord
+		if err := json.Unmarshal(v, &rec); err != nil {
+			return fmt.Errorf("client %q: %w", k, err)
+		}
+		if rec.AuthorizedAt == nil && (oldest == nil || rec.CreatedAt.Before(oldestAt)) {
+			oldest, oldestAt = slices.Clone(k), rec.CreatedAt
+		}
+	}
+	switch {
+	case n < s.cfg.MaxClients:
+		return nil
+	case oldest == nil:
+		return ErrTooManyClients
+	}
+	return b.Delete(oldest)
 }
 
 // getClient returns the record of client id, or ErrInvalidClient.

@@ -64,21 +64,55 @@ func TestStore_Client(t *testing.T) {
 	}
 }
 
+// TestStore_MaxClients (issue 13, item 4): a full table of registrations makes room by
+// evicting the oldest client that was never authorized; only a table of authorized clients
+// refuses. Metadata-document clients have a table of their own, so a flood of registrations
+// never keeps a first-time Claude.ai connector out.
 func TestStore_MaxClients(t *testing.T) {
-	s := MustOpenStore(t, Config{MaxClients: 3})
-	var last *Client
-	for range 3 {
-		last = MustRegister(t, s)
-	}
-	if _, err := s.RegisterClient(ClientMeta{Name: "4th"}); err != ErrTooManyClients {
-		t.Fatalf("4th client: %v, want ErrTooManyClients", err)
-	}
-	if err := s.DeleteClient(last.ID); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.RegisterClient(ClientMeta{Name: "4th"}); err != nil {
-		t.Fatalf("after a delete: %v", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s := MustOpenStore(t, Config{MaxClients: 3})
+		authorized := MustRegister(t, s)
+		MustTokens(t, s, authorized.ID)
+		time.Sleep(time.Second)
+		flood1 := MustRegister(t, s)
+		time.Sleep(time.Second)
+		flood2 := MustRegister(t, s)
+		time.Sleep(time.Second)
+
+		// Full: the oldest never-authorized registration makes room.
+		fourth, err := s.RegisterClient(ClientMeta{Name: "4th", RedirectURIs: []string{testRedirect}})
+		if err != nil {
+			t.Fatalf("4th client: %v", err)
+		}
+		for _, tc := range []struct {
+			c    *Client
+			kept bool
+		}{{authorized, true}, {flood1, false}, {flood2, true}, {fourth, true}} {
+			if _, err := s.Client(tc.c.ID); (err == nil) != tc.kept {
+				t.Errorf("%s: kept %v, want %v", tc.c.Name, err == nil, tc.kept)
+			}
+		}
+
+		// A metadata-document client is not kept out by the full table.
+		if _, err := s.PutMetadataClient("https://claude.ai/oauth/mcp-oauth-client-metadata", ClientMeta{Name: "Claude", RedirectURIs: []string{testRedirect}}); err != nil {
+			t.Fatalf("metadata client with the registrations full: %v", err)
+		}
+
+		// Every registration authorized: no room, and nothing is evicted.
+		for _, c := range []*Client{flood2, fourth} {
+			MustTokens(t, s, c.ID)
+		}
+		if _, err := s.RegisterClient(ClientMeta{Name: "5th"}); err != ErrTooManyClients {
+			t.Fatalf("5th client with every one authorized: %v, want ErrTooManyClients", err)
+		}
+		if err := s.DeleteClient(fourth.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.RegisterClient(ClientMeta{Name: "5th"}); err != nil {
+			t.Fatalf("after a delete: %v", err)
+		}
+		checkInvariants(t, s)
+	})
 }
 
 func TestStore_DeleteClient(t *testing.T) {
@@ -137,19 +171,29 @@ func TestStore_GC(t *testing.T) {
 		}
 		MustCode(t, s, active.ID) // expires unused
 
-		// 23h later: nothing to collect yet.
-		time.Sleep(23 * time.Hour)
+		// 10 minutes later: nothing to collect yet.
+		time.Sleep(10 * time.Minute)
 		young := MustRegister(t, s)
 		st, err := s.GC(time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
 		if st != (GCStats{}) {
-			t.Errorf("GC at 23h: %+v, want nothing", st)
+			t.Errorf("GC at 10m: %+v, want nothing", st)
 		}
 
-		// 26h: the never-authorized client, the old code and the revoked family go.
-		time.Sleep(3 * time.Hour)
+		// 20 minutes: the client never authorized 15 minutes after it registered goes; the
+		// younger one stays.
+		time.Sleep(10 * time.Minute)
+		if st, err = s.GC(time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if want := (GCStats{Clients: 1}); st != want {
+			t.Errorf("GC at 20m: %+v, want %+v", st, want)
+		}
+
+		// 26h: the younger never-authorized client, the old code and the revoked family go.
+		time.Sleep(26*time.Hour - 20*time.Minute)
 		st, err = s.GC(time.Now())
 		if err != nil {
 			t.Fatal(err)
@@ -160,7 +204,7 @@ func TestStore_GC(t *testing.T) {
 		for _, tt := range []struct {
 			c    *Client
 			kept bool
-		}{{neverAuthorized, false}, {authorizedThenIdle, true}, {active, true}, {young, true}} {
+		}{{neverAuthorized, false}, {authorizedThenIdle, true}, {active, true}, {young, false}} {
 			if _, err := s.Client(tt.c.ID); (err == nil) != tt.kept {
 				t.Errorf("client registered at %v: kept = %v, want %v", tt.c.CreatedAt.Sub(start), err == nil, tt.kept)
 			}
@@ -189,7 +233,7 @@ func TestStore_GC(t *testing.T) {
 			t.Errorf("never-authorized client kept: %v", err)
 		}
 		// authorizedThenIdle's family was idle for 90 days: removed, tokens too.
-		if st.Clients != 2 || st.Grants != 1 || st.RefreshTokens != 1 {
+		if st.Clients != 1 || st.Grants != 1 || st.RefreshTokens != 1 {
 			t.Errorf("GC at 91d: %+v", st)
 		}
 		checkInvariants(t, s)

@@ -40,8 +40,10 @@ const (
 	MaxReplays = 5
 
 	// UnauthorizedClientTTL: GC removes a client that has not been authorized
-	// this long after its registration (AS-29).
-	UnauthorizedClientTTL = 24 * time.Hour
+	// this long after its registration (AS-29). A person signs in within
+	// minutes of their client registering; registrations that never lead to a
+	// sign-in are what a flood leaves behind.
+	UnauthorizedClientTTL = 15 * time.Minute
 	// UnusedClientTTL: GC removes a client unused for this long (AS-29).
 	UnusedClientTTL = 90 * 24 * time.Hour
 	// Retention is how long GC keeps records that can no longer be used
@@ -98,7 +100,10 @@ type Config struct {
 	// without being taken for a stolen one. If zero, DefaultGraceWindow
 	// (2s); at most MaxGraceWindow (5s); negative disables it.
 	GraceWindow time.Duration
-	// MaxClients caps the number of registered clients. If zero,
+	// MaxClients caps the number of registered clients, and separately the
+	// number of clients known by their metadata document. When the table is
+	// full, a new client takes the place of the oldest one that was never
+	// authorized; ErrTooManyClients only when every one was. If zero,
 	// DefaultMaxClients (500).
 	MaxClients int
 	// VerifyPKCE reports whether a code_verifier matches the code_challenge
