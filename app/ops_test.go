@@ -480,3 +480,32 @@ func TestRun_FileHeldByStdio(t *testing.T) {
 		}
 	}
 }
+
+// TestServe_ForeignSocket (issue 13, item 12): serve refuses to start when another user owns
+// the admin socket's path (they could answer the operator's commands in its place), naming
+// the path; the file is left alone.
+func TestServe_ForeignSocket(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to make a file another user owns")
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "ownsona.db")
+	sock := db + ".sock"
+	if err := os.WriteFile(sock, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(sock, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	err := Run(ctx, []string{"serve", "--db", db, "--addr", "127.0.0.1:0"}, func(string) string { return "" },
+		strings.NewReader(""), io.Discard, &stderr)
+	if err == nil || !strings.Contains(err.Error(), sock) || !strings.Contains(err.Error(), "another user owns it") {
+		t.Fatalf("serve with another user's file at the socket path: %v, want a refusal naming %s", err, sock)
+	}
+	if fi, err := os.Stat(sock); err != nil || fi.Size() != 0 {
+		t.Errorf("the other user's file was touched: %v", err)
+	}
+}

@@ -133,7 +133,9 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) error {
 	if err := a.Listen(); err != nil {
 		return err
 	}
-	a.openAdminSocket(ctx)
+	if err := a.openAdminSocket(ctx); err != nil {
+		return err
+	}
 	a.scheduleBackups(ctx)
 	ep := a.Auth().Endpoints()
 	a.log.Info().Str("url", ep.Resource).Str("listen", a.Addr()).Str("issuer", ep.Issuer).Str("tls", a.web.TLSInfo()).Msg("serving MCP over HTTP")
@@ -168,13 +170,18 @@ func firstSteps(w io.Writer, resource, db string) {
 }
 
 // openAdminSocket lets the operator's commands reach this server's open file (see ops).
-func (a *App) openAdminSocket(ctx context.Context) {
+func (a *App) openAdminSocket(ctx context.Context) error {
 	closeFn, err := ops.ListenSocket(ctx, &ops.Live{DBPath: a.cfg.DB, DB: a.db, Memories: a.mem}, a.mcp.ServeStdio, a.log)
-	if err != nil {
+	switch {
+	case errors.Is(err, ops.ErrForeignSocket):
+		// Another user holds the path: they could pose as this server to its commands.
+		return err
+	case err != nil:
 		a.log.Warn().Err(err).Msg("admin socket disabled; commands need the server stopped")
-		return
+		return nil
 	}
 	a.closeSocket = closeFn
+	return nil
 }
 
 // tlsDefaults fills what --tls implies: with acme, listen on :443 unless an address was given,

@@ -14,8 +14,10 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -32,6 +34,13 @@ const (
 
 // SocketPath is the admin socket of the database at db: db + ".sock".
 func SocketPath(db string) string { return db + ".sock" }
+
+// ErrForeignSocket is wrapped by ListenSocket when another user owns the admin socket's
+// path, and by Forward when the socket, or the process answering on it, is neither the
+// caller's nor root's (nor, for root, the database owner's): in a directory other users can
+// write, one of them may listen there first to collect the tokens and memories meant for the
+// server.
+var ErrForeignSocket = errors.New("another user owns it")
 
 // request is the client's first line.
 type request struct {
@@ -53,13 +62,19 @@ type end struct {
 // close is called: it runs the Socket commands of Commands() with env.Live set, and "stdio"
 // by calling stdio (nil refuses it). A stale socket (a file nobody answers on) is replaced;
 // the new one has mode 0600 from the start, answers only processes of the same user or root
-// (where the system says who is calling), and is removed by close. close stops accepting,
-// ends the connections still open, waits for their commands to return, and may be called
-// more than once; call it before closing live's store and file.
+// (where the system says who is calling), and is removed by close. A path that another user
+// owns is refused (ErrForeignSocket), and left in place. close stops accepting, ends the
+// connections still open, waits for their commands to return, and may be called more than
+// once; call it before closing live's store and file.
 func ListenSocket(ctx context.Context, live *Live, stdio func(ctx context.Context, in io.Reader, out io.Writer) error, log zerolog.Logger) (close func(), err error) {
 	path, err := filepath.Abs(SocketPath(live.DBPath))
 	if err != nil {
 		return nil, fmt.Errorf("admin socket: %w", err)
+	}
+	if fi, err := os.Lstat(path); err == nil {
+		if uid, ok := fileUID(fi); ok && uid != os.Getuid() {
+			return nil, fmt.Errorf("admin socket %s: %w (%s), who could pose as this server to its clients; remove it, and keep the database in a directory only its user can write", path, ErrForeignSocket, userName(uid))
+		}
 	}
 	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
 		c.Close()
@@ -317,7 +332,10 @@ func writeFrame(w io.Writer, kind byte, b []byte) error {
 // server of the database at db, copying its output to stdout and stderr; stdin, if not nil,
 // is the command's standard input (for stdio, the MCP transport). handled is false when no
 // server answers there: the caller then opens the file itself. err is the command's error,
-// a *UsageError if it was one.
+// a *UsageError if it was one. The socket, and the process answering on it where the system
+// says who that is, must be the caller's user's or root's (for root, also the database
+// file's owner's); anything else, or a symbolic link, is refused before a byte is sent
+// (handled, with an error that wraps ErrForeignSocket but for the link).
 func Forward(ctx context.Context, db string, args []string, stdin io.Reader, stdout, stderr io.Writer) (handled bool, err error) {
 	cwd, _ := os.Getwd()
 	return forward(ctx, db, request{Args: args, Cwd: cwd}, stdin, stdout, stderr)
@@ -344,6 +362,17 @@ func (env *Env) forwardTo(ctx context.Context, db string, req request, stdin io.
 
 func forward(ctx context.Context, db string, req request, stdin io.Reader, stdout, stderr io.Writer) (bool, error) {
 	path := SocketPath(db)
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return false, nil // no socket, no server
+	}
+	trust := trustFor(db)
+	if fi.Mode()&os.ModeSymlink != 0 {
+		return true, fmt.Errorf("admin socket %s: a symbolic link, which ownsona never makes; it may lead to another user's process posing as the server: remove it", path)
+	}
+	if uid, ok := fileUID(fi); ok && !trust.ok(uid) {
+		return true, fmt.Errorf("admin socket %s: %w (%s), not %s; it may be posing as the server: remove it, and keep the database in a directory only its user can write", path, ErrForeignSocket, userName(uid), trust)
+	}
 	d := net.Dialer{Timeout: 2 * time.Second}
 	conn, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
@@ -351,6 +380,11 @@ func forward(ctx context.Context, db string, req request, stdin io.Reader, stdou
 	}
 	c := conn.(*net.UnixConn)
 	defer c.Close()
+	// The path was checked before connecting, and may have been replaced since: the process
+	// that answers is what counts, where the system says who it is.
+	if uid, ok := peerUID(c); ok && !trust.ok(uid) {
+		return true, fmt.Errorf("admin socket %s: %w: the process answering runs as %s, not as %s; it may be posing as the server: stop it, remove the socket, and keep the database in a directory only its user can write", path, ErrForeignSocket, userName(uid), trust)
+	}
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	stdio := req.Args[0] == "stdio"
@@ -429,6 +463,48 @@ func forward(ctx context.Context, db string, req request, stdin io.Reader, stdou
 			return true, errors.New(e.Error)
 		}
 	}
+}
+
+// socketTrust is whose admin socket and server a client may use: its own user's, root's,
+// and, for root, the database file's owner's, so that `sudo ownsona token create` reaches
+// the server of a service user (which answers root).
+type socketTrust struct {
+	me      int // os.Getuid(); -1 where the system has no user ids
+	dbOwner int // -1 unless me is root and the file's owner is known
+}
+
+func trustFor(db string) socketTrust {
+	t := socketTrust{me: os.Getuid(), dbOwner: -1}
+	if t.me == 0 {
+		if fi, err := os.Stat(db); err == nil {
+			if uid, ok := fileUID(fi); ok {
+				t.dbOwner = uid
+			}
+		}
+	}
+	return t
+}
+
+func (t socketTrust) ok(uid int) bool { return uid == t.me || uid == 0 || uid == t.dbOwner }
+
+// String names the trusted users, for messages.
+func (t socketTrust) String() string {
+	switch {
+	case t.me != 0:
+		return "you or root"
+	case t.dbOwner > 0:
+		return "root or the database's owner (" + userName(t.dbOwner) + ")"
+	}
+	return "root"
+}
+
+// userName is "NAME, uid UID", or "uid UID" for a user the system does not name.
+func userName(uid int) string {
+	id := strconv.Itoa(uid)
+	if u, err := user.LookupId(id); err == nil && u.Username != "" {
+		return u.Username + ", uid " + id
+	}
+	return "uid " + id
 }
 
 // sendInput sends r as input frames and the empty frame that ends them. It returns a failure
