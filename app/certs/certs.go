@@ -48,7 +48,8 @@ type Config struct {
 	DB *kv.DB
 	// Names are the DNS names (or IP addresses, for ModeLocal) the server is reached by.
 	// ModeACME needs at least one and obtains one certificate per name; ModeLocal puts them
-	// all in one certificate with localhost, 127.0.0.1 and ::1; ModeFiles ignores them.
+	// all in one certificate with localhost, 127.0.0.1 and ::1, and limits its root to them
+	// (a new root when they change); ModeFiles ignores them.
 	Names []string
 
 	// ACMEDirectory is the ACME CA's directory URL. If empty, LetsEncrypt.

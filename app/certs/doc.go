@@ -28,12 +28,18 @@
 //     Encrypt by default) through HTTP-01 or TLS-ALPN-01, and renews it in the background
 //     once 2/3 of its lifetime has passed. On-demand issuance is off: only the configured
 //     names get certificates. Using it means agreeing to the CA's terms of service.
-//   - ModeLocal: our own certificate authority. Its root (ECDSA P-256, ten years) is created
-//     once and kept in the file; RootPEM exports it for clients to trust (/ca.crt, `ownsona
-//     ca export`). One leaf (thirty days) covers the configured names plus localhost,
+//   - ModeLocal: our own certificate authority. Its root (ECDSA P-256, two years) is kept in
+//     the file; RootPEM exports it for clients to trust (/ca.crt, `ownsona ca export`). The
+//     root carries critical name constraints: it may vouch only for the configured names
+//     (each with the names under it: "mem.home.arpa" also permits "x.mem.home.arpa"),
+//     localhost, 127.0.0.0/8, ::1 and the configured addresses, so clients that honour
+//     constraints (Go's crypto/x509, browsers) refuse anything else it signs. A new root
+//     replaces it when the names change, 30 days before it expires, and when it has no
+//     constraints (made by an older ownsona); each time the log says that devices must trust
+//     the new root. One leaf (thirty days) covers the configured names plus localhost,
 //     127.0.0.1 and ::1; it is issued in the first handshake that needs it (or in Start),
-//     kept in the file, cached, and reissued once 2/3 of its lifetime has passed or when the
-//     names change.
+//     kept in the file, cached, and reissued once 2/3 of its lifetime has passed, when the
+//     names change, or with a new root.
 //   - ModeFiles: a PEM certificate chain and key, re-read when either file changes (checked
 //     at most once a minute, in a handshake). A change that does not load keeps the previous
 //     certificate, with an error in the log.
@@ -52,8 +58,11 @@
 //
 // # Caveats
 //
-// The local CA's root key is in the kv file: whoever has a copy of the file can make
-// certificates that every device trusting the root accepts. Keep the file private.
+// The local CA's root key is in the kv file, unencrypted: whoever has a copy of the file (or
+// of a backup) can make certificates that every device trusting the root accepts, for the
+// root's permitted names and until the root expires (at most two years) or is removed from
+// the devices. Clients that ignore name constraints accept them for any name. Keep the file
+// and its backups private.
 //
 // certmagic logs through Config.Logger, but its challenge listeners report their own rare
 // failures with the standard library's log package.
