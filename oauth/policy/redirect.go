@@ -1,13 +1,17 @@
 // This file implements redirect URI policy: registration rules from OAuth 2.1
-// §2.3.1 and §8.4.2, RFC 9700 §2.1 and §4.1.3 and RFC 8252 §7 (native apps),
-// and matching at /authorize and /token by exact string comparison, with the
-// loopback port exception of RFC 8252 §7.3.
+// §2.3.1 and §8.4.2, RFC 9700 §2.1 and §4.1.3 and RFC 8252 §7 (native apps;
+// §7.1 for private-use schemes), hosts read as the WHATWG URL Standard reads
+// them (host.go), and matching at /authorize and /token by exact string
+// comparison, with the loopback port exception of RFC 8252 §7.3.
 
 package policy
 
 import (
+	_ "embed"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // MaxRedirectURILen is the longest redirect URI accepted, in bytes.
@@ -26,8 +30,10 @@ var refusedSchemes = map[string]bool{
 }
 
 // loopbackHosts are the host literals for which http is allowed and the
-// port is free (RFC 8252 §7.3). The match is exact: "LOCALHOST",
-// "localhost." and "127.1" are not loopback hosts here.
+// port is free (RFC 8252 §7.3). The match is exact; other spellings a
+// browser reads as one of them ("LOCALHOST", "localhost.", "127.1",
+// "[0::1]") are refused at registration with a reason naming the form to
+// use, and 127.0.0.2 or *.localhost need https.
 var loopbackHosts = map[string]bool{"127.0.0.1": true, "[::1]": true, "localhost": true}
 
 // ValidateRedirectURI reports whether raw may be registered as a redirect
@@ -37,18 +43,31 @@ var loopbackHosts = map[string]bool{"127.0.0.1": true, "[::1]": true, "localhost
 //   - https URIs with a host;
 //   - http URIs whose host is exactly 127.0.0.1, [::1] or localhost, with
 //     any port or none;
-//   - private-use schemes (RFC 8252 §7.1) that contain a '.'
-//     (com.example.app:/cb) or are listed in customSchemes. A nil list
-//     allows only the dotted ones; callers pass DefaultCustomSchemes unless
+//   - private-use schemes (RFC 8252 §7.1) listed in customSchemes, or that
+//     are reverse domain names (com.example.app:/cb): they contain a '.'
+//     and do not read as a domain name written forward (see
+//     checkCustomScheme: claude.ai:/cb is refused). A nil list allows only
+//     the reverse domain names; callers pass DefaultCustomSchemes unless
 //     configured otherwise.
+//
+// The host of an http or https URI must be written as a browser reads it
+// (WHATWG URL Standard): an IPv4 address in dotted decimal (not 127.1,
+// 2130706433, 0x7f.0.0.1 or 0177.0.0.1), an IPv6 address as browsers
+// serialize it ([::1], [::ffff:7f00:1]), no number as the last label of a
+// name, no trailing dot (localhost.) and no empty label. Such a URI is
+// refused, not rewritten, so that what a client registered is what it sends
+// at /authorize; the reason names the form to register instead. Real
+// clients (Claude.ai, ChatGPT, Cursor, http://127.0.0.1:PORT and
+// http://localhost:PORT) already register these forms.
 //
 // It refuses javascript:, data:, file:, vbscript: and similar schemes
 // always, and in any scheme: relative or opaque URIs, fragments (even an
 // empty one), userinfo, a '*' anywhere, dot segments in the path (/../, /./,
 // %2e%2e, ..;/), encoded slashes or backslashes in the path, backslashes,
 // spaces, control and non-ASCII characters (raw or percent-encoded),
-// malformed percent-encoding, an uppercase scheme or host, an empty or
-// invalid port, and anything longer than MaxRedirectURILen.
+// malformed percent-encoding, a percent-encoded host, an uppercase scheme
+// or host, an empty or invalid port, and anything longer than
+// MaxRedirectURILen.
 //
 // The error is an *OAuthError with code invalid_redirect_uri whose
 // description names the reason.
@@ -119,6 +138,12 @@ func validateRedirectURI(raw string, customSchemes []string) string {
 		return "host must be lowercase"
 	}
 
+	if (scheme == "https" || scheme == "http") && host != "" {
+		if reason := checkWebHost(host); reason != "" {
+			return reason
+		}
+	}
+
 	switch scheme {
 	case "https":
 		if host == "" {
@@ -129,8 +154,8 @@ func validateRedirectURI(raw string, customSchemes []string) string {
 			return "with http must use a loopback host (127.0.0.1, [::1] or localhost); use https"
 		}
 	default:
-		if !customSchemeAllowed(scheme, customSchemes) {
-			return "scheme " + scheme + " is not allowed (a private-use scheme must contain a '.' or be configured)"
+		if reason := checkCustomScheme(scheme, customSchemes); reason != "" {
+			return reason
 		}
 		if !hasAuthority && path == "" {
 			return "must have a path"
@@ -145,19 +170,71 @@ func validateRedirectURI(raw string, customSchemes []string) string {
 	return ""
 }
 
-func customSchemeAllowed(scheme string, list []string) bool {
-	if scheme == "http" || scheme == "https" {
-		return false
-	}
-	if strings.Contains(scheme, ".") {
-		return true
-	}
+// checkCustomScheme returns why the private-use scheme (lowercase, not
+// http or https) is refused, or "". A scheme listed in list is accepted as
+// it is. Otherwise it must be a reverse domain name (RFC 8252 §7.1: "a
+// domain name under [the app's] control, expressed in reverse order", as
+// RFC 7595 §3.8 recommends): it contains a '.', has no empty label, and
+// does not read as a domain name written forward. Forward means that its
+// last label is a top-level domain and its first is not (claude.ai,
+// chatgpt.com, claude.de), whereas a reverse name starts with its TLD
+// (com.example.app, ai.claude, de.example.app). Labels are TLDs when they
+// are two letters (country codes) or in tlds.txt.
+//
+// The rule cannot tell the two orders apart when both ends are TLDs: it
+// accepts com.example.app (which must work), and so also my.claude.ai and
+// com.claude.ai, the reverse of claude.my and ai.claude.com. The consent
+// page shows any custom scheme as an app on the device, not as a website.
+func checkCustomScheme(scheme string, list []string) string {
 	for _, s := range list {
 		if strings.EqualFold(s, scheme) {
-			return true
+			return ""
 		}
 	}
-	return false
+	if !strings.Contains(scheme, ".") {
+		return "scheme " + scheme + " is not allowed (a private-use scheme must be a reverse domain name such as com.example.app, or be configured)"
+	}
+	labels := strings.Split(scheme, ".")
+	if slices.Contains(labels, "") {
+		return "scheme " + scheme + " is not a reverse domain name: it has an empty label"
+	}
+	if first, last := labels[0], labels[len(labels)-1]; tldLike(last) && !tldLike(first) {
+		return "scheme " + scheme + " is a domain name, not a private-use scheme: RFC 8252 §7.1 asks for a domain the app's maker controls written in reverse, such as " + reverseLabels(labels)
+	}
+	return ""
+}
+
+// reverseLabels joins labels in reverse order with dots.
+func reverseLabels(labels []string) string {
+	r := make([]string, len(labels))
+	for i, l := range labels {
+		r[len(labels)-1-i] = l
+	}
+	return strings.Join(r, ".")
+}
+
+//go:embed tlds.txt
+var tldFile string
+
+// tldSet is the set of labels in tlds.txt, built on first use.
+var tldSet = sync.OnceValue(func() map[string]bool {
+	set := make(map[string]bool, 1200)
+	for _, line := range strings.Split(tldFile, "\n") {
+		if line = strings.TrimSpace(line); line != "" && line[0] != '#' {
+			set[line] = true
+		}
+	}
+	return set
+})
+
+// tldLike reports whether label (lowercase) is a top-level domain: any two
+// ASCII letters (ISO 3166 codes are reserved for country-code TLDs, so
+// every one is a TLD or may become one), or a longer one in tlds.txt.
+func tldLike(label string) bool {
+	if len(label) == 2 && 'a' <= label[0] && label[0] <= 'z' && 'a' <= label[1] && label[1] <= 'z' {
+		return true
+	}
+	return tldSet()[label]
 }
 
 // validScheme reports whether s is ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )
@@ -255,6 +332,9 @@ func splitHostPort(authority string) (host, port, reason string) {
 		host, port, hasPort = strings.Cut(authority, ":")
 		if hasPort && port == "" {
 			return "", "", "has an empty port"
+		}
+		if strings.Contains(host, "%") {
+			return "", "", "host must not be percent-encoded"
 		}
 		for i := 0; i < len(host); i++ {
 			c := host[i]

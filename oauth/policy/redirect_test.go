@@ -2,7 +2,9 @@ package policy
 
 import (
 	"errors"
+	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -99,6 +101,21 @@ func TestValidateRedirectURI_Table(t *testing.T) {
 		{"reverse-dns scheme", "com.example.app:/oauth2redirect", nil, ""},
 		{"listed scheme one slash", "myapp:/cb", []string{"myapp"}, ""},
 		{"https root", "https://app.example", nil, ""},
+		{"https loopback ipv4", "https://127.0.0.1/cb", nil, ""},
+		{"https loopback ipv6", "https://[::1]/cb", nil, ""},
+		{"https ipv4-mapped ipv6 in hex", "https://[::ffff:7f00:1]/cb", nil, ""},
+		{"https ipv6 compressed", "https://[2001:db8::1:0:0:1]/cb", nil, ""},
+		{"https ipv6 single zero not compressed", "https://[2001:db8:0:1:1:1:1:1]/cb", nil, ""},
+		{"https label of digits not last", "https://123.example/cb", nil, ""},
+		{"https label 0x not last", "https://0x1.example/cb", nil, ""},
+		{"https last label digits and letters", "https://app.1a/cb", nil, ""},
+		{"https a-label", "https://xn--bcher-kva.example/cb", nil, ""},
+		{"reverse-dns scheme of claude.ai", "ai.claude:/cb", nil, ""},
+		{"reverse-dns scheme ccTLD first", "de.example.app:/cb", nil, ""},
+		{"reverse-dns scheme google", "com.googleusercontent.apps.123-abc:/oauth2redirect", nil, ""},
+		{"reverse-dns scheme expo", "host.exp.exponent://cb", nil, ""},
+		{"dotted scheme without a TLD at either end", "msauth.com.contoso.myapp://auth", nil, ""},
+		{"forward-domain scheme listed", "claude.ai:/api/mcp/auth_callback", []string{"claude.ai"}, ""},
 
 		{"empty", "", nil, "is empty"},
 		{"too long", "https://app.example/" + strings.Repeat("a", 2030), nil, "longer than 2048"},
@@ -148,12 +165,55 @@ func TestValidateRedirectURI_Table(t *testing.T) {
 		{"port zero", "http://127.0.0.1:0/cb", nil, "invalid port"},
 		{"port too big", "http://127.0.0.1:65536/cb", nil, "invalid port"},
 		{"port not numeric", "https://app.example:ab/cb", nil, "invalid port"},
-		{"encoded host", "https://app%2eexample/cb", nil, "invalid host"},
+		{"encoded host", "https://app%2eexample/cb", nil, "percent-encoded"},
 		{"bracket in path", "https://app.example/[x]", nil, "'['"},
 		{"angle bracket", "https://app.example/<script>", nil, "not allowed in a URI"},
 		{"ws", "ws://localhost/cb", nil, "scheme ws"},
 		{"http listed as custom", "http://example.com/cb", []string{"http"}, "loopback"},
 		{"custom no path", "com.example.app:", nil, "path"},
+
+		// Hosts a browser reads differently (WHATWG URL host parsing).
+		{"https ipv4 shorthand", "https://127.1/cb", nil, "browsers read it as 127.0.0.1"},
+		{"https ipv4 decimal", "https://2130706433/cb", nil, "browsers read it as 127.0.0.1"},
+		{"https ipv4 octal", "https://0177.0.0.1/cb", nil, "browsers read it as 127.0.0.1"},
+		{"https ipv4 hex", "https://0x7f.0.0.1/cb", nil, "browsers read it as 127.0.0.1"},
+		{"https ipv4 hex whole", "https://0x7f000001/cb", nil, "browsers read it as 127.0.0.1"},
+		{"https ipv4 leading zero", "https://192.0.2.010/cb", nil, "browsers read it as 192.0.2.8"},
+		{"https ipv4 trailing dot", "https://127.0.0.1./cb", nil, "browsers read it as 127.0.0.1"},
+		{"https ipv4 zero", "https://0/cb", nil, "browsers read it as 0.0.0.0"},
+		{"https ipv4 0x alone", "https://1.0x/cb", nil, "browsers read it as 1.0.0.0"},
+		{"https ipv4 out of range", "https://256.0.0.1/cb", nil, "not an IPv4 address"},
+		{"https ipv4 too many parts", "https://1.2.3.4.5/cb", nil, "not an IPv4 address"},
+		{"https ipv4 too big", "https://4294967296/cb", nil, "not an IPv4 address"},
+		{"https ipv4 bad octal", "https://08.0.0.1/cb", nil, "not an IPv4 address"},
+		{"https domain ending in a number", "https://example.123/cb", nil, "not an IPv4 address"},
+		{"https domain ending in a hex number", "https://example.0x1f/cb", nil, "not an IPv4 address"},
+		{"https localhost trailing dot", "https://localhost./cb", nil, "must not end in a dot"},
+		{"https domain trailing dot", "https://claude.ai./api/mcp/auth_callback", nil, "must not end in a dot"},
+		{"https empty label", "https://app..example/cb", nil, "empty label"},
+		{"https leading dot", "https://.app.example/cb", nil, "empty label"},
+		{"https ipv6 uncompressed", "https://[0:0:0:0:0:0:0:1]/cb", nil, "browsers read it as [::1]"},
+		{"https ipv6 leading zeros", "https://[::0001]/cb", nil, "browsers read it as [::1]"},
+		{"https ipv6 uppercase", "https://[::FFFF:7F00:1]/cb", nil, "host must be lowercase"},
+		{"https ipv4-mapped dotted", "https://[::ffff:127.0.0.1]/cb", nil, "browsers read it as [::ffff:7f00:1]"},
+		{"https ipv6 single zero compressed", "https://[2001:db8::1:1:1:1:1]/cb", nil, "browsers read it as [2001:db8:0:1:1:1:1:1]"},
+		{"https ipv6 invalid", "https://[1::2::3]/cb", nil, "invalid IPv6"},
+		{"https ipv6 zone", "https://[fe80::1%25lo]/cb", nil, "invalid host"},
+		{"https percent-encoded host", "https://%31%32%37.0.0.1/cb", nil, "percent-encoded"},
+		{"http ipv4 shorthand", "http://127.1:3000/cb", nil, "browsers read it as 127.0.0.1"},
+		{"http localhost trailing dot", "http://localhost.:3000/cb", nil, "must not end in a dot"},
+		{"http ipv6 uncompressed", "http://[0:0:0:0:0:0:0:1]:3000/cb", nil, "browsers read it as [::1]"},
+
+		// Private-use schemes must be reverse domain names (RFC 8252 §7.1).
+		{"forward-domain scheme claude.ai", "claude.ai:/api/mcp/auth_callback", nil, "scheme claude.ai is a domain name"},
+		{"forward-domain scheme names its reverse", "claude.ai:/api/mcp/auth_callback", nil, "such as ai.claude"},
+		{"forward-domain scheme with authority", "claude.ai://api/mcp/auth_callback", DefaultCustomSchemes, "scheme claude.ai is a domain name"},
+		{"forward-domain scheme chatgpt.com", "chatgpt.com:/connector_platform_oauth_redirect", nil, "scheme chatgpt.com is a domain name"},
+		{"forward-domain scheme ccTLD", "claude.de:/cb", nil, "scheme claude.de is a domain name"},
+		{"forward-domain scheme special-use TLD", "claude.localhost:/cb", nil, "scheme claude.localhost is a domain name"},
+		{"forward-domain scheme subdomain", "api.anthropic.com:/cb", nil, "is a domain name"},
+		{"scheme with empty label", "com..app:/cb", nil, "empty label"},
+		{"scheme ending in a dot", "com.example.:/cb", nil, "empty label"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -246,6 +306,15 @@ func FuzzValidateRedirectURI(f *testing.F) {
 		"https://claude.ai@evil.example/",
 		"http://localhost.evil.example/cb",
 		"https://x/cb%2e%2e",
+		"https://127.1/cb",
+		"https://2130706433/cb",
+		"https://0x7f.0.0.1/cb",
+		"https://localhost./cb",
+		"https://[0:0::1]/cb",
+		"https://[::ffff:7f00:1]/cb",
+		"https://example.123/cb",
+		"claude.ai:/api/mcp/auth_callback",
+		"ai.claude:/cb",
 	} {
 		f.Add(s)
 	}
@@ -265,11 +334,21 @@ func FuzzValidateRedirectURI(f *testing.F) {
 			if u.Host == "" {
 				t.Fatalf("accepted https %q without a host", raw)
 			}
+			checkBrowserForm(t, raw, u)
 		case u.Scheme == "http":
 			if h := u.Hostname(); h != "127.0.0.1" && h != "::1" && h != "localhost" {
 				t.Fatalf("accepted http %q on non-loopback host %q", raw, h)
 			}
-		case u.Scheme == "cursor" || strings.Contains(u.Scheme, "."):
+			if !IsLoopbackHost(u.Hostname()) {
+				t.Fatalf("accepted http %q, but IsLoopbackHost(%q) = false", raw, u.Hostname())
+			}
+			checkBrowserForm(t, raw, u)
+		case u.Scheme == "cursor":
+		case strings.Contains(u.Scheme, "."):
+			labels := strings.Split(u.Scheme, ".")
+			if slices.Contains(labels, "") || tldLike(labels[len(labels)-1]) && !tldLike(labels[0]) {
+				t.Fatalf("accepted %q, whose scheme is not a reverse domain name", raw)
+			}
 		default:
 			t.Fatalf("accepted %q with scheme %q", raw, u.Scheme)
 		}
@@ -283,4 +362,38 @@ func FuzzValidateRedirectURI(f *testing.F) {
 			t.Fatalf("accepted %d bytes", len(raw))
 		}
 	})
+}
+
+// checkBrowserForm fails unless the host of an accepted http or https URI is
+// written the way browsers write it, judged by the standard library rather
+// than by parseBrowserHost: an IP literal is in netip's form (an
+// IPv4-mapped one in hex), and a name has no empty label, no trailing dot
+// and no last label that a browser would read as a number.
+func checkBrowserForm(t *testing.T, raw string, u *url.URL) {
+	t.Helper()
+	h := u.Hostname()
+	if strings.HasPrefix(u.Host, "[") {
+		a, err := netip.ParseAddr(h)
+		switch {
+		case err != nil || !a.Is6() || a.Zone() != "":
+			t.Fatalf("accepted %q with IPv6 host %q that netip refuses: %v", raw, h, err)
+		case a.Is4In6() && (!strings.HasPrefix(h, "::ffff:") || strings.Contains(h, ".")):
+			t.Fatalf("accepted %q with IPv4-mapped host %q not in hex", raw, h)
+		case !a.Is4In6() && a.String() != h:
+			t.Fatalf("accepted %q with IPv6 host %q, which browsers write %q", raw, h, a.String())
+		}
+		return
+	}
+	labels := strings.Split(h, ".")
+	if slices.Contains(labels, "") {
+		t.Fatalf("accepted %q with an empty label or trailing dot in host %q", raw, h)
+	}
+	last := labels[len(labels)-1]
+	hex, isHex := strings.CutPrefix(last, "0x")
+	if strings.Trim(last, "0123456789") != "" && !(isHex && strings.Trim(hex, "0123456789abcdef") == "") {
+		return // a name
+	}
+	if a, err := netip.ParseAddr(h); err != nil || !a.Is4() || a.String() != h {
+		t.Fatalf("accepted %q with host %q, which browsers read as an IPv4 address", raw, h)
+	}
 }
