@@ -1,9 +1,10 @@
 // Package rpc is ownsona's JSON-RPC 2.0 and MCP framing: a strict decoder, method dispatch,
 // protocol-version negotiation, errors, pagination, argument validation against each tool's
 // inputSchema, and the stdio, Streamable HTTP and legacy HTTP+SSE transports. It implements
-// JSON-RPC 2.0 (jsonrpc.org/specification) and the server side of MCP 2025-11-25 (also
-// negotiating 2025-06-18, 2025-03-26 and 2024-11-05). It knows nothing of memories or OAuth:
-// the app hands it tables of tools, resources and prompts.
+// JSON-RPC 2.0 (jsonrpc.org/specification) and the server side of MCP in both of its eras: the
+// stateless 2026-07-28, and the initialize-based 2025-11-25 (also negotiating 2025-06-18,
+// 2025-03-26 and 2024-11-05), on the same endpoint and connection. It knows nothing of memories
+// or OAuth: the app hands it tables of tools, resources and prompts.
 //
 // The simplest use:
 //
@@ -25,27 +26,51 @@
 //
 // # Errors
 //
-// One table, with the HTTP status of a single request answered with it:
+// One table, with the HTTP status of a single request answered with it (legacy, then
+// 2026-07-28 where it differs):
 //
 //	code    message                      when                                          HTTP
 //	-32700  parse error                  not strict JSON; data{reason}                 400
 //	-32600  invalid request              bad envelope or batch; data{reason}           400
 //	-32600  message too large            a line or body over 4 MiB                     400/413
 //	-32600  unsupported protocol version MCP-Protocol-Version; data{requested,supported} 400
-//	-32601  method not found             data{method}                                  200
-//	-32602  invalid params: F: R         data{field, reason}                           200
+//	-32601  method not found             data{method}                                  200, 404
+//	-32602  invalid params: F: R         data{field, reason}; missing _meta members    200, 400
 //	-32603  internal error               handler failure (details only to OnError)     200
 //	-32000  server error                 app-defined (e.g. tool not in the allowlist)  200
 //	-32001  storage error                app-defined                                   200
-//	-32002  resource not found           ErrResourceNotFound; data{uri}                200
+//	-32002  resource not found           ErrResourceNotFound; data{uri} (legacy only)  200
 //	-32003  authorization error          app-defined                                   200
 //	-32004  rate limited                 app-defined                                   200
 //	-32005  embedding error              app-defined                                   200
+//	-32020  header mismatch: R           MCP-Protocol-Version, Mcp-Method, Mcp-Name or 400
+//	                                     Mcp-Param-* missing or unlike the body
+//	-32021  missing required client …    MissingCapability; data{requiredCapabilities} 200, 400
+//	-32022  unsupported protocol version _meta's version; data{supported, requested}  400
+//
+// In 2026-07-28 a resource not found is -32602 with data{uri}, and a -32602 is 400 only when
+// the request's _meta lacks what that revision requires (see classify for which error a
+// request failing several checks gets); other -32602 errors are in-band, 200.
 //
 // A handler answers with any of them by returning an *Error (wrapped or not). An *ArgError
 // (InvalidArgument) from a tool, or a schema violation, is -32602 for clients on protocol
 // 2025-06-18 and older, and an isError result carrying the same field and reason for
 // 2025-11-25, as that revision asks (Server.ToolErrorResult shapes it).
+//
+// # The 2026-07-28 era
+//
+// A request whose _meta names io.modelcontextprotocol/protocolVersion, or an HTTP POST whose
+// MCP-Protocol-Version header names 2026-07-28, is served statelessly under that revision: its
+// version, client capabilities, client info and log level come from its _meta, never from a
+// session, and no Mcp-Session-Id is minted or honoured for it. Over HTTP its headers are checked
+// against its body first (Mcp-Method, Mcp-Name with the =?base64?…?= sentinel decoded, and the
+// Mcp-Param-* headers of arguments a tool's inputSchema marks with x-mcp-header). Results carry
+// resultType, the server's identity in _meta and, for server/discover, the lists and
+// resources/read, the cache hints ttlMs and cacheScope ("private": what a caller sees depends on
+// its token). initialize, ping, logging/setLevel and resources/(un)subscribe do not exist in
+// it; subscriptions/listen replaces the GET stream and resources/subscribe, and a handler that
+// needs the client's input asks with Input or Elicit, which end the call with an input_required
+// result instead of sending the client a request. server/discover answers in both eras.
 //
 // # Sessions and streams
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 )
 
@@ -101,6 +102,29 @@ func unsupportedVersion(requested string) *Error {
 func MissingCapability(capability string) *Error {
 	return &Error{Code: CodeMissingCapability, Message: "missing required client capability: " + capability,
 		Data: map[string]any{"requiredCapabilities": map[string]any{capability: struct{}{}}}}
+}
+
+// modernStatus is the HTTP status of a 2026-07-28 request answered with code: the transport
+// pins a method it does not have to 404 and its own validation errors (and a capability the
+// client did not declare) to 400, so that a client tells a modern server's refusal from a
+// legacy server's. Any other error is in-band, with 200.
+func modernStatus(code int) int {
+	switch code {
+	case CodeMethodNotFound:
+		return http.StatusNotFound
+	case CodeParseError, CodeInvalidRequest, CodeHeaderMismatch, CodeMissingCapability, CodeUnsupportedVersion:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+// asError is err as the *Error it wraps; internal error when it wraps none.
+func asError(err error) *Error {
+	var re *Error
+	if errors.As(err, &re) {
+		return re
+	}
+	return internalError()
 }
 
 // toError maps what a handler returned to the JSON-RPC error the client sees. Internal errors

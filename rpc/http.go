@@ -146,7 +146,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if req, modern, status, e := classify(r, body); modern {
+	if req, modern, status, e := s.classify(r, body); modern {
 		if e != nil {
 			var id json.RawMessage
 			if req != nil {
@@ -155,7 +155,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 			writeBody(w, status, (&response{id: id, err: e}).encode())
 			return
 		}
-		s.serveModern(w, r, body, req)
+		s.serveModern(w, r, req)
 		return
 	}
 	version, ok := protocolHeader(w, r)
@@ -182,8 +182,9 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 
 // serveModern answers a 2026-07-28 request that classify accepted: no session is looked up or
 // started (an Mcp-Session-Id is ignored), and the answer is JSON or, when the call sends
-// messages first, an event stream.
-func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte, req *request) {
+// messages first, an event stream. An error that the transport pins to a status (-32601 is
+// 404; -32020, -32021 and -32022 are 400) is sent with it; other errors are in-band, 200.
+func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *request) {
 	if req.id == nil { // 2026-07-28 has no client notifications over HTTP; accepted and ignored
 		w.WriteHeader(http.StatusAccepted)
 		return
@@ -191,17 +192,33 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, body []byte
 	owner := s.owner(r)
 	ss := &session{transport: "http", owner: owner, calls: s.ownerCalls(owner)}
 	pw := &postWriter{w: w, rc: http.NewResponseController(w), sse: acceptsEventStream(r.Header.Values("Accept"))}
-	out, kind := s.handle(r.Context(), ss, r.Header.Get("MCP-Protocol-Version"), body, pw.push)
-	pw.finish(out, kind, pw.sse)
+	resp := s.exec(ss, s.begin(r.Context(), ss, req, r.Header.Get("MCP-Protocol-Version"), pw.push))
+	if resp == nil { // the client went, and no one reads an answer
+		return
+	}
+	status := http.StatusOK
+	if resp.err != nil {
+		status = modernStatus(resp.err.Code)
+	}
+	pw.answer(resp.encode(), status)
 }
 
 // classify decides whether a POST is a 2026-07-28 request and, if it is, validates what the
 // transport requires of one before anything runs (basic/transports/streamable-http, "Server
-// Validation"): the headers must be present and agree with the body (-32020), the version be
-// one this server speaks (-32022), the _meta hold the required members (-32602), the method
-// exist in that revision (-32601, 404); no batches. e is the error to answer with status (and
-// req's id when it could be read); a legacy message is not modern and is left to the legacy path.
-func classify(r *http.Request, body []byte) (req *request, modern bool, status int, e *Error) {
+// Validation"). A POST is modern when its _meta declares a protocol version or its
+// MCP-Protocol-Version header names a modern one; anything else is left to the legacy path.
+//
+// The checks, in the order that decides which error a request failing several gets: a JSON-RPC
+// shape error, no batches (-32600); the MCP-Protocol-Version header present, single and equal
+// to _meta's version (-32020); that version one this server speaks (-32022, listing every
+// revision); the method part of 2026-07-28 (-32601, 404); Mcp-Method, and Mcp-Name for the
+// methods that mirror a name, present and equal to the body (-32020); the _meta members that
+// revision requires (-32602). The method comes right after the version because the version
+// alone decides it: initialize or ping under a 2026-07-28 header is a method that revision
+// does not have, whatever its headers and params say, and -32601 with 404 is the modern error
+// a client recognizes for it (streamable-http, "Backward Compatibility"). Every other error
+// is 400. e is the error to answer with status, and req's id whenever it could be read.
+func (s *Server) classify(r *http.Request, body []byte) (req *request, modern bool, status int, e *Error) {
 	versions := r.Header.Values("MCP-Protocol-Version")
 	header := ""
 	if len(versions) > 0 {
@@ -237,22 +254,29 @@ func classify(r *http.Request, body []byte) (req *request, modern bool, status i
 		return bad(http.StatusBadRequest, req.badParam)
 	}
 	p, _ := members(req.params)
-	rm, _, err := readMeta(p)
-	var re *Error
+	rm, _, metaErr := readMeta(p)
+	// The version the request claims: _meta's, else (no _meta, or one without a version) the
+	// header's, which then must itself be modern.
+	version := header
+	if rm.modern {
+		if rm.version == "" && metaErr != nil { // its protocolVersion is not a string
+			return bad(http.StatusBadRequest, asError(metaErr))
+		}
+		version = rm.version
+	}
 	switch {
-	case errors.As(err, &re):
-		return bad(http.StatusBadRequest, re)
-	case !rm.modern:
-		return bad(http.StatusBadRequest, invalidParams("_meta."+metaProtocolVersion, "is required under MCP-Protocol-Version "+header))
 	case len(versions) == 0:
 		return bad(http.StatusBadRequest, headerMismatch("the MCP-Protocol-Version header is required"))
-	case len(versions) > 1 || header != rm.version:
-		return bad(http.StatusBadRequest, headerMismatch(fmt.Sprintf("MCP-Protocol-Version %q does not match _meta %q", strings.Join(versions, ", "), rm.version)))
-	case !slices.Contains(ModernProtocolVersions, rm.version):
-		return bad(http.StatusBadRequest, unsupportedVersion(rm.version))
+	case len(versions) > 1 || header != version:
+		return bad(http.StatusBadRequest, headerMismatch(fmt.Sprintf("MCP-Protocol-Version %q does not match _meta %q", strings.Join(versions, ", "), version)))
+	case !slices.Contains(ModernProtocolVersions, version):
+		return bad(http.StatusBadRequest, unsupportedVersion(version))
 	}
-	if req.id == nil {
+	if req.id == nil { // a notification carries no required _meta and needs no Mcp-Method
 		return req, true, 0, nil
+	}
+	if !modernMethod(req.method) || !knownMethod(req.method) {
+		return bad(http.StatusNotFound, methodNotFound(req.method))
 	}
 	methods := r.Header.Values("Mcp-Method")
 	switch {
@@ -272,8 +296,16 @@ func classify(r *http.Request, body []byte) (req *request, modern bool, status i
 			return bad(http.StatusBadRequest, headerMismatch(fmt.Sprintf("Mcp-Name %q does not match the body's %s %q", names[0], key, want)))
 		}
 	}
-	if !modernMethod(req.method) || !knownMethod(req.method) {
-		return bad(http.StatusNotFound, methodNotFound(req.method))
+	switch {
+	case metaErr != nil:
+		return bad(http.StatusBadRequest, asError(metaErr))
+	case !rm.modern:
+		return bad(http.StatusBadRequest, invalidParams("_meta."+metaProtocolVersion, "is required under MCP-Protocol-Version "+header))
+	}
+	if req.method == "tools/call" {
+		if e := s.checkParamHeaders(r.Header.Values, p); e != nil {
+			return bad(http.StatusBadRequest, e)
+		}
 	}
 	return req, true, 0, nil
 }
@@ -302,11 +334,11 @@ func knownMethod(method string) bool {
 func decodeHeaderValue(v string) (string, bool) {
 	if inner, ok := strings.CutPrefix(v, "=?base64?"); ok {
 		if inner, ok = strings.CutSuffix(inner, "?="); ok {
-			b, err := base64.StdEncoding.DecodeString(inner)
+			// Padded and canonical, as the sentinel's definition (RFC 4648 base64) has it: the
+			// conformance suite's table refuses "SGVsbG8" for "Hello".
+			b, err := base64.StdEncoding.Strict().DecodeString(inner)
 			if err != nil {
-				if b, err = base64.RawStdEncoding.DecodeString(inner); err != nil {
-					return "", false
-				}
+				return "", false
 			}
 			return string(b), utf8.Valid(b)
 		}
@@ -403,6 +435,28 @@ func (p *postWriter) push(b []byte) bool {
 }
 
 func (p *postWriter) finish(out []byte, kind outcome, sse bool) {
+	switch kind {
+	case outNone:
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.started {
+			return
+		}
+		if sse {
+			p.w.WriteHeader(http.StatusAccepted)
+		} else {
+			p.w.WriteHeader(http.StatusNoContent)
+		}
+	case outBad:
+		p.answer(out, http.StatusBadRequest)
+	default:
+		p.answer(out, http.StatusOK)
+	}
+}
+
+// answer sends the response with status or, when the event stream has started (its status was
+// 200), as its last event.
+func (p *postWriter) answer(out []byte, status int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.started {
@@ -411,18 +465,7 @@ func (p *postWriter) finish(out []byte, kind outcome, sse bool) {
 		}
 		return
 	}
-	switch kind {
-	case outNone:
-		if sse {
-			p.w.WriteHeader(http.StatusAccepted)
-		} else {
-			p.w.WriteHeader(http.StatusNoContent)
-		}
-	case outBad:
-		writeBody(p.w, http.StatusBadRequest, out)
-	default:
-		writeBody(p.w, http.StatusOK, out)
-	}
+	writeBody(p.w, status, out)
 }
 
 // serveStream is GET: the session's stream of messages unrelated to any request.

@@ -239,11 +239,13 @@ func (s *Server) capabilities(modern bool) capabilities {
 	if s.Complete != nil {
 		caps.Completions = &struct{}{}
 	}
+	announces := func(kind string) bool { return slices.Contains(s.ListChanged, kind) }
+	caps.Tools.ListChanged = announces("tools")
 	if len(s.Prompts) > 0 {
-		caps.Prompts = &listChanged{}
+		caps.Prompts = &listChanged{announces("prompts")}
 	}
 	if s.ListResources != nil {
-		caps.Resources = &resourceCapabilities{Subscribe: s.ReadResource != nil}
+		caps.Resources = &resourceCapabilities{Subscribe: s.ReadResource != nil, ListChanged: announces("resources")}
 	}
 	return caps
 }

@@ -73,10 +73,11 @@ func asInputRequired(err error) (*inputRequired, bool) {
 // A client that did not declare the capability a question needs (elicitation, sampling, roots)
 // gets MissingCapability, and no question is asked. In the legacy era each question is a
 // server-to-client request on the request's stream, awaited in turn (see Request). In 2026-07-28
-// Input returns the retry's answers when the request carries all of them (under a requestState
-// this server issued, for this principal and these parameters, within 15 minutes); otherwise its
-// error ends the call with an input_required result that asks the questions still open, and the
-// handler runs again from the start on the retry. A handler that asks in several rounds asks
+// Input returns the request's answers when it carries all of them (in its inputResponses, or in
+// the requestState of an earlier round, which must be one this server issued for this principal
+// and these parameters within 15 minutes); otherwise its error ends the call with an
+// input_required result that asks the questions still open, and the handler runs again from the
+// start on the retry. A handler that asks in several rounds asks
 // the same questions under the same keys, in the same order, every time it runs, and does
 // nothing irreversible before its last Input.
 func Input(ctx context.Context, asks map[string]InputRequest) (map[string]json.RawMessage, error) {
@@ -223,37 +224,37 @@ func (ri *reqInfo) owner() string {
 	return ""
 }
 
-// verifyInput reads a 2026-07-28 retry's inputResponses and requestState. Answers count only
-// under a valid state: signed by this server, for the same principal, method and parameters,
-// and not expired; a state that fails is refused (-32602), as the pattern requires of
-// attacker-controlled input. inputResponses without a state are ignored: the questions are
-// asked again.
+// verifyInput reads a 2026-07-28 request's inputResponses and requestState. A requestState is
+// attacker-controlled input, so one that is not signed by this server, for the same principal,
+// method and parameters, and unexpired, is refused (-32602), as the pattern requires; a valid
+// one brings back the answers of earlier rounds. inputResponses count with or without a state:
+// they are the client's answers either way, no more trusted for following a state this server
+// issued (a client that would skip its user can answer the question as soon as it is asked),
+// and the pattern lets a server issue no state at all, so a client may well send answers
+// without one. Members of inputResponses that no question asks for are ignored by Input.
 func (s *Server) verifyInput(ctx context.Context, ri *reqInfo) error {
 	p := ri.params
-	rawState, hasState := p["requestState"]
-	rawInput, hasInput := p["inputResponses"]
-	if !hasState || string(rawState) == "null" {
-		return nil
-	}
-	state, err := requiredStr(p, "requestState", "requestState")
-	if err != nil {
-		return err
-	}
-	c, ok := s.verify(state)
-	switch {
-	case !ok:
-		return invalidParams("requestState", "is not a state this server issued")
-	case time.Unix(c.Expires, 0).Before(s.now()):
-		return invalidParams("requestState", "has expired; send the request again without it")
-	case c.Owner != ri.owner() || c.Method != ri.method || c.Digest != digest(ri.method, p):
-		return invalidParams("requestState", "belongs to another request")
-	}
 	ri.input = params{}
-	for k, v := range c.Answers {
-		ri.input[k] = v
+	if raw, ok := p["requestState"]; ok && string(raw) != "null" {
+		state, err := requiredStr(p, "requestState", "requestState")
+		if err != nil {
+			return err
+		}
+		c, ok := s.verify(state)
+		switch {
+		case !ok:
+			return invalidParams("requestState", "is not a state this server issued")
+		case time.Unix(c.Expires, 0).Before(s.now()):
+			return invalidParams("requestState", "has expired; send the request again without it")
+		case c.Owner != ri.owner() || c.Method != ri.method || c.Digest != digest(ri.method, p):
+			return invalidParams("requestState", "belongs to another request")
+		}
+		for k, v := range c.Answers {
+			ri.input[k] = v
+		}
 	}
-	if hasInput && string(rawInput) != "null" {
-		m, ok := members(rawInput)
+	if raw, ok := p["inputResponses"]; ok && string(raw) != "null" {
+		m, ok := members(raw)
 		if !ok {
 			return invalidParams("inputResponses", "must be an object")
 		}

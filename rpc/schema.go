@@ -20,6 +20,7 @@ import (
 var annotationKeywords = []string{
 	"$schema", "$id", "$comment", "$defs", "definitions", "title", "description", "default",
 	"examples", "deprecated", "readOnly", "writeOnly", "contentMediaType", "contentEncoding",
+	"x-mcp-header", // for the HTTP transport (see paramHeaders), not for validation
 }
 
 // Keywords that validate.

@@ -54,6 +54,11 @@ type Server struct {
 	// Complete offers completions of a prompt or resource-template argument, best first (the
 	// client is sent the first 100). If nil, there is no completions capability.
 	Complete func(ctx context.Context, req CompleteRequest) ([]string, error)
+	// ListChanged names the lists whose changes the server announces with NotifyListChanged:
+	// "tools", "prompts" or "resources". Their capabilities say listChanged: true, in
+	// initialize and in server/discover. If empty, none says so (NotifyListChanged still tells
+	// the sessions and subscriptions/listen streams that receive list changes).
+	ListChanged []string
 	// ToolErrorResult builds the structured payload of an argument error for clients on
 	// protocol 2025-11-25 (an isError result instead of -32602); it must marshal to a JSON
 	// object. If nil, {"error":{"field","reason"}}.
@@ -99,6 +104,7 @@ type Server struct {
 	checkErr  error
 	tools     map[string]*Tool
 	schemas   map[string]*schemaNode
+	headers   map[string][]paramHeader // each tool's x-mcp-header arguments
 	prompts   map[string]*Prompt
 	templates map[string]*ResourceTemplate
 }
@@ -110,7 +116,11 @@ type Tool struct {
 	Description string
 	// InputSchema is the JSON Schema of the arguments, shown to clients. If empty,
 	// {"type":"object"}. Arguments are validated against it (see CompileSchema for the
-	// supported keywords) before Handler runs, unless ArgumentSchema is set.
+	// supported keywords) before Handler runs, unless ArgumentSchema is set. A property of type
+	// string, integer or boolean, reached from the root through properties alone, may say
+	// "x-mcp-header": "Name": a 2026-07-28 tools/call over HTTP must then carry the argument's
+	// value, when it has one, in the Mcp-Param-Name header as well (400, -32020 otherwise).
+	// Check refuses an x-mcp-header anywhere else, or one that is not a unique HTTP token.
 	InputSchema json.RawMessage
 	// ArgumentSchema, when set, replaces InputSchema for validation, for a tool that
 	// validates parts of its arguments itself (a batch tool, so that one bad item does not
@@ -268,6 +278,7 @@ func (s *Server) Check() error {
 func (s *Server) build() error {
 	s.tools = map[string]*Tool{}
 	s.schemas = map[string]*schemaNode{}
+	s.headers = map[string][]paramHeader{}
 	for i, t := range s.Tools {
 		switch {
 		case t == nil || t.Name == "":
@@ -290,8 +301,13 @@ func (s *Server) build() error {
 		if err != nil {
 			return fmt.Errorf("rpc: tool %s: %w", t.Name, err)
 		}
+		hs, err := paramHeaders(t.InputSchema)
+		if err != nil {
+			return fmt.Errorf("rpc: tool %s: inputSchema: %w", t.Name, err)
+		}
 		s.tools[t.Name] = t
 		s.schemas[t.Name] = sc
+		s.headers[t.Name] = hs
 	}
 	s.prompts = map[string]*Prompt{}
 	for i, p := range s.Prompts {
@@ -304,6 +320,11 @@ func (s *Server) build() error {
 			return fmt.Errorf("rpc: two prompts named %s", p.Name)
 		}
 		s.prompts[p.Name] = p
+	}
+	for _, kind := range s.ListChanged {
+		if !slices.Contains([]string{"tools", "prompts", "resources"}, kind) {
+			return fmt.Errorf("rpc: ListChanged: %q is not tools, prompts or resources", kind)
+		}
 	}
 	s.templates = map[string]*ResourceTemplate{}
 	for i := range s.ResourceTemplates {
@@ -770,13 +791,12 @@ func (s *Server) run(ss *session, c *call) (result any, err error) {
 	c.info.version = ss.protocol(c.header)
 	if rm.modern {
 		// 2026-07-28: the request declares its revision and client; the session's are not
-		// consulted, and the methods that revision removed do not exist.
+		// consulted, and the methods that revision removed do not exist. As over HTTP (see
+		// classify), the version decides first, then whether the method exists in it, and only
+		// then the rest of _meta.
 		c.info.version, c.info.client = rm.version, rm.client
-		if err == nil && !slices.Contains(ModernProtocolVersions, rm.version) {
-			err = unsupportedVersion(rm.version)
-		}
-		if err != nil {
-			return nil, err
+		if rm.version != "" && !slices.Contains(ModernProtocolVersions, rm.version) {
+			return nil, unsupportedVersion(rm.version)
 		}
 	}
 	h := s.method(c.req.method)
@@ -785,11 +805,11 @@ func (s *Server) run(ss *session, c *call) (result any, err error) {
 		legacySSE && (rm.modern || c.req.method == "server/discover") {
 		return nil, methodNotFound(c.req.method)
 	}
-	if c.req.badParam != nil {
-		return nil, c.req.badParam
-	}
 	if err != nil {
 		return nil, err
+	}
+	if c.req.badParam != nil {
+		return nil, c.req.badParam
 	}
 	if err := checkKeys(p, "", append(methodKeys[c.req.method], "_meta")...); err != nil {
 		return nil, err

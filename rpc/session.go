@@ -74,9 +74,9 @@ func (o *outbox) close() { o.once.Do(func() { close(o.done) }) }
 // liveState is the server's sessions: those that can be told of changes (stdio connections,
 // HTTP sessions, open GET streams) and the HTTP sessions by id.
 type liveState struct {
-	mu       sync.Mutex
-	sessions map[*session]bool
-	byID     map[string]*session
+	mu        sync.Mutex
+	sessions  map[*session]bool
+	byID      map[string]*session
 	pending   map[string]*pendingRequest // the server's requests to clients, by id
 	owners    map[string]*callSet        // the calls of requests without a session, by owner
 	listeners map[*listener]bool         // open subscriptions/listen requests

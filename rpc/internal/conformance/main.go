@@ -9,8 +9,10 @@
 // to 2025-11-25 (0.1.16's active suite, 0.2.0-alpha.12's `--requirements 2025-11-25`) and the
 // stateless 2026-07-28 (`--requirements 2026-07-28`), whose scenarios call fixtures of their
 // own: test_missing_capability, test_streaming_elicitation, test_logging_tool,
-// test_trigger_tool_change and test_trigger_prompt_change (server-stateless), and the
-// test_input_required_result_* tools and prompt of the multi-round-trip scenarios (SEP-2322).
+// test_trigger_tool_change and test_trigger_prompt_change (server-stateless, which also needs
+// tools and prompts to announce listChanged), the test_input_required_result_* tools and prompt
+// of the multi-round-trip scenarios (SEP-2322), and for two scenarios still pending in the suite
+// test_param_headers (x-mcp-header, SEP-2243) and json_schema_2020_12_tool's SEP-2106 keywords.
 //
 //	go run ./rpc/internal/conformance -port 3001   # prints http://127.0.0.1:3001/mcp
 //
@@ -180,10 +182,37 @@ func silence() []byte {
 
 const noArgs = `{"type":"object","properties":{},"additionalProperties":false}`
 
-// jsonSchema202012 is the inputSchema the json-schema-2020-12 scenario (SEP-1613) expects to see
-// listed unchanged.
+// jsonSchema202012 is the inputSchema the json-schema-2020-12 scenario expects to see listed
+// unchanged: $schema, $defs and additionalProperties (SEP-1613), and since 2026-07-28 an $anchor
+// in $defs, allOf/anyOf and if/then/else (SEP-2106).
 const jsonSchema202012 = `{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "$defs": {
+    "address": {
+      "$anchor": "addressDef",
+      "type": "object",
+      "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+    }
+  },
+  "properties": {
+    "name": {"type": "string"},
+    "address": {"$ref": "#/$defs/address"},
+    "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+    "phone": {"type": "string"},
+    "email": {"type": "string"}
+  },
+  "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+  "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+  "then": {"required": ["phone"]},
+  "else": {"required": ["email"]},
+  "additionalProperties": false
+}`
+
+// jsonSchema202012Checked is the part of jsonSchema202012 that rpc's validator checks: it has
+// no composition or conditional keywords, so the tool's arguments are checked against their
+// types alone. The scenario only lists the tool.
+const jsonSchema202012Checked = `{
   "type": "object",
   "$defs": {
     "address": {
@@ -193,7 +222,10 @@ const jsonSchema202012 = `{
   },
   "properties": {
     "name": {"type": "string"},
-    "address": {"$ref": "#/$defs/address"}
+    "address": {"$ref": "#/$defs/address"},
+    "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+    "phone": {"type": "string"},
+    "email": {"type": "string"}
   },
   "additionalProperties": false
 }`
@@ -298,6 +330,9 @@ func newServer(stderr io.Writer) *rpc.Server {
 	s := &rpc.Server{
 		Info:         rpc.Implementation{Name: "ownsona-conformance", Title: "ownsona rpc conformance fixture", Version: "1.0.0"},
 		Instructions: "A fixture for the MCP conformance suite.",
+		// test_trigger_tool_change and test_trigger_prompt_change announce changes of these
+		// lists (server-stateless checks that a listening client hears of them).
+		ListChanged: []string{"tools", "prompts"},
 		Tools: []*rpc.Tool{
 			fixed("test_simple_text", "Returns one text item.", rpc.TextContent("This is a simple text response for testing.")),
 			fixed("test_image_content", "Returns a 1x1 red PNG.", rpc.Content{Type: "image", MIMEType: "image/png", Data: pngBase64}),
@@ -398,8 +433,29 @@ func newServer(stderr io.Writer) *rpc.Server {
 			elicit("test_elicitation_sep1330_enums", "Asks for the five kinds of enum field (SEP-1330).",
 				"Please select options from the enum fields", sep1330Schema),
 			{
+				// http-custom-header-server-validation (SEP-2243) calls the first tool whose
+				// inputSchema has an x-mcp-header, with its string argument in Mcp-Param-Region:
+				// Base64-encoded, malformed, or left out.
+				Name: "test_param_headers", Description: "Echoes its arguments; region, priority and dryRun travel in Mcp-Param-* headers too.",
+				InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "region": {"type": "string", "x-mcp-header": "Region"},
+    "priority": {"type": "integer", "x-mcp-header": "Priority"},
+    "options": {"type": "object", "properties": {"dryRun": {"type": "boolean", "x-mcp-header": "Dry-Run"}}},
+    "query": {"type": "string"}
+  },
+  "required": ["region"],
+  "additionalProperties": false
+}`),
+				Handler: func(_ context.Context, args json.RawMessage) (*rpc.ToolResult, error) {
+					return text("Received: " + string(args)), nil
+				},
+			},
+			{
 				Name: "json_schema_2020_12_tool", Description: "Tool with JSON Schema 2020-12 features",
-				InputSchema: json.RawMessage(jsonSchema202012),
+				InputSchema:    json.RawMessage(jsonSchema202012),
+				ArgumentSchema: json.RawMessage(jsonSchema202012Checked),
 				Handler: func(_ context.Context, args json.RawMessage) (*rpc.ToolResult, error) {
 					return text("Received: " + string(args)), nil
 				},
