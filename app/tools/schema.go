@@ -243,7 +243,7 @@ var (
 var idSchema = schema{"type": "integer", "description": "memory id", "minimum": 1, "maximum": maxID}
 
 // maxID is the largest memory id, 2^63-1.
-const maxID = math.MaxInt64
+const maxID int64 = math.MaxInt64
 
 var tagsSchema = schema{
 	"type":        []string{"array", "string"},
