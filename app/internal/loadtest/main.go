@@ -1,10 +1,13 @@
 // Command loadtest is `make load`: a bounded load test of the real binary over HTTPS on
 // loopback. It starts `ownsona serve --tls local` on a fresh file, gives each of N clients its
 // own personal access token, and has them remember and recall as fast as the server lets them
-// for a fixed time, while a few hostile connections send headers one byte at a time
-// (slowloris) and bodies over the 4 MiB limit. Then it stops the server, exports the file and
-// checks that every acknowledged write is there. It prints throughput, latency percentiles and
-// the count of each outcome, and exits 1 on any error other than the intended 429s.
+// first alone (the baseline), then for a fixed time while hostile connections send headers one
+// byte at a time (slowloris), bodies over the 4 MiB limit, and the headers of OAuth token
+// requests whose bodies never finish (slow bodies). Then it stops the server, exports the file
+// and checks that every acknowledged write is there. It prints throughput, latency
+// percentiles and the count of each outcome for both runs, and the ratio of the attacked p99
+// to the baseline's; it exits 1 on any error other than the intended 429s, on a lost write, or
+// when that ratio exceeds -max-p99-ratio.
 package main
 
 import (
@@ -35,9 +38,10 @@ func main() {
 	clients := flag.Int("clients", 50, "concurrent clients")
 	duration := flag.Duration("duration", 60*time.Second, "how long the clients run")
 	rate := flag.Int("rate", 600, "OWNSONA_RATE_LIMIT for the server (requests per minute per client)")
-	hostile := flag.Int("hostile", 4, "slowloris connections and oversized-body senders (each)")
+	hostile := flag.Int("hostile", 4, "slowloris connections, oversized-body and slow-body senders (each)")
+	maxRatio := flag.Float64("max-p99-ratio", 2, "the most the attacked p99 may be of the baseline's (0: report only)")
 	flag.Parse()
-	if err := run(*bin, *clients, *duration, *rate, *hostile); err != nil {
+	if err := run(*bin, *clients, *duration, *rate, *hostile, *maxRatio); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
 	}
@@ -50,7 +54,7 @@ type result struct {
 	err     string
 }
 
-func run(bin string, clients int, duration time.Duration, rate, hostile int) error {
+func run(bin string, clients int, duration time.Duration, rate, hostile int, maxRatio float64) error {
 	dir, err := os.MkdirTemp("", "ownsona-load")
 	if err != nil {
 		return err
@@ -102,69 +106,15 @@ func run(bin string, clients int, duration time.Duration, rate, hostile int) err
 	}
 	go io.Copy(io.Discard, stderr)
 	host := strings.TrimSuffix(strings.TrimPrefix(url, "https://"), "/mcp")
-	fmt.Printf("serving at %s; %d clients for %s, %d slowloris and %d oversized senders\n", url, clients, duration, hostile, hostile)
+	fmt.Printf("serving at %s; %d clients for %s alone, then for %s beside %d slowloris, %d oversized-body and %d slow-body senders\n",
+		url, clients, duration/2, duration, hostile, hostile, hostile)
 
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, MaxIdleConnsPerHost: clients * 2}
 	hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
-	ctx, cancel := context.WithTimeout(context.Background(), duration)
-	defer cancel()
-
-	var mu sync.Mutex
-	var results []result
 	acked := map[string]bool{}
-	var wg sync.WaitGroup
-	for i := range clients {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			var mine []result
-			var myAcks []string
-			for n := 0; ctx.Err() == nil; n++ {
-				kind := "recall"
-				args := map[string]any{"query": fmt.Sprintf("what did client %d say about item %d", i, n/2)}
-				text := ""
-				if n%2 == 0 {
-					kind = "remember"
-					text = fmt.Sprintf("load client %d remembers item %d: the cello lesson moved to Thursday", i, n)
-					args = map[string]any{"text": text, "tags": []string{"load"}}
-				}
-				r, retry := call(ctx, hc, url, tokens[i], kind, args)
-				if ctx.Err() != nil && r.status == 0 {
-					break // the run ended during the request: not an error
-				}
-				mine = append(mine, r)
-				if r.status == http.StatusOK && r.err == "" && kind == "remember" {
-					myAcks = append(myAcks, text)
-				}
-				if r.status == http.StatusTooManyRequests {
-					select {
-					case <-time.After(retry):
-					case <-ctx.Done():
-					}
-				}
-			}
-			mu.Lock()
-			results = append(results, mine...)
-			for _, t := range myAcks {
-				acked[t] = true
-			}
-			mu.Unlock()
-		}(i)
-	}
-	var hostileDone atomic.Int64
+	baseline := phase(hc, url, host, tokens, duration/2, 0, acked, nil)
 	var hostileErr atomic.Value
-	for range hostile {
-		wg.Add(2)
-		go func() { defer wg.Done(); slowloris(ctx, host); hostileDone.Add(1) }()
-		go func() {
-			defer wg.Done()
-			if err := oversized(ctx, hc, url, tokens[0]); err != nil {
-				hostileErr.Store(err.Error())
-			}
-			hostileDone.Add(1)
-		}()
-	}
-	wg.Wait()
+	attacked := phase(hc, url, host, tokens, duration, hostile, acked, &hostileErr)
 
 	// Stop the server and read the file back.
 	cmd.Process.Signal(os.Interrupt)
@@ -200,7 +150,95 @@ func run(bin string, clients int, duration time.Duration, rate, hostile int) err
 			lost++
 		}
 	}
-	return report(results, duration, len(acked), lost, hostileErr.Load())
+	fmt.Printf("\nbaseline (%s, no attackers):", duration/2)
+	baseErr, baseP99 := report(baseline, duration/2)
+	fmt.Printf("\nunder attack (%s):", duration)
+	attackErr, attackP99 := report(attacked, duration)
+	ratio := float64(attackP99) / float64(max(baseP99, time.Microsecond))
+	fmt.Printf("\nauthenticated p99: %s alone, %s under attack: %.2f×\nacknowledged writes: %d, missing after restart: %d\n",
+		baseP99.Round(10*time.Microsecond), attackP99.Round(10*time.Microsecond), ratio, len(acked), lost)
+	var problems []string
+	for _, err := range []error{baseErr, attackErr} {
+		if err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	if lost > 0 {
+		problems = append(problems, fmt.Sprintf("%d acknowledged writes lost", lost))
+	}
+	if e := hostileErr.Load(); e != nil {
+		problems = append(problems, fmt.Sprint(e))
+	}
+	if maxRatio > 0 && ratio > maxRatio {
+		problems = append(problems, fmt.Sprintf("the attacked p99 is %.2f× the baseline's, more than %.1f×", ratio, maxRatio))
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	fmt.Println("ok: no errors but the intended 429s, no acknowledged write lost")
+	return nil
+}
+
+// phase runs the clients for d, with hostile senders of each kind beside them, and returns
+// their results; the writes the server acknowledged join acked.
+func phase(hc *http.Client, url, host string, tokens []string, d time.Duration, hostile int, acked map[string]bool, hostileErr *atomic.Value) []result {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var mu sync.Mutex
+	var results []result
+	var wg sync.WaitGroup
+	start := len(acked)
+	for i := range tokens {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			var mine []result
+			var myAcks []string
+			for n := 0; ctx.Err() == nil; n++ {
+				kind := "recall"
+				args := map[string]any{"query": fmt.Sprintf("what did client %d say about item %d", i, n/2)}
+				text := ""
+				if n%2 == 0 {
+					kind = "remember"
+					text = fmt.Sprintf("load client %d remembers item %d (after %d): the cello lesson moved to Thursday", i, n, start)
+					args = map[string]any{"text": text, "tags": []string{"load"}}
+				}
+				r, retry := call(ctx, hc, url, tokens[i], kind, args)
+				if ctx.Err() != nil && r.status == 0 {
+					break // the run ended during the request: not an error
+				}
+				mine = append(mine, r)
+				if r.status == http.StatusOK && r.err == "" && kind == "remember" {
+					myAcks = append(myAcks, text)
+				}
+				if r.status == http.StatusTooManyRequests {
+					select {
+					case <-time.After(retry):
+					case <-ctx.Done():
+					}
+				}
+			}
+			mu.Lock()
+			results = append(results, mine...)
+			for _, t := range myAcks {
+				acked[t] = true
+			}
+			mu.Unlock()
+		}(i)
+	}
+	for range hostile {
+		wg.Add(3)
+		go func() { defer wg.Done(); slowloris(ctx, host) }()
+		go func() { defer wg.Done(); slowBody(ctx, host) }()
+		go func() {
+			defer wg.Done()
+			if err := oversized(ctx, hc, url, tokens[0]); err != nil {
+				hostileErr.Store(err.Error())
+			}
+		}()
+	}
+	wg.Wait()
+	return results
 }
 
 // call sends one tools/call and classifies the answer; for a 429 it returns the wait.
@@ -259,6 +297,39 @@ func slowloris(ctx context.Context, host string) {
 	}
 }
 
+// slowBody sends the headers of OAuth token requests and then their bodies one byte a second,
+// on 8 connections at once, reconnecting when the server cuts one: what held every slot of
+// the server's one concurrency gate before authenticated MCP got a pool of its own.
+func slowBody(ctx context.Context, host string) {
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				conn, err := tls.Dial("tcp", host, &tls.Config{InsecureSkipVerify: true})
+				if err != nil {
+					return
+				}
+				fmt.Fprintf(conn, "POST /oauth/token HTTP/1.1\r\nHost: %s\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n", host)
+				for ctx.Err() == nil {
+					if _, err := conn.Write([]byte("x")); err != nil {
+						break // cut, or answered and closed: reconnect
+					}
+					select {
+					case <-time.After(time.Second):
+					case <-ctx.Done():
+					}
+				}
+				conn.Close()
+				select {
+				case <-time.After(100 * time.Millisecond):
+				case <-ctx.Done():
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
 // oversized posts bodies over the 4 MiB limit and expects 413 each time.
 func oversized(ctx context.Context, hc *http.Client, url, token string) error {
 	big := bytes.Repeat([]byte("a"), 5<<20)
@@ -282,9 +353,12 @@ func oversized(ctx context.Context, hc *http.Client, url, token string) error {
 	return nil
 }
 
-func report(results []result, d time.Duration, acked, lost int, hostileErr any) error {
+// report prints one run's table and returns its error (requests that failed otherwise than
+// with the intended 429) and the p99 of its successful calls.
+func report(results []result, d time.Duration) (error, time.Duration) {
 	count := map[string]int{}
 	var lat = map[string][]time.Duration{}
+	var all []time.Duration
 	var errs []string
 	for _, r := range results {
 		switch {
@@ -298,40 +372,33 @@ func report(results []result, d time.Duration, acked, lost int, hostileErr any) 
 		default:
 			count[r.kind+" ok"]++
 			lat[r.kind] = append(lat[r.kind], r.latency)
+			all = append(all, r.latency)
 		}
+	}
+	pct := func(l []time.Duration, q float64) time.Duration {
+		if len(l) == 0 {
+			return 0
+		}
+		slices.Sort(l)
+		return l[min(len(l)-1, int(q*float64(len(l))))]
 	}
 	fmt.Printf("\n| operation | ok | 429 | errors | ok/s | p50 | p99 |\n|---|---|---|---|---|---|---|\n")
 	for _, k := range []string{"remember", "recall"} {
 		l := lat[k]
-		slices.Sort(l)
-		p := func(q float64) time.Duration {
-			if len(l) == 0 {
-				return 0
-			}
-			return l[min(len(l)-1, int(q*float64(len(l))))]
-		}
 		fmt.Printf("| %s | %d | %d | %d | %.0f | %s | %s |\n", k, count[k+" ok"], count[k+" 429"], count[k+" error"],
-			float64(count[k+" ok"])/d.Seconds(), p(0.5).Round(10*time.Microsecond), p(0.99).Round(10*time.Microsecond))
+			float64(count[k+" ok"])/d.Seconds(), pct(l, 0.5).Round(10*time.Microsecond), pct(l, 0.99).Round(10*time.Microsecond))
 	}
-	fmt.Printf("\nacknowledged writes: %d, missing after restart: %d\n", acked, lost)
 	var problems []string
 	if n := count["remember error"] + count["recall error"]; n > 0 {
 		problems = append(problems, fmt.Sprintf("%d errors, e.g. %s", n, strings.Join(errs, "; ")))
-	}
-	if lost > 0 {
-		problems = append(problems, fmt.Sprintf("%d acknowledged writes lost", lost))
-	}
-	if hostileErr != nil {
-		problems = append(problems, fmt.Sprint(hostileErr))
 	}
 	if count["remember ok"] == 0 || count["recall ok"] == 0 {
 		problems = append(problems, "no successful requests")
 	}
 	if len(problems) > 0 {
-		return errors.New(strings.Join(problems, "; "))
+		return errors.New(strings.Join(problems, "; ")), pct(all, 0.99)
 	}
-	fmt.Println("ok: no errors but the intended 429s, no acknowledged write lost")
-	return nil
+	return nil, pct(all, 0.99)
 }
 
 func findToken(out string) string {
