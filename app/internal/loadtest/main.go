@@ -63,6 +63,16 @@ func run(bin string, clients int, duration time.Duration, rate, hostile int, max
 	db := filepath.Join(dir, "load.db")
 	env := append(os.Environ(), "OWNSONA_LOGIN_PASSWORD=load-test-password", "OWNSONA_LOG_LEVEL=warn")
 
+	// ca export makes the file (the local CA's root in it); token create needs one to exist.
+	rootPEM, err := exec.Command(bin, "ca", "export", "--db", db).Output()
+	if err != nil {
+		return fmt.Errorf("ca export: %w", err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(rootPEM) {
+		return errors.New("ca export printed no certificate")
+	}
+
 	tokens := make([]string, clients)
 	for i := range tokens {
 		out, err := exec.Command(bin, "token", "create", "--db", db, "--name", fmt.Sprintf("load-%d", i)).Output()
@@ -74,15 +84,6 @@ func run(bin string, clients int, duration time.Duration, rate, hostile int, max
 			return fmt.Errorf("token create printed no osk_ token: %q", out)
 		}
 	}
-	rootPEM, err := exec.Command(bin, "ca", "export", "--db", db).Output()
-	if err != nil {
-		return fmt.Errorf("ca export: %w", err)
-	}
-	roots := x509.NewCertPool()
-	if !roots.AppendCertsFromPEM(rootPEM) {
-		return errors.New("ca export printed no certificate")
-	}
-
 	cmd := exec.Command(bin, "serve", "--db", db, "--addr", "127.0.0.1:0", "--tls", "local",
 		"--rate-limit", strconv.Itoa(rate), "--rate-burst", "20", "--log-level", "info")
 	cmd.Env = env
