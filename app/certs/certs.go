@@ -88,6 +88,7 @@ type Config struct {
 type Manager struct {
 	mode      Mode
 	httpsPort int
+	names     []string // the names served: the only hosts the plain-HTTP port redirects, with loopback
 
 	getCert func(*tls.ClientHelloInfo) (*tls.Certificate, error)
 	check   func(context.Context) error // what Start does first
@@ -108,7 +109,7 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	m := &Manager{mode: cfg.Mode, httpsPort: cfg.HTTPSPort}
+	m := &Manager{mode: cfg.Mode, httpsPort: cfg.HTTPSPort, names: cfg.Names}
 	if cfg.HTTPSPort < 0 || cfg.HTTPSPort > 65535 {
 		return nil, fmt.Errorf("tls: https port %d out of range", cfg.HTTPSPort)
 	}
@@ -192,8 +193,9 @@ func (m *Manager) TLSConfig() *tls.Config {
 }
 
 // HTTPHandler returns the handler for the plain-HTTP port: it answers ACME HTTP-01
-// challenges (ModeACME), redirects GET and HEAD requests to the same URL on https with 308,
-// and refuses other methods with 400.
+// challenges (ModeACME), redirects GET and HEAD requests for the configured names and
+// loopback to the same URL on https with 308, refuses other hosts with 421 (the port is no open
+// redirector for any name that points at it), and other methods with 400.
 func (m *Manager) HTTPHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if m.acme != nil && m.acme.issuer.HandleHTTPChallenge(w, r) {
@@ -212,6 +214,10 @@ func (m *Manager) HTTPHandler() http.Handler {
 			http.Error(w, "bad host", http.StatusBadRequest)
 			return
 		}
+		if !m.serves(host) {
+			http.Error(w, "this server redirects only its own names to https", http.StatusMisdirectedRequest)
+			return
+		}
 		switch {
 		case m.httpsPort != 0 && m.httpsPort != 443:
 			host = net.JoinHostPort(host, strconv.Itoa(m.httpsPort))
@@ -221,6 +227,24 @@ func (m *Manager) HTTPHandler() http.Handler {
 		u := url.URL{Scheme: "https", Host: host, Path: r.URL.Path, RawPath: r.URL.RawPath, RawQuery: r.URL.RawQuery}
 		http.Redirect(w, r, u.String(), http.StatusPermanentRedirect)
 	})
+}
+
+// serves reports whether host (no port, no brackets) is one of the configured names or a
+// loopback name.
+func (m *Manager) serves(host string) bool {
+	host = strings.TrimSuffix(host, ".")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return true
+	}
+	for _, n := range m.names {
+		if strings.EqualFold(strings.TrimSuffix(n, "."), host) {
+			return true
+		}
+	}
+	return false
 }
 
 // Start makes sure certificates are ready, synchronously, and returns the error if not:
