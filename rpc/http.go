@@ -506,14 +506,19 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 	s.pump(w, r, rc, ss.out)
 }
 
-// pump writes the outbox's messages as events until the outbox closes, the client goes or the
-// server shuts down, with a comment line every KeepAlive.
-func (s *Server) pump(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, out *outbox) {
+// keepAlive ticks every KeepAlive (25 s if unset), for the comment lines of long streams.
+func (s *Server) keepAlive() *time.Ticker {
 	every := s.KeepAlive
 	if every <= 0 {
 		every = 25 * time.Second
 	}
-	tick := time.NewTicker(every)
+	return time.NewTicker(every)
+}
+
+// pump writes the outbox's messages as events until the outbox closes, the client goes or the
+// server shuts down, with a comment line every KeepAlive.
+func (s *Server) pump(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, out *outbox) {
+	tick := s.keepAlive()
 	defer tick.Stop()
 	for {
 		select {

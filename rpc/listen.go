@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"time"
 )
 
 const (
@@ -141,11 +140,7 @@ func (s *Server) listen(ctx context.Context, ss *session, p params) (any, error)
 	if !ri.send(b) {
 		return nil, ctx.Err()
 	}
-	every := s.KeepAlive
-	if every <= 0 {
-		every = 25 * time.Second
-	}
-	tick := time.NewTicker(every)
+	tick := s.keepAlive()
 	defer tick.Stop()
 	for {
 		select {

@@ -601,17 +601,7 @@ func modernTools(s *rpc.Server) []*rpc.Tool {
 		{
 			Name: "test_missing_capability", Description: "Asks the client's model a question, so needs the sampling capability (-32021 without it).",
 			InputSchema: json.RawMessage(noArgs),
-			Handler: func(ctx context.Context, _ json.RawMessage) (*rpc.ToolResult, error) {
-				out, err := rpc.Input(ctx, map[string]rpc.InputRequest{"capital_question": sampling("What is the capital of France?", 100)})
-				if err != nil {
-					return nil, err
-				}
-				answer, err := decodeSampled("capital_question", out["capital_question"])
-				if err != nil {
-					return nil, err
-				}
-				return text("LLM response: " + answer), nil
-			},
+			Handler:     askCapital,
 		},
 		{
 			Name: "test_streaming_elicitation", Description: "Asks the user to confirm (elicitation): a request on the call's stream before 2026-07-28, an input_required result since.",
@@ -656,17 +646,7 @@ func modernTools(s *rpc.Server) []*rpc.Tool {
 		{
 			Name: "test_input_required_result_sampling", Description: "Asks the client's model a question (sampling) and returns its answer.",
 			InputSchema: json.RawMessage(noArgs),
-			Handler: func(ctx context.Context, _ json.RawMessage) (*rpc.ToolResult, error) {
-				out, err := rpc.Input(ctx, map[string]rpc.InputRequest{"capital_question": sampling("What is the capital of France?", 100)})
-				if err != nil {
-					return nil, err
-				}
-				answer, err := decodeSampled("capital_question", out["capital_question"])
-				if err != nil {
-					return nil, err
-				}
-				return text("LLM response: " + answer), nil
-			},
+			Handler:     askCapital,
 		},
 		{
 			Name: "test_input_required_result_list_roots", Description: "Asks the client for its roots (roots/list) and lists them.",
@@ -796,6 +776,19 @@ func modernPrompts() []*rpc.Prompt {
 				Content: rpc.TextContent(fmt.Sprintf("Answer with this context in mind: %v", given))}}}, nil
 		},
 	}}
+}
+
+// askCapital asks the client's model a question (sampling) and returns its answer.
+func askCapital(ctx context.Context, _ json.RawMessage) (*rpc.ToolResult, error) {
+	out, err := rpc.Input(ctx, map[string]rpc.InputRequest{"capital_question": sampling("What is the capital of France?", 100)})
+	if err != nil {
+		return nil, err
+	}
+	answer, err := decodeSampled("capital_question", out["capital_question"])
+	if err != nil {
+		return nil, err
+	}
+	return text("LLM response: " + answer), nil
 }
 
 // form is an elicitation/create's params asking for one required field of a primitive type.
