@@ -48,9 +48,14 @@ func testConfig(tb testing.TB, clock *fakeClock) Config {
 	cfg.RateLimit = 0 // tests that are about rate limits turn it on
 	if clock != nil {
 		cfg.Now = clock.Now
+		testClocks.Store(cfg.DB, clock)
 	}
 	return cfg
 }
+
+// testClocks maps the file of a testConfig to its fake clock, for helpers that must let time
+// pass the way the server sees it (the consent page's one-second delay).
+var testClocks sync.Map // DB path → *fakeClock
 
 // testPassword is the owner's password in tests.
 const testPassword = "correct horse battery staple"

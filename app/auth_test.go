@@ -78,6 +78,9 @@ func newOAuthClient(tb testing.TB, a *App, name string) *oauthClient {
 	c := &oauthClient{tb: tb, base: a.Auth().Endpoints().Issuer, Name: name,
 		http:    &http.Client{Transport: handlerTransport{h}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		browser: newBrowser(handlerTransport{h}, testPassword)}
+	if clock, ok := testClocks.Load(a.cfg.DB); ok { // the server's time is the fake clock's
+		c.browser.wait = clock.(*fakeClock).Advance
+	}
 	reg, _ := json.Marshal(map[string]any{"client_name": name, "redirect_uris": []string{testRedirectURI},
 		"grant_types": []string{"authorization_code", "refresh_token"}, "token_endpoint_auth_method": "none"})
 	resp, err := c.http.Post(c.base+"/oauth/register", "application/json", bytes.NewReader(reg))

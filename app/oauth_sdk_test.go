@@ -30,6 +30,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
+	"github.com/ownsona/ownsona/oauth/login"
 	"github.com/ownsona/ownsona/oauth/policy"
 )
 
@@ -143,6 +144,9 @@ type browser struct {
 	jar      http.CookieJar
 	username string
 	password string
+	// wait lets d pass before the consent form is submitted (Allow works only after the page
+	// has been shown for login.ConsentDelay). If nil, time.Sleep.
+	wait func(d time.Duration)
 }
 
 // newBrowser returns a browser whose requests go through rt (nil: the network) and that signs
@@ -199,6 +203,11 @@ func (b *browser) authorize(ctx context.Context, authURL string) (*url.URL, erro
 				form.Set("password", b.password)
 			case "/oauth/consent":
 				form.Set("action", "allow")
+				if b.wait != nil {
+					b.wait(login.ConsentDelay)
+				} else {
+					time.Sleep(login.ConsentDelay)
+				}
 			default:
 				return nil, fmt.Errorf("a form posting to %q", action)
 			}

@@ -4,8 +4,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/oauth/login"
 )
 
 func TestNewEndpoints(t *testing.T) {
@@ -163,4 +167,40 @@ func FuzzBearerToken(f *testing.F) {
 			t.Fatalf("accepted %q from %q", tok, h)
 		}
 	})
+}
+
+// TestNew_ShortPlainPassword (issue 13, item 13): a plain-text owner password shorter than 12
+// characters is refused at start, with the length and what to do; hashes and longer ones start.
+func TestNew_ShortPlainPassword(t *testing.T) {
+	hash, err := login.HashPassword("short")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, password string
+		ok             bool
+	}{
+		{"11 characters", "elevenchars", false},
+		{"11 characters, not bytes", "ünïcödé pwd", false},
+		{"12 characters", "twelve chars", true},
+		{"a hash of a short one", hash, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db, err := kv.Open(filepath.Join(t.TempDir(), "o.db"), kv.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			s, err := New(Config{PublicURL: "https://mem.example.com", DB: db, Password: tc.password})
+			if s != nil {
+				s.Close()
+			}
+			if tc.ok != (err == nil) {
+				t.Fatalf("New: %v, want ok %v", err, tc.ok)
+			}
+			if err != nil && (!strings.Contains(err.Error(), "at least 12") || !strings.Contains(err.Error(), "hash-password") || strings.Contains(err.Error(), tc.password)) {
+				t.Errorf("error %q: want the rule and the way out, never the password", err)
+			}
+		})
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 
@@ -34,6 +35,8 @@ const (
 	maxRegistrationBody = 16 << 10
 	// maxTokenBody bounds a token or revocation request.
 	maxTokenBody = 16 << 10
+	// MinPlainPassword is the shortest plain-text Config.Password New accepts.
+	MinPlainPassword = 12
 	// gcEvery is how often abandoned clients, expired codes and dead families are removed.
 	gcEvery = time.Hour
 )
@@ -57,7 +60,7 @@ type Config struct {
 	// Username is the owner's login name. If empty, DefaultUsername.
 	Username string
 	// Password is the owner's password: an argon2id PHC string (ownsona hash-password), a bcrypt
-	// hash, or plain text. If empty, the hash stored in the file is used; on a first start
+	// hash, or plain text of at least MinPlainPassword characters. If empty, the hash stored in the file is used; on a first start
 	// without one a password is generated, its hash stored, and GeneratedPassword returns it.
 	Password string
 	// AccessTokenTTL is the lifetime of access tokens. If zero, DefaultAccessTokenTTL; at most
@@ -164,13 +167,18 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("login password: %w", err)
 	}
+	if n := utf8.RuneCountInString(secret); warn == login.PlainTextWarning && n < MinPlainPassword {
+		// A short password in plain text is one an attacker can try from anywhere: refuse to
+		// start rather than warn (a hash is the owner's deliberate choice and stays accepted).
+		return nil, fmt.Errorf("login password: OWNSONA_LOGIN_PASSWORD is plain text of %d characters; use at least %d, or the argon2id hash of a password from 'ownsona hash-password'", n, MinPlainPassword)
+	}
 	if warn != "" {
 		s.log.Warn().Msg(warn)
 	}
 	s.throttle = login.NewThrottle(s.now)
 	s.loadThrottle()
 	s.pages, err = login.New(login.Config{Verifier: v, Complete: s.complete, Secure: strings.HasPrefix(ep.Issuer, "https://"),
-		Throttle: s.throttle, ClientIP: s.cfg.ClientIP, Now: s.now, Log: s.log})
+		DB: cfg.DB, Throttle: s.throttle, ClientIP: s.cfg.ClientIP, Now: s.now, Log: s.log})
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +272,7 @@ func (s *Server) Routes(mux *http.ServeMux) {
 	mux.HandleFunc("/oauth/token", s.token)
 	mux.HandleFunc("/oauth/revoke", s.revoke)
 	mux.HandleFunc("/oauth/jwks.json", s.jwks)
-	for _, p := range []string{login.PathLogin, login.PathConsent, login.PathContinue} {
+	for _, p := range []string{login.PathLogin, login.PathConsent, login.PathContinue, login.PathLogout} {
 		mux.Handle(p, s.pages)
 	}
 }

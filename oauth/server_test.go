@@ -423,8 +423,12 @@ func (b *browser) toConsent(tb testing.TB, query string) (txn, csrf string) {
 }
 
 // decide posts the owner's decision ("allow" or "deny") and returns where the browser is sent.
+// Allow waits login.ConsentDelay first, as the owner reading the page does.
 func (b *browser) decide(tb testing.TB, txn, csrf, action string) *url.URL {
 	tb.Helper()
+	if action == "allow" {
+		b.f.waitConsentDelay()
+	}
 	w := b.do(http.MethodPost, login.PathConsent, url.Values{"txn": {txn}, "csrf": {csrf}, "action": {action}}, nil)
 	if w.Code != http.StatusSeeOther {
 		tb.Fatalf("AS-19: POST %s: %d %s, want 303", login.PathConsent, w.Code, w.Body)
@@ -437,6 +441,16 @@ func (b *browser) decide(tb testing.TB, txn, csrf, action string) *url.URL {
 		b.f.keep(c)
 	}
 	return u
+}
+
+// waitConsentDelay lets login.ConsentDelay pass on the server's clock: the fake clock, or the
+// synctest bubble's when the server runs on the real time functions.
+func (f *fixture) waitConsentDelay() {
+	if f.cfg.Now == nil {
+		time.Sleep(login.ConsentDelay)
+		return
+	}
+	f.clock.Add(login.ConsentDelay)
 }
 
 // authorize runs the whole browser step and returns the redirect to the client.
@@ -552,7 +566,8 @@ func wantPageHeaders(tb testing.TB, what string, w *httptest.ResponseRecorder) {
 			tb.Errorf("%s: %s = %q, want %q", what, k, got, v)
 		}
 	}
-	if strings.HasPrefix(h.Get("Content-Type"), "text/html") && regexp.MustCompile(`(?i)\s(src|href)\s*=`).MatchString(w.Body.String()) {
+	// Only a same-origin path may be linked (the consent page's sign-out link).
+	if strings.HasPrefix(h.Get("Content-Type"), "text/html") && regexp.MustCompile(`(?i)\s(src|href)\s*=\s*["']?(//|[^/"'])`).MatchString(w.Body.String()) {
 		tb.Errorf("%s: AS-22: the page loads or links something: %s", what, w.Body)
 	}
 }
@@ -583,9 +598,11 @@ func TestServer_Flow(t *testing.T) {
 		t.Errorf("claims = %v", claims)
 	}
 
-	c := a.b.cookies[login.CookieSecure]
-	if c == nil || !c.Secure || !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Path != "/" || c.Domain != "" || len(a.b.cookies) != 1 {
-		t.Errorf("AS-24: cookies %v", a.b.cookies)
+	for _, name := range []string{login.CookieSecure, login.DeviceCookieSecure} { // the session, and the device that signed in
+		c := a.b.cookies[name]
+		if c == nil || !c.Secure || !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Path != "/" || c.Domain != "" || len(a.b.cookies) != 2 {
+			t.Errorf("AS-24: cookies %v", a.b.cookies)
+		}
 	}
 
 	tk2 := f.MustRefresh(t, a.client, tk.RT)
@@ -782,10 +799,11 @@ func TestServer_CodeReplayWithoutProof(t *testing.T) {
 func TestServer_CodeExpiry(t *testing.T) {
 	t.Parallel()
 	f := MustOpenServer(t)
-	a1, a2 := f.MustAuthorize(t), f.MustAuthorize(t)
+	a1 := f.MustAuthorize(t)
 	f.clock.Add(59 * time.Second)
 	f.MustExchange(t, a1)
-	f.clock.Add(2 * time.Second)
+	a2 := f.MustAuthorize(t)
+	f.clock.Add(61 * time.Second)
 	status, body := f.exchange(t, a2)
 	wantError(t, status, body, http.StatusBadRequest, policy.CodeInvalidGrant)
 }
@@ -1167,6 +1185,7 @@ func TestServer_PageHeaders(t *testing.T) {
 	check("consent page at /authorize", b.do(http.MethodGet, "/oauth/authorize?"+q, nil, nil), 200)
 	check("consent refused", b.do(http.MethodPost, login.PathConsent, url.Values{"txn": {txn}, "action": {"allow"}}, nil), 403)
 	check("consent GET", b.do(http.MethodGet, login.PathConsent, nil, nil), 405)
+	f.waitConsentDelay()
 	check("consent", b.do(http.MethodPost, login.PathConsent, url.Values{"txn": {txn}, "csrf": {csrf}, "action": {"allow"}}, nil), 303)
 }
 
@@ -2184,4 +2203,68 @@ func TestServer_Revocation(t *testing.T) {
 			t.Errorf("GET: %d", w.Code)
 		}
 	})
+}
+
+// TestServer_SignInUnderAttack is issue 13 items 5, 6 and 8 on the assembled server: while a
+// thousand anonymous sign-in starts come from forty /64s and 34 addresses guess three times each,
+// the owner's open login form, in the browser that signed in before (its device cookie), still
+// signs in and allows; a browser without the device cookie is throttled; and the owner can sign
+// out.
+func TestServer_SignInUnderAttack(t *testing.T) {
+	t.Parallel()
+	f := MustOpenServer(t)
+	client := f.MustRegister(t, "Owner's app", testRedirect)
+	query := func() string { return authQuery(client, testRedirect, policy.ChallengeS256(newVerifier())) }
+	from := func(ip string, r *http.Request) *httptest.ResponseRecorder {
+		r.RemoteAddr = net.JoinHostPort(ip, "40000")
+		return f.serve(r)
+	}
+	owner := f.browser()
+	owner.authorize(t, query()) // signed in once: the browser keeps its device cookie
+	f.clock.Add(time.Hour)      // the session has ended
+	w := owner.do(http.MethodGet, "/oauth/authorize?"+query(), nil, nil)
+	action, txn, csrf := formFields(w.Body.String())
+	if action != login.PathLogin {
+		t.Fatalf("the owner's page after the session ended: %s, want the login form", action)
+	}
+
+	for i := range 1000 {
+		if w := from(fmt.Sprintf("2001:db8:%x::%x", i%40, i), httptest.NewRequest(http.MethodGet, "/oauth/authorize?"+query(), nil)); w.Code != http.StatusOK {
+			t.Fatalf("anonymous start %d: %d", i+1, w.Code)
+		}
+	}
+	for i := range 34 {
+		ip := fmt.Sprintf("198.51.100.%d", i+1)
+		_, ltxn, lcsrf := formFields(from(ip, httptest.NewRequest(http.MethodGet, "/oauth/authorize?"+query(), nil)).Body.String())
+		for range 3 {
+			r := httptest.NewRequest(http.MethodPost, login.PathLogin, strings.NewReader(url.Values{"txn": {ltxn}, "csrf": {lcsrf},
+				"username": {DefaultUsername}, "password": {"a guess"}}.Encode()))
+			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			from(ip, r)
+		}
+	}
+
+	login1 := url.Values{"txn": {txn}, "csrf": {csrf}, "username": {DefaultUsername}, "password": {testPassword}}
+	if w := f.browser().do(http.MethodPost, login.PathLogin, login1, nil); w.Code != http.StatusTooManyRequests {
+		t.Errorf("the right password from a browser without the device cookie: %d, want 429", w.Code)
+	}
+	w = owner.do(http.MethodPost, login.PathLogin, login1, nil)
+	if w.Code != http.StatusSeeOther {
+		t.Fatalf("the owner's form after the attack: %d, want 303; %s", w.Code, w.Body)
+	}
+	_, txn, csrf = formFields(owner.do(http.MethodGet, w.Header().Get("Location"), nil, nil).Body.String())
+	if loc := owner.decide(t, txn, csrf, "allow"); loc.Query().Get("code") == "" {
+		t.Errorf("no code: %s", loc)
+	}
+
+	_, _, lcsrf := formFields(owner.do(http.MethodGet, login.PathLogout, nil, nil).Body.String())
+	if w := owner.do(http.MethodPost, login.PathLogout, url.Values{"csrf": {lcsrf}}, nil); w.Code != http.StatusSeeOther {
+		t.Fatalf("sign-out: %d, want 303", w.Code)
+	}
+	if _, ok := owner.cookies[login.CookieSecure]; ok {
+		t.Error("the session cookie survived sign-out")
+	}
+	if action, _, _ := formFields(owner.do(http.MethodGet, "/oauth/authorize?"+query(), nil, nil).Body.String()); action != login.PathLogin {
+		t.Errorf("after sign-out /authorize shows %s, want the login form", action)
+	}
 }

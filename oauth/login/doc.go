@@ -1,9 +1,9 @@
 // Package login is the part of ownsona's OAuth 2.1 authorization server
-// that a person sees: the owner's password, the login and consent pages,
-// their CSRF protection, login throttling and the session cookie. It
-// implements SECURITY.md AS-19 to AS-22, AS-24, AS-26 to AS-28; the
-// authorization server (package oauth) validates requests before calling it
-// and issues codes after it.
+// that a person sees: the owner's password, the login, consent and sign-out
+// pages, their CSRF protection, login throttling, and the session and device
+// cookies. It implements SECURITY.md AS-19 to AS-22, AS-24, AS-26 to AS-28;
+// the authorization server (package oauth) validates requests before calling
+// it and issues codes after it.
 //
 // The simplest use:
 //
@@ -16,15 +16,16 @@
 //	}
 //	pages, err := login.New(login.Config{
 //		Verifier: v,
+//		DB:       db, // the signing key and the devices survive restarts
 //		Secure:   publicURL.Scheme == "https",
 //		Complete: func(ctx context.Context, req login.Request, allow bool) (string, error) {
 //			// allow: issue a code for req; return req.RedirectURI with code,
 //			// state and iss. deny: the same with error=access_denied.
 //		},
 //	})
-//	mux.Handle(login.PathLogin, pages)
-//	mux.Handle(login.PathConsent, pages)
-//	mux.Handle(login.PathContinue, pages)
+//	for _, p := range []string{login.PathLogin, login.PathConsent, login.PathContinue, login.PathLogout} {
+//		mux.Handle(p, pages)
+//	}
 //
 // and in the /authorize handler, once client, redirect URI, PKCE, scope and
 // resource are valid (an invalid client or redirect URI is
@@ -34,26 +35,46 @@
 //
 // # The flow
 //
-// Start keeps the request server-side under a transaction id of 256 random
-// bits, with its own CSRF token of 256 random bits, for Config.TxnTTL. The
-// pages' forms carry only these two. Without a session cookie Start shows
-// the login page, whose form POSTs to PathLogin. A right password starts a
-// new session (a new id even if the browser had one: no fixation) and ties
-// the transaction to it, with a new CSRF token; a wrong one, for a wrong
-// username alike, shows the login page again with the same message. Both
-// answer 303 to PathContinue?txn=…, which shows the login page, or the
-// consent page when the browser's session owns the transaction (a logged-in
-// browser's Start shows it at once). Consent POSTs Allow or Deny to
-// PathConsent, which takes the transaction out of the store (a decision is
-// made once), calls Config.Complete and answers 303 to the URL it returns.
+// Nothing is stored for a sign-in until the owner decides, so that no number
+// of anonymous sign-in starts can push out the owner's. Start puts the
+// request, a transaction id of 128 random bits and an expiry (Config.TxnTTL)
+// into a transaction token, signed with HMAC-SHA256 under a 256-bit key kept
+// in the database file (Bucket); the pages' forms carry the token and a CSRF
+// token derived from its signature, and PathContinue carries the token in
+// its query. Without a session cookie Start shows the login page, whose form
+// POSTs to PathLogin. A right password starts a new session (a new id even
+// if the browser had one: no fixation) and sets a new device cookie; a wrong
+// one, for a wrong username alike, answers the same. Both answer 303 to
+// PathContinue?txn=…, which shows the login page again (with "Wrong username
+// or password." after a failure), or, when the browser has a session, the
+// consent page; a logged-in browser's Start shows it at once. The consent
+// page's token is re-signed with a tag of the session it was shown to and
+// the time it was shown, keeping the expiry of Start. Consent POSTs Allow or
+// Deny to PathConsent, which records the transaction id as decided (in
+// memory, until the transaction would have expired: a decision is made once,
+// and only a live session can record one), calls Config.Complete and answers
+// 303 to the URL it returns.
+//
+// Allow counts only once the consent page has been shown for ConsentDelay:
+// the button ignores the pointer and looks disabled until then (a CSS
+// animation; the pages run no script), and an Allow POSTed sooner is
+// answered 400 with the consent page again, which says why and waits its own
+// second. A click aimed at something else that lands on Allow as the page
+// appears decides nothing. Deny is never delayed.
+//
+// The consent page links to PathLogout, whose page has a form (same-origin,
+// with a CSRF token bound to the session) that ends the login session and
+// deletes its cookie. The device cookie stays.
 //
 // A POST is refused with 403 when http.CrossOriginProtection refuses it
 // (Sec-Fetch-Site cross-site or same-site, or a foreign Origin), when its
-// transaction is unknown or expired, when its CSRF token is missing or
-// another transaction's, and for consent when the transaction belongs to no
-// or another session. A form with any field besides its own (a client_id,
-// redirect_uri or scope smuggled in), a repeated field, another content
-// type or more than 8 KiB is 400. A GET to a POST path is 405.
+// transaction token is forged, changed, expired or already decided, when its
+// CSRF token is missing or another transaction's, and for consent when the
+// transaction's page was shown to no or another session. A form with any
+// field besides its own (a client_id, redirect_uri or scope smuggled in), a
+// repeated field, another content type or more than 8 KiB is 400, and so is
+// a request whose token would exceed 4 KiB (a state or client name of
+// kilobytes). A GET to a POST path is 405.
 //
 // # Passwords
 //
@@ -69,8 +90,14 @@
 //
 // Throttle limits attempts per IP with growing delays and a cap of
 // MaxFailures in Window, and globally with a leaky bucket; refused attempts
-// get 429 with Retry-After and the password is not checked. Nothing locks
-// the owner out for longer than the window.
+// get 429 with Retry-After and the password is not checked. A browser that
+// presents a valid device cookie (OWASP's device cookies: 256 random bits,
+// set at each sign-in for DeviceTTL, HttpOnly, SameSite=Lax, Secure and
+// __Host- over https, kept as SHA-256 digests in the file) is limited by its
+// own MaxDeviceFailures in DeviceWindow instead, and neither by its IP nor by
+// the global bucket: guesses from any number of addresses never lock the
+// owner out of a browser that has signed in before. Nothing locks anyone out
+// for longer than the window.
 //
 // # Pages
 //
@@ -92,17 +119,23 @@
 // characters (marked U+FFFD), says that the name is unverified, shows the
 // redirect host prominently with a warning for a loopback host or a custom
 // scheme, the host of a client ID metadata document URL, and the scopes.
+// Each page has at most one form (the sign-out form has a page of its own).
 //
 // # Caveats
 //
-// Transactions, sessions and throttling state live in memory: a restart
-// logs the owner out, forgets pending logins (the client starts again) and
-// forgets failures. Session ids are kept as SHA-256 digests. The stores are
-// bounded (1000 pending transactions, 100 sessions, 10000 throttled IPs);
-// past those the soonest to expire is dropped, and an untracked IP is
-// limited by the global bucket only. While many IPs fail, the global bucket
-// also delays the owner: that is the price of stopping a distributed guess,
-// and it ends when the attack does. Go strings cannot be wiped, so a
-// plain-text password from the configuration stays in memory until
-// collected; only its hash is kept.
+// Sessions, decided transactions and throttling state live in memory (the
+// server keeps the Throttle's state in the file across restarts): a restart
+// logs the owner out, and forgets which transactions were decided, which is
+// safe since a consent token names a session that no longer exists. An open
+// login form survives a restart. Session ids are kept as SHA-256 digests.
+// The stores are bounded (100 sessions, 1000 decided transactions, 100
+// devices, 10000 throttled IPs) and grow only after a right password, except
+// the IPs: past 10000 an untracked IP is limited by the global bucket only.
+// While many IPs fail, the global bucket delays a browser that has not signed
+// in before, the owner's too: that is the price of stopping a distributed
+// guess, and it ends when the attack does. The transaction key in the file,
+// like the signing keys, is a secret of every backup: with it one can forge
+// a login page's transaction, though not a password or a session. Go strings
+// cannot be wiped, so a plain-text password from the configuration stays in
+// memory until collected; only its hash is kept.
 package login

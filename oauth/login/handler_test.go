@@ -3,9 +3,14 @@ package login
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,6 +20,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/ownsona/ownsona/kv"
 )
 
 const (
@@ -25,8 +32,9 @@ const (
 // testServer is a Handler with a fast fake password check and a recording
 // CompleteFunc.
 type testServer struct {
-	h   *Handler
-	log *bytes.Buffer
+	h      *Handler
+	log    *bytes.Buffer
+	device *http.Cookie // the device cookie of the last mustLogIn
 
 	mu       sync.Mutex
 	complete []completeCall
@@ -41,15 +49,20 @@ type completeCall struct {
 // bubble, whose time stands still until the test sleeps.
 func mustNewTestServer(tb testing.TB, secure bool) *testServer {
 	tb.Helper()
+	return mustNewTestServerWith(tb, func(c *Config) { c.Secure = secure })
+}
+
+// mustNewTestServerWith is mustNewTestServer with opt adjusting the Config.
+func mustNewTestServerWith(tb testing.TB, opt func(*Config)) *testServer {
+	tb.Helper()
 	v, _, err := NewVerifier(testUser, "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g")
 	if err != nil {
 		tb.Fatal(err)
 	}
 	v.kdf = func(pw []byte) bool { return string(pw) == testPassword } // tests do not pay for argon2
 	s := &testServer{log: new(bytes.Buffer)}
-	s.h, err = New(Config{
+	cfg := Config{
 		Verifier: v,
-		Secure:   secure,
 		Log:      zerolog.New(zerolog.SyncWriter(s.log)),
 		Complete: func(ctx context.Context, req Request, allow bool) (string, error) {
 			s.mu.Lock()
@@ -60,7 +73,9 @@ func mustNewTestServer(tb testing.TB, secure bool) *testServer {
 			}
 			return req.RedirectURI + "?error=access_denied&state=" + url.QueryEscape(req.State), nil
 		},
-	})
+	}
+	opt(&cfg)
+	s.h, err = New(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -130,7 +145,16 @@ func (s *testServer) get(tb testing.TB, target string, cookies ...*http.Cookie) 
 // overrides request headers.
 func (s *testServer) post(tb testing.TB, path string, form url.Values, header http.Header, cookies ...*http.Cookie) page {
 	tb.Helper()
+	return s.postFrom(tb, "", path, form, header, cookies...)
+}
+
+// postFrom is post from the address ip ("" for httptest's 192.0.2.1).
+func (s *testServer) postFrom(tb testing.TB, ip, path string, form url.Values, header http.Header, cookies ...*http.Cookie) page {
+	tb.Helper()
 	r := httptest.NewRequest("POST", "https://mem.example.com"+path, strings.NewReader(form.Encode()))
+	if ip != "" {
+		r.RemoteAddr = net.JoinHostPort(ip, "40000")
+	}
 	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	r.Header.Set("Origin", "https://mem.example.com")
 	r.Header.Set("Sec-Fetch-Site", "same-origin")
@@ -147,17 +171,40 @@ func (s *testServer) post(tb testing.TB, path string, form url.Values, header ht
 
 func (s *testServer) login(tb testing.TB, p page, user, pw string, cookies ...*http.Cookie) page {
 	tb.Helper()
-	return s.post(tb, PathLogin, url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "username": {user}, "password": {pw}}, nil, cookies...)
+	return s.loginFrom(tb, "", p, user, pw, cookies...)
+}
+
+// loginFrom is login from the address ip.
+func (s *testServer) loginFrom(tb testing.TB, ip string, p page, user, pw string, cookies ...*http.Cookie) page {
+	tb.Helper()
+	return s.postFrom(tb, ip, PathLogin, url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "username": {user}, "password": {pw}}, nil, cookies...)
 }
 
 func sessionCookie(tb testing.TB, rec *httptest.ResponseRecorder) *http.Cookie {
 	tb.Helper()
+	if c := findCookie(rec, CookieSecure, CookiePlain); c != nil {
+		return c
+	}
+	tb.Fatalf("no session cookie in %q", rec.Header().Values("Set-Cookie"))
+	return nil
+}
+
+func deviceCookie(tb testing.TB, rec *httptest.ResponseRecorder) *http.Cookie {
+	tb.Helper()
+	if c := findCookie(rec, DeviceCookieSecure, DeviceCookiePlain); c != nil {
+		return c
+	}
+	tb.Fatalf("no device cookie in %q", rec.Header().Values("Set-Cookie"))
+	return nil
+}
+
+// findCookie returns the cookie rec sets under one of names, or nil.
+func findCookie(rec *httptest.ResponseRecorder, names ...string) *http.Cookie {
 	for _, c := range rec.Result().Cookies() {
-		if c.Name == CookieSecure || c.Name == CookiePlain {
+		if slices.Contains(names, c.Name) {
 			return c
 		}
 	}
-	tb.Fatalf("no session cookie in %q", rec.Header().Values("Set-Cookie"))
 	return nil
 }
 
@@ -174,6 +221,7 @@ func (s *testServer) mustLogIn(tb testing.TB, req Request) (page, *http.Cookie) 
 		tb.Fatalf("login = %d, want 303; body %s", res.Code, res.Body)
 	}
 	c := sessionCookie(tb, res.ResponseRecorder)
+	s.device = deviceCookie(tb, res.ResponseRecorder)
 	consent := s.get(tb, res.Header().Get("Location"), c)
 	if consent.Code != http.StatusOK || !strings.Contains(consent.Body.String(), `value="allow"`) {
 		tb.Fatalf("consent page = %d, want 200 with Allow; body %s", consent.Code, consent.Body)
@@ -193,6 +241,7 @@ func TestHandler_Flow(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				s := mustNewTestServer(t, true)
 				consent, c := s.mustLogIn(t, testRequest())
+				time.Sleep(ConsentDelay)
 				res := s.post(t, PathConsent, url.Values{"txn": {consent.txn}, "csrf": {consent.csrf}, "action": {tt.action}}, nil, c)
 				if res.Code != http.StatusSeeOther {
 					t.Fatalf("consent = %d, want 303; body %s", res.Code, res.Body)
@@ -223,6 +272,7 @@ func TestHandler_Flow(t *testing.T) {
 			if p.Code != http.StatusOK || !strings.Contains(p.Body.String(), `value="allow"`) {
 				t.Fatalf("Start with a session = %d, want the consent page", p.Code)
 			}
+			time.Sleep(ConsentDelay)
 			res := s.post(t, PathConsent, url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "action": {"allow"}}, nil, c)
 			if res.Code != http.StatusSeeOther {
 				t.Errorf("consent = %d, want 303", res.Code)
@@ -270,9 +320,12 @@ func TestHandler_WrongUserAndWrongPassword(t *testing.T) {
 		try := func(user, pw string) outcome {
 			p := s.start(t, testRequest())
 			res := s.login(t, p, user, pw)
-			loc := strings.ReplaceAll(res.Header().Get("Location"), url.QueryEscape(p.txn), "TXN")
-			next := s.get(t, res.Header().Get("Location"))
-			clean := strings.NewReplacer(p.txn, "TXN", next.csrf, "CSRF").Replace(next.Body.String())
+			loc := res.Header().Get("Location")
+			next := s.get(t, loc)
+			if u, err := url.Parse(loc); err == nil && u.Query().Get("txn") != "" {
+				loc = u.Path + "?txn=TXN" // each transaction has its own token
+			}
+			clean := strings.NewReplacer(next.txn, "TXN", next.csrf, "CSRF").Replace(next.Body.String())
 			return outcome{res.Code, loc, len(res.Result().Cookies()), res.Body.String(), clean}
 		}
 		wrongUser := try("intruder", testPassword)
@@ -434,15 +487,15 @@ func TestHandler_Cookie(t *testing.T) {
 				s := mustNewTestServer(t, tt.secure)
 				res := s.login(t, s.start(t, testRequest()), testUser, testPassword)
 				raw := res.Header().Values("Set-Cookie")
-				if len(raw) != 1 {
-					t.Fatalf("Set-Cookie = %q, want one", raw)
+				if len(raw) != 2 {
+					t.Fatalf("Set-Cookie = %q, want the session and the device cookie", raw)
 				}
 				c := sessionCookie(t, res.ResponseRecorder)
 				if c.Name != tt.wantName {
 					t.Errorf("Name = %q, want %q", c.Name, tt.wantName)
 				}
 				if c.Secure != tt.secure || !c.HttpOnly || c.Path != "/" || c.Domain != "" || c.SameSite != http.SameSiteLaxMode {
-					t.Errorf("cookie %q: want Secure=%v, HttpOnly, Path=/, no Domain, SameSite=Lax", raw[0], tt.secure)
+					t.Errorf("cookie %q: want Secure=%v, HttpOnly, Path=/, no Domain, SameSite=Lax", c, tt.secure)
 				}
 				if c.MaxAge != 3600 {
 					t.Errorf("MaxAge = %d, want 3600", c.MaxAge)
@@ -494,8 +547,8 @@ func TestHandler_Throttle(t *testing.T) {
 			t.Error("a throttled login set a cookie, though the password was right")
 		}
 		time.Sleep(time.Second)
-		if res := s.login(t, p, testUser, testPassword); res.Code != http.StatusSeeOther || len(res.Result().Cookies()) != 1 {
-			t.Errorf("after Retry-After, the right password = %d, want 303 with a cookie", res.Code)
+		if res := s.login(t, p, testUser, testPassword); res.Code != http.StatusSeeOther || len(res.Result().Cookies()) != 2 {
+			t.Errorf("after Retry-After, the right password = %d, want 303 with the session and device cookies", res.Code)
 		}
 	})
 
@@ -524,15 +577,407 @@ func TestHandler_LogsNoSecrets(t *testing.T) {
 		s.login(t, p, "intruder", "a-wrong-guess")
 		consent, c := s.mustLogIn(t, testRequest())
 		s.post(t, PathConsent, url.Values{"txn": {consent.txn}, "csrf": {"forged"}, "action": {"allow"}}, nil, c)
+		s.post(t, PathConsent, url.Values{"txn": {consent.txn}, "csrf": {consent.csrf}, "action": {"allow"}}, nil, c) // too soon
+		time.Sleep(ConsentDelay)
 		s.post(t, PathConsent, url.Values{"txn": {consent.txn}, "csrf": {consent.csrf}, "action": {"allow"}}, nil, c)
+		logout := s.get(t, PathLogout, c)
+		s.post(t, PathLogout, url.Values{"csrf": {logout.csrf}}, nil, c)
 		logs := s.log.String()
-		if !strings.Contains(logs, "login succeeded") || !strings.Contains(logs, "login failed") {
-			t.Fatalf("logs lack the login outcomes:\n%s", logs)
+		for _, want := range []string{"login succeeded", "login failed", "within a second", "consent", "signed out"} {
+			if !strings.Contains(logs, want) {
+				t.Fatalf("logs lack %q:\n%s", want, logs)
+			}
 		}
-		for _, secret := range []string{testPassword, "a-wrong-guess", testUser, "intruder", c.Value, consent.csrf, consent.txn, p.txn, p.csrf} {
+		for _, secret := range []string{testPassword, "a-wrong-guess", testUser, "intruder", c.Value, s.device.Value,
+			consent.csrf, consent.txn, p.txn, p.csrf, logout.csrf} {
 			if strings.Contains(logs, secret) {
 				t.Errorf("logs contain %q:\n%s", secret, logs)
 			}
+		}
+	})
+}
+
+// continueURL is the PathContinue URL of the transaction token tok.
+func continueURL(tok string) string {
+	return PathContinue + "?txn=" + url.QueryEscape(tok)
+}
+
+// TestHandler_SignInFlood is issue 13 item 5: a thousand anonymous sign-in starts from forty
+// /64s store nothing, so the owner's login form, opened before them, still signs in.
+func TestHandler_SignInFlood(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := mustNewTestServer(t, true)
+		owner := s.start(t, testRequest())
+		time.Sleep(time.Second) // the owner's form is the oldest: the first a full store would drop
+		for i := range 1000 {
+			r := httptest.NewRequest("GET", "https://mem.example.com/oauth/authorize?client_id=x", nil)
+			r.RemoteAddr = net.JoinHostPort(fmt.Sprintf("2001:db8:%x::%x", i%40, i), "40000")
+			rec := httptest.NewRecorder()
+			s.h.Start(rec, r, testRequest())
+			if rec.Code != http.StatusOK {
+				t.Fatalf("start %d = %d, want 200", i+1, rec.Code)
+			}
+		}
+		res := s.login(t, owner, testUser, testPassword)
+		if res.Code != http.StatusSeeOther {
+			t.Fatalf("the owner's login after the flood = %d, want 303; body %s", res.Code, res.Body)
+		}
+		consent := s.get(t, res.Header().Get("Location"), sessionCookie(t, res.ResponseRecorder))
+		if consent.Code != http.StatusOK || !strings.Contains(consent.Body.String(), `value="allow"`) {
+			t.Errorf("consent page = %d, want 200 with Allow", consent.Code)
+		}
+	})
+}
+
+// TestHandler_Transaction: the signed transaction cannot be changed, outlive its TxnTTL (even
+// re-signed by later pages), be decided twice, or grow without bound; it survives a restart on
+// the same file.
+func TestHandler_Transaction(t *testing.T) {
+	t.Run("tampered request", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := mustNewTestServer(t, true)
+			consent, c := s.mustLogIn(t, testRequest())
+			body, sig, _ := strings.Cut(consent.txn, ".")
+			raw, err := base64.RawURLEncoding.DecodeString(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			evil := strings.Replace(string(raw), "https://app.example/callback", "https://evil.example/callback", 1)
+			forged := base64.RawURLEncoding.EncodeToString([]byte(evil)) + "." + sig
+			time.Sleep(ConsentDelay)
+			for _, tok := range []string{forged, consent.txn + "x", "", "a.b"} {
+				res := s.post(t, PathConsent, url.Values{"txn": {tok}, "csrf": {consent.csrf}, "action": {"allow"}}, nil, c)
+				if res.Code != http.StatusForbidden {
+					t.Errorf("consent with txn %.40q… = %d, want 403", tok, res.Code)
+				}
+			}
+			if len(s.complete) != 0 {
+				t.Errorf("Complete called with %+v", s.complete)
+			}
+		})
+	})
+	t.Run("expiry is kept by later pages", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := mustNewTestServer(t, true)
+			p := s.start(t, testRequest())
+			time.Sleep(9 * time.Minute)
+			res := s.login(t, p, testUser, testPassword)
+			if res.Code != http.StatusSeeOther {
+				t.Fatalf("login within TxnTTL = %d, want 303", res.Code)
+			}
+			c := sessionCookie(t, res.ResponseRecorder)
+			consent := s.get(t, res.Header().Get("Location"), c)
+			time.Sleep(time.Minute)
+			if res := s.post(t, PathConsent, url.Values{"txn": {consent.txn}, "csrf": {consent.csrf}, "action": {"allow"}}, nil, c); res.Code != http.StatusForbidden {
+				t.Errorf("consent after TxnTTL from Start = %d, want 403", res.Code)
+			}
+		})
+	})
+	t.Run("decided once", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := mustNewTestServer(t, true)
+			consent, c := s.mustLogIn(t, testRequest())
+			again := s.get(t, continueURL(consent.txn), c) // the same transaction, re-signed
+			time.Sleep(ConsentDelay)
+			if res := s.post(t, PathConsent, url.Values{"txn": {consent.txn}, "csrf": {consent.csrf}, "action": {"allow"}}, nil, c); res.Code != http.StatusSeeOther {
+				t.Fatalf("consent = %d, want 303", res.Code)
+			}
+			for name, res := range map[string]page{
+				"the same form":      s.post(t, PathConsent, url.Values{"txn": {consent.txn}, "csrf": {consent.csrf}, "action": {"allow"}}, nil, c),
+				"its re-signed form": s.post(t, PathConsent, url.Values{"txn": {again.txn}, "csrf": {again.csrf}, "action": {"deny"}}, nil, c),
+			} {
+				if res.Code != http.StatusForbidden {
+					t.Errorf("%s after the decision = %d, want 403", name, res.Code)
+				}
+			}
+			if res := s.get(t, continueURL(consent.txn), c); res.Code != http.StatusBadRequest {
+				t.Errorf("its page after the decision = %d, want 400", res.Code)
+			}
+			if len(s.complete) != 1 {
+				t.Errorf("Complete called %d times, want once", len(s.complete))
+			}
+		})
+	})
+	t.Run("too large", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := mustNewTestServer(t, true)
+			req := testRequest()
+			req.State = strings.Repeat("s", maxTxn)
+			if p := s.start(t, req); p.Code != http.StatusBadRequest || !strings.Contains(p.Body.String(), "too large") {
+				t.Errorf("Start with a %d-byte state = %d, want 400", len(req.State), p.Code)
+			}
+		})
+	})
+	t.Run("restart", func(t *testing.T) {
+		db := mustOpenDB(t)
+		synctest.Test(t, func(t *testing.T) {
+			p := mustNewTestServerWith(t, func(c *Config) { c.DB = db }).start(t, testRequest())
+			restarted := mustNewTestServerWith(t, func(c *Config) { c.DB = db })
+			if res := restarted.login(t, p, testUser, testPassword); res.Code != http.StatusSeeOther {
+				t.Errorf("a form from before the restart = %d, want 303", res.Code)
+			}
+			if res := mustNewTestServer(t, true).login(t, p, testUser, testPassword); res.Code != http.StatusForbidden {
+				t.Errorf("a form on another server's key = %d, want 403", res.Code)
+			}
+		})
+	})
+}
+
+// mustOpenDB opens a database file in a temporary directory, closed at Cleanup.
+func mustOpenDB(tb testing.TB) *kv.DB {
+	tb.Helper()
+	db, err := kv.Open(filepath.Join(tb.TempDir(), "ownsona.db"), kv.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+// TestHandler_DeviceCookie is issue 13 item 6: while 34 addresses guess three times each and
+// fill the global bucket, a browser without a device cookie is refused even with the right
+// password, and the owner's browser, with the device cookie of its last sign-in, signs in.
+func TestHandler_DeviceCookie(t *testing.T) {
+	t.Run("distributed guessing", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := mustNewTestServer(t, true)
+			s.mustLogIn(t, testRequest())
+			dev := s.device
+			for i := range 34 {
+				p := s.start(t, testRequest())
+				for range 3 {
+					s.loginFrom(t, fmt.Sprintf("198.51.100.%d", i+1), p, testUser, "a guess")
+				}
+			}
+			p := s.start(t, testRequest())
+			stranger := s.loginFrom(t, "203.0.113.7", p, testUser, testPassword)
+			if stranger.Code != http.StatusTooManyRequests || findCookie(stranger.ResponseRecorder, CookieSecure) != nil {
+				t.Errorf("without the device cookie = %d, want 429 and no session", stranger.Code)
+			}
+			owner := s.loginFrom(t, "203.0.113.7", p, testUser, testPassword, dev)
+			if owner.Code != http.StatusSeeOther {
+				t.Fatalf("with the device cookie = %d, want 303; body %s", owner.Code, owner.Body)
+			}
+			c := sessionCookie(t, owner.ResponseRecorder)
+			if consent := s.get(t, owner.Header().Get("Location"), c); consent.Code != http.StatusOK || !strings.Contains(consent.Body.String(), `value="allow"`) {
+				t.Errorf("consent page = %d, want 200 with Allow", consent.Code)
+			}
+		})
+	})
+	t.Run("its own limit", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := mustNewTestServer(t, true)
+			s.mustLogIn(t, testRequest())
+			dev := s.device
+			p := s.start(t, testRequest())
+			for i := range MaxDeviceFailures { // no growing delays: the limit is a count
+				if res := s.loginFrom(t, "203.0.113.7", p, testUser, "a guess", dev); res.Code != http.StatusSeeOther {
+					t.Fatalf("wrong password %d with the device cookie = %d, want 303", i+1, res.Code)
+				}
+			}
+			res := s.loginFrom(t, "203.0.113.7", p, testUser, testPassword, dev)
+			if res.Code != http.StatusTooManyRequests || res.Header().Get("Retry-After") != "3600" {
+				t.Errorf("attempt %d = %d with Retry-After %q, want 429 with 3600", MaxDeviceFailures+1, res.Code, res.Header().Get("Retry-After"))
+			}
+			if res := s.loginFrom(t, "203.0.113.7", p, testUser, testPassword); res.Code != http.StatusSeeOther {
+				t.Errorf("the same address without the device cookie = %d, want 303: its failures were the device's", res.Code)
+			}
+			time.Sleep(DeviceWindow)
+			if res := s.loginFrom(t, "203.0.113.7", s.start(t, testRequest()), testUser, testPassword, dev); res.Code != http.StatusSeeOther {
+				t.Errorf("after DeviceWindow = %d, want 303", res.Code)
+			}
+		})
+	})
+	t.Run("cookie", func(t *testing.T) {
+		for _, tt := range []struct {
+			name     string
+			secure   bool
+			wantName string
+		}{
+			{"https", true, DeviceCookieSecure},
+			{"plain-http loopback", false, DeviceCookiePlain},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					s := mustNewTestServer(t, tt.secure)
+					res := s.login(t, s.start(t, testRequest()), testUser, testPassword)
+					d := deviceCookie(t, res.ResponseRecorder)
+					if d.Name != tt.wantName {
+						t.Errorf("Name = %q, want %q", d.Name, tt.wantName)
+					}
+					if d.Secure != tt.secure || !d.HttpOnly || d.Path != "/" || d.Domain != "" || d.SameSite != http.SameSiteLaxMode {
+						t.Errorf("cookie %q: want Secure=%v, HttpOnly, Path=/, no Domain, SameSite=Lax", d, tt.secure)
+					}
+					if got, want := d.MaxAge, int(DeviceTTL/time.Second); got != want {
+						t.Errorf("MaxAge = %d, want %d", got, want)
+					}
+					if len(d.Value) < 43 {
+						t.Errorf("device cookie of %d characters, want ≥ 43 (256 bits)", len(d.Value))
+					}
+					// Each sign-in sets a new one; the old one no longer passes the global bucket.
+					res2 := s.login(t, s.start(t, testRequest()), testUser, testPassword, d)
+					d2 := deviceCookie(t, res2.ResponseRecorder)
+					if d2.Value == d.Value {
+						t.Error("a sign-in kept the device cookie")
+					}
+					if got := s.h.device(requestWith(d)); got != "" {
+						t.Error("the replaced device cookie is still valid")
+					}
+					if got := s.h.device(requestWith(d2)); got == "" {
+						t.Error("the new device cookie is not valid")
+					}
+				})
+			})
+		}
+	})
+	t.Run("kept hashed across a restart", func(t *testing.T) {
+		db := mustOpenDB(t)
+		var dev *http.Cookie
+		synctest.Test(t, func(t *testing.T) {
+			s := mustNewTestServerWith(t, func(c *Config) { c.DB = db; c.Secure = true })
+			s.mustLogIn(t, testRequest())
+			dev = s.device
+			restarted := mustNewTestServerWith(t, func(c *Config) { c.DB = db; c.Secure = true })
+			if restarted.h.device(requestWith(dev)) == "" {
+				t.Error("the device is forgotten after a restart")
+			}
+			time.Sleep(DeviceTTL)
+			if restarted.h.device(requestWith(dev)) != "" {
+				t.Error("the device cookie is valid after DeviceTTL")
+			}
+		})
+		var file bytes.Buffer
+		if _, err := db.Backup(&file); err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(file.Bytes(), []byte(dev.Value)) {
+			t.Error("the file holds the device cookie itself, not its digest")
+		}
+		if !bytes.Contains(file.Bytes(), func() []byte { d := sha256.Sum256([]byte(dev.Value)); return d[:] }()) {
+			t.Error("the file lacks the device's digest")
+		}
+	})
+}
+
+// TestHandler_ConsentDelay is issue 13 item 8: Allow counts only once the consent page has
+// been shown for ConsentDelay; sooner, the page comes back with a message and a second of its
+// own. Deny is never delayed.
+func TestHandler_ConsentDelay(t *testing.T) {
+	allow := func(p page) url.Values {
+		return url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "action": {"allow"}}
+	}
+	t.Run("allow", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := mustNewTestServer(t, true)
+			consent, c := s.mustLogIn(t, testRequest())
+			time.Sleep(ConsentDelay - time.Millisecond)
+			soon := s.post(t, PathConsent, allow(consent), nil, c)
+			if soon.Code != http.StatusBadRequest || !strings.Contains(soon.Body.String(), msgTooSoon) || soon.Header().Get("Location") != "" {
+				t.Fatalf("allow %v after the page = %d, want 400 with %q", ConsentDelay-time.Millisecond, soon.Code, msgTooSoon)
+			}
+			if len(s.complete) != 0 {
+				t.Fatal("Complete was called")
+			}
+			time.Sleep(time.Millisecond)
+			if res := s.post(t, PathConsent, allow(soon), nil, c); res.Code != http.StatusBadRequest {
+				t.Errorf("allow at once on the page shown again = %d, want 400", res.Code)
+			}
+			time.Sleep(ConsentDelay)
+			res := s.post(t, PathConsent, allow(soon), nil, c)
+			if res.Code != http.StatusSeeOther || !strings.HasPrefix(res.Header().Get("Location"), "https://app.example/callback?code=") {
+				t.Errorf("allow %v after the page = %d to %q, want 303 with a code", ConsentDelay, res.Code, res.Header().Get("Location"))
+			}
+		})
+	})
+	t.Run("deny at once", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := mustNewTestServer(t, true)
+			consent, c := s.mustLogIn(t, testRequest())
+			res := s.post(t, PathConsent, url.Values{"txn": {consent.txn}, "csrf": {consent.csrf}, "action": {"deny"}}, nil, c)
+			if res.Code != http.StatusSeeOther || !strings.Contains(res.Header().Get("Location"), "error=access_denied") {
+				t.Errorf("deny at once = %d to %q, want 303 with access_denied", res.Code, res.Header().Get("Location"))
+			}
+		})
+	})
+	t.Run("the button waits too", func(t *testing.T) {
+		// The browser's half, under the pages' CSP (no script): the Allow button ignores the
+		// pointer and looks disabled for ConsentDelay after the page appears.
+		raw, err := pageFS.ReadFile("pages.html")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{
+			"@keyframes hold{from,to{pointer-events:none;opacity:.4}}",
+			fmt.Sprintf("button.delayed{animation:hold %gs}", ConsentDelay.Seconds()),
+			`<button type="submit" name="action" value="allow" class="primary delayed">Allow</button>`,
+		} {
+			if !strings.Contains(string(raw), want) {
+				t.Errorf("pages.html lacks %q", want)
+			}
+		}
+	})
+}
+
+// TestHandler_Logout: the consent page links to the sign-out page, whose form (same-origin,
+// with the session's CSRF token) ends the session; the device cookie stays.
+func TestHandler_Logout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := mustNewTestServer(t, true)
+		consent, c := s.mustLogIn(t, testRequest())
+		if !strings.Contains(consent.Body.String(), `href="`+PathLogout+`"`) {
+			t.Fatal("the consent page has no sign-out link")
+		}
+		page := s.get(t, PathLogout, c)
+		if page.Code != http.StatusOK || page.csrf == "" || !strings.Contains(page.Body.String(), `action="`+PathLogout+`"`) {
+			t.Fatalf("sign-out page = %d, want 200 with a form", page.Code)
+		}
+		for _, tt := range []struct {
+			name   string
+			form   url.Values
+			header http.Header
+			want   int
+		}{
+			{"no token", url.Values{}, nil, http.StatusForbidden},
+			{"another session's token", url.Values{"csrf": {s.h.seal.logoutCSRF(digest("another"))}}, nil, http.StatusForbidden},
+			{"cross-site", url.Values{"csrf": {page.csrf}}, http.Header{"Sec-Fetch-Site": {"cross-site"}}, http.StatusForbidden},
+			{"a consent field", url.Values{"csrf": {page.csrf}, "txn": {consent.txn}}, nil, http.StatusBadRequest},
+		} { // refused, each on its own (no t.Run inside a bubble)
+			if res := s.post(t, PathLogout, tt.form, tt.header, c); res.Code != tt.want {
+				t.Errorf("%s: POST %s = %d, want %d", tt.name, PathLogout, res.Code, tt.want)
+			}
+			if !s.h.LoggedIn(requestWith(c)) {
+				t.Fatalf("%s: a refused sign-out ended the session", tt.name)
+			}
+		}
+		if res := s.get(t, PathLogout+"?csrf="+url.QueryEscape(page.csrf), c); res.Code != http.StatusOK || !s.h.LoggedIn(requestWith(c)) {
+			t.Errorf("GET with the token = %d, and signed out: want the page, still signed in", res.Code)
+		}
+
+		res := s.post(t, PathLogout, url.Values{"csrf": {page.csrf}}, nil, c)
+		if res.Code != http.StatusSeeOther || res.Header().Get("Location") != PathLogout {
+			t.Fatalf("sign-out = %d to %q, want 303 to %s", res.Code, res.Header().Get("Location"), PathLogout)
+		}
+		if gone := sessionCookie(t, res.ResponseRecorder); gone.MaxAge >= 0 || gone.Value != "" {
+			t.Errorf("session cookie %q, want it deleted", gone)
+		}
+		if findCookie(res.ResponseRecorder, DeviceCookieSecure) != nil {
+			t.Error("sign-out touched the device cookie")
+		}
+		if s.h.LoggedIn(requestWith(c)) {
+			t.Error("the session lives on after sign-out")
+		}
+		time.Sleep(ConsentDelay)
+		if res := s.post(t, PathConsent, url.Values{"txn": {consent.txn}, "csrf": {consent.csrf}, "action": {"allow"}}, nil, c); res.Code != http.StatusForbidden {
+			t.Errorf("consent after sign-out = %d, want 403", res.Code)
+		}
+		if res := s.get(t, PathLogout, c); !strings.Contains(res.Body.String(), "You are signed out") || res.csrf != "" {
+			t.Errorf("sign-out page after sign-out = %d without “You are signed out”", res.Code)
+		}
+		if p := s.start(t, testRequest(), c); !strings.Contains(p.Body.String(), `action="`+PathLogin+`"`) {
+			t.Error("Start after sign-out does not ask for the password")
+		}
+		if res := s.post(t, PathLogout, url.Values{}, nil, c); res.Code != http.StatusSeeOther {
+			t.Errorf("sign-out when signed out = %d, want 303", res.Code)
 		}
 	})
 }

@@ -5,7 +5,6 @@ import (
 	"embed"
 	"html/template"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
 	"unicode"
@@ -77,9 +76,17 @@ type consentView struct {
 	ClientHost string // the host of a client ID metadata document URL, else ""
 	Redirect   redirectView
 	Scopes     []scopeView
+	Message    string
 	Action     string
 	Txn        string
 	CSRF       string
+	Logout     string // the sign-out page
+}
+
+type logoutView struct {
+	SignedIn bool
+	Action   string
+	CSRF     string
 }
 
 type redirectView struct {
@@ -92,22 +99,24 @@ type scopeView struct {
 	Name, Desc string
 }
 
-func newLoginView(id string, t txn, msg string) loginView {
-	return loginView{Client: displayName(t.req.ClientName), Message: msg, Action: PathLogin, Txn: id, CSRF: t.csrf}
+func newLoginView(req wireReq, tok, csrf, msg string) loginView {
+	return loginView{Client: displayName(req.ClientName), Message: msg, Action: PathLogin, Txn: tok, CSRF: csrf}
 }
 
-func newConsentView(id string, t txn) consentView {
+func newConsentView(req wireReq, tok, csrf, msg string) consentView {
 	v := consentView{
-		Client:   displayName(t.req.ClientName),
-		Redirect: describeRedirect(t.req.RedirectURI),
+		Client:   displayName(req.ClientName),
+		Redirect: describeRedirect(req.RedirectURI),
+		Message:  msg,
 		Action:   PathConsent,
-		Txn:      id,
-		CSRF:     t.csrf,
+		Txn:      tok,
+		CSRF:     csrf,
+		Logout:   PathLogout,
 	}
-	if u, err := url.Parse(t.req.ClientID); err == nil && u.Scheme == "https" && u.Host != "" {
+	if u, err := url.Parse(req.ClientID); err == nil && u.Scheme == "https" && u.Host != "" {
 		v.ClientHost = clean(u.Host, 253)
 	}
-	for _, s := range t.req.Scope {
+	for _, s := range req.Scope {
 		v.Scopes = append(v.Scopes, scopeView{Name: clean(s, 64), Desc: scopeText[s]})
 	}
 	return v
@@ -132,12 +141,11 @@ func describeRedirect(raw string) redirectView {
 	}
 }
 
+// isLoopback reports whether a browser sent to host (a URL's Hostname)
+// reaches the owner's computer, read the way browsers read it: 127.1,
+// 2130706433, localhost. and app.localhost count too (policy.IsLoopbackHost).
 func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	a, err := netip.ParseAddr(host)
-	return err == nil && a.Unmap().IsLoopback()
+	return policy.IsLoopbackHost(host)
 }
 
 // displayName is a client's self-declared name as shown: cleaned, at most

@@ -24,6 +24,11 @@ func everyPage(t *testing.T) map[string]*httptest.ResponseRecorder {
 		consent, c := s.mustLogIn(t, testRequest())
 		pages["consent"] = consent.ResponseRecorder
 		pages["consent from Start"] = s.start(t, testRequest(), c).ResponseRecorder
+		pages["consent too soon"] = s.post(t, PathConsent, url.Values{"txn": {consent.txn}, "csrf": {consent.csrf}, "action": {"allow"}}, nil, c).ResponseRecorder
+		logout := s.get(t, PathLogout, c)
+		pages["sign-out"] = logout.ResponseRecorder
+		pages["sign-out 303"] = s.post(t, PathLogout, url.Values{"csrf": {logout.csrf}}, nil, c).ResponseRecorder
+		pages["signed out"] = s.get(t, PathLogout, c).ResponseRecorder
 
 		wrong := s.start(t, testRequest())
 		res := s.login(t, wrong, "x", "y")
@@ -201,6 +206,11 @@ func TestConsentPage(t *testing.T) {
 		{"localhost", "http://localhost:33418/callback", "localhost:33418", "localhost"},
 		{"127.0.0.1", "http://127.0.0.1:33418/callback", "127.0.0.1:33418", "localhost"},
 		{"::1", "http://[::1]:33418/callback", "[::1]:33418", "localhost"},
+		// Stored before registration refused these forms; browsers read them as loopback.
+		{"https 127.1", "https://127.1/cb", "127.1", "localhost"},
+		{"https 2130706433", "https://2130706433/cb", "2130706433", "localhost"},
+		{"https localhost.", "https://localhost./cb", "localhost.", "localhost"},
+		{"https app.localhost", "https://app.localhost/cb", "app.localhost", "localhost"},
 		{"custom scheme", "cursor://anysphere.cursor-retrieval/oauth/callback", "cursor:", "an app installed"},
 	} {
 		t.Run("warning for "+tt.name, func(t *testing.T) {
@@ -225,7 +235,8 @@ func TestConsentPage(t *testing.T) {
 			"<code>memories:write</code>", "create, change and delete your memories",
 			`<form method="post" action="/oauth/consent">`,
 			`<button type="submit" name="action" value="deny">Deny</button>`,
-			`<button type="submit" name="action" value="allow" class="primary">Allow</button>`,
+			`<button type="submit" name="action" value="allow" class="primary delayed">Allow</button>`,
+			`<a href="/oauth/logout">Sign out</a>`,
 		} {
 			if !strings.Contains(body, want) {
 				t.Errorf("page lacks %q", want)

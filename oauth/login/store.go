@@ -3,18 +3,16 @@ package login
 import (
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
-	"slices"
 	"sync"
 	"time"
 )
 
 // Request is an authorization request that the authorization server has
 // validated (client, redirect URI, PKCE, scope, resource) and that waits for
-// the owner's login and consent. It lives server-side under a transaction
-// id; the forms carry only that id and a CSRF token.
+// the owner's login and consent. The pages carry it in a signed transaction
+// token (see txn); the forms cannot change it.
 type Request struct {
 	ClientID string
 	// ClientName is the client's self-declared name, shown escaped and
@@ -28,37 +26,31 @@ type Request struct {
 	Resource      string
 }
 
-// Limits of the in-memory store.
+// Limits of the in-memory store. Both grow only after a right password.
 const (
-	maxTxns     = 1000 // pending transactions; beyond, the soonest to expire is dropped
 	maxSessions = 100  // login sessions (one owner, a few browsers)
+	maxDecided  = 1000 // transactions decided within their lifetime
 )
 
-// txn is a pending authorization transaction.
-type txn struct {
-	req     Request
-	csrf    string
-	expires time.Time
-	session string // digest of the session it belongs to; "" until the owner logs in or is seen logged in
-	flash   string // a message for the next rendering of the login page
-}
-
-// store keeps transactions and sessions in memory, both with a TTL. A
-// restart forgets them: pending logins start again from the client, and the
-// owner logs in again. Session ids are kept only as SHA-256 digests.
+// store keeps the login sessions and the ids of the transactions already
+// decided, both in memory with an expiry. A restart forgets them: the owner
+// logs in again, and a decided transaction cannot be replayed since its
+// consent token names a session that no longer exists. Session ids are kept
+// only as SHA-256 digests. Nothing is stored for a transaction until its
+// consent POST, which only a live session can make, so an anonymous flood of
+// sign-in starts cannot fill the store.
 type store struct {
 	now        func() time.Time
-	txnTTL     time.Duration
 	sessionTTL time.Duration
 
 	mu       sync.Mutex
-	txns     map[string]*txn
 	sessions map[string]time.Time // digest → expiry
+	decided  map[string]time.Time // transaction id → the transaction's expiry
 }
 
-func newStore(now func() time.Time, txnTTL, sessionTTL time.Duration) *store {
-	return &store{now: now, txnTTL: txnTTL, sessionTTL: sessionTTL,
-		txns: make(map[string]*txn), sessions: make(map[string]time.Time)}
+func newStore(now func() time.Time, sessionTTL time.Duration) *store {
+	return &store{now: now, sessionTTL: sessionTTL,
+		sessions: make(map[string]time.Time), decided: make(map[string]time.Time)}
 }
 
 // newSecret returns 256 random bits, base64url-encoded.
@@ -73,105 +65,37 @@ func digest(s string) string {
 	return hex.EncodeToString(d[:])
 }
 
-// create stores req under a new transaction id.
-func (s *store) create(req Request) (id string) {
+// isDecided reports whether transaction id has been decided.
+func (s *store) isDecided(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.decided[id]
+	return ok
+}
+
+// decide records transaction id, which lives until expires, as decided. It
+// reports false when it already was (a replay, or two POSTs at once), and
+// full when the store holds maxDecided live transactions (then nothing is
+// recorded: forgetting one would let it be replayed).
+func (s *store) decide(id string, expires time.Time) (ok, full bool) {
 	now := s.now()
-	t := &txn{req: req, csrf: newSecret(), expires: now.Add(s.txnTTL)}
-	t.req.Scope = slices.Clone(req.Scope)
-	id = newSecret()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.txns) >= maxTxns {
-		evict(s.txns, now, func(t *txn) time.Time { return t.expires })
+	if _, dup := s.decided[id]; dup {
+		return false, false
 	}
-	s.txns[id] = t
-	return id
-}
-
-// get returns a copy of the live transaction id, or false.
-func (s *store) get(id string) (txn, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, ok := s.txns[id]
-	if !ok || !s.now().Before(t.expires) {
-		delete(s.txns, id)
-		return txn{}, false
+	if len(s.decided) >= maxDecided {
+		for k, exp := range s.decided {
+			if !now.Before(exp) {
+				delete(s.decided, k)
+			}
+		}
+		if len(s.decided) >= maxDecided {
+			return false, true
+		}
 	}
-	return *t, true
-}
-
-// checkCSRF reports whether id is a live transaction whose CSRF token is
-// token, and returns it.
-func (s *store) checkCSRF(id, token string) (txn, bool) {
-	t, ok := s.get(id)
-	if !ok || token == "" || subtle.ConstantTimeCompare([]byte(t.csrf), []byte(token)) != 1 {
-		return txn{}, false
-	}
-	return t, true
-}
-
-// bind ties transaction id to the session with digest sess and gives it a
-// fresh CSRF token, unless it is already tied to that session. It reports
-// false when the transaction is gone or, unless force (a login has just
-// proved the owner), belongs to another session.
-func (s *store) bind(id, sess string, force bool) (txn, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, ok := s.txns[id]
-	if !ok || !s.now().Before(t.expires) {
-		delete(s.txns, id)
-		return txn{}, false
-	}
-	switch {
-	case t.session == sess:
-	case t.session == "" || force:
-		t.session = sess
-		t.csrf = newSecret()
-	default:
-		return txn{}, false
-	}
-	return *t, true
-}
-
-// setFlash sets the message the next login page of id shows.
-func (s *store) setFlash(id, msg string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if t, ok := s.txns[id]; ok {
-		t.flash = msg
-	}
-}
-
-// takeFlash returns and clears the flash message of id.
-func (s *store) takeFlash(id string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, ok := s.txns[id]
-	if !ok {
-		return ""
-	}
-	msg := t.flash
-	t.flash = ""
-	return msg
-}
-
-// take removes transaction id if it is live, carries the CSRF token token
-// and belongs to the session with digest sess, and returns it. A
-// transaction is decided at most once.
-func (s *store) take(id, token, sess string) (Request, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, ok := s.txns[id]
-	if !ok || !s.now().Before(t.expires) {
-		delete(s.txns, id)
-		return Request{}, false
-	}
-	if token == "" || subtle.ConstantTimeCompare([]byte(t.csrf), []byte(token)) != 1 ||
-		sess == "" || t.session != sess {
-		return Request{}, false
-	}
-	delete(s.txns, id)
-	return t.req, true
+	s.decided[id] = expires
+	return true, false
 }
 
 // newSession starts a session, ending old (a session id from the request's
@@ -189,6 +113,13 @@ func (s *store) newSession(old string) string {
 	}
 	s.sessions[digest(id)] = now.Add(s.sessionTTL)
 	return id
+}
+
+// endSession ends the session with digest d.
+func (s *store) endSession(d string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.sessions, d)
 }
 
 // session returns the digest of session id if it is live, or "".

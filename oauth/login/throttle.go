@@ -9,7 +9,8 @@ import (
 )
 
 // Throttle limits password attempts (SECURITY.md AS-27), per client IP and
-// globally, without ever locking the owner out for good.
+// globally, and per device for a browser the owner has signed in with
+// before, so that no attacker can lock the owner out of such a browser.
 //
 // Per IP (an IPv6 address counts by its /64): every attempt counts as a
 // failure until Success says otherwise, so parallel requests cannot slip
@@ -26,6 +27,14 @@ import (
 // per GlobalInterval. When many IPs fail at once, every IP — the owner's too —
 // waits for the bucket to drain. It empties once the attack stops.
 //
+// Per device (OWASP "Slow Down Online Guessing Attacks with Device
+// Cookies"): a browser presenting a valid device cookie, set by an earlier
+// sign-in, is limited by AllowDevice instead: MaxDeviceFailures attempts in
+// DeviceWindow, counted as failures until SuccessDevice, and neither the
+// per-IP limits nor the global bucket apply to it. Many addresses failing at
+// once therefore never refuse the owner's own browser; a stolen device
+// cookie is worth MaxDeviceFailures guesses an hour.
+//
 // The state lives in memory; MarshalJSON and UnmarshalJSON let the server keep
 // it in the database file across restarts. At most maxTracked IPs
 // are remembered; beyond that, new IPs are limited by the global bucket
@@ -36,6 +45,7 @@ type Throttle struct {
 
 	mu      sync.Mutex
 	ips     map[string][]time.Time // attempt times inside the window, oldest first
+	devices map[string][]time.Time // device digest → attempt times inside DeviceWindow, oldest first
 	level   float64                // global bucket level, in attempts
 	levelAt time.Time              // when level was last drained
 }
@@ -48,6 +58,9 @@ const (
 	GlobalBurst    = 100
 	GlobalInterval = 6 * time.Second
 	maxTracked     = 10000
+
+	MaxDeviceFailures = 10
+	DeviceWindow      = time.Hour
 )
 
 // NewThrottle returns an empty Throttle reading time from now. If now is
@@ -56,7 +69,7 @@ func NewThrottle(now func() time.Time) *Throttle {
 	if now == nil {
 		now = time.Now
 	}
-	return &Throttle{now: now, delay: Delay, ips: make(map[string][]time.Time)}
+	return &Throttle{now: now, delay: Delay, ips: make(map[string][]time.Time), devices: make(map[string][]time.Time)}
 }
 
 // Delay is how long an IP with n failures in the window waits after its
@@ -122,6 +135,36 @@ func (t *Throttle) Success(ip string) {
 	t.level = max(0, t.level-1)
 }
 
+// AllowDevice asks whether the browser with the valid device cookie whose
+// digest is device may try a password now, in place of Allow: neither the
+// per-IP limits nor the global bucket apply. When it may, AllowDevice records
+// the attempt (as a failure until SuccessDevice) and returns 0; otherwise
+// how long to wait. At most maxDevices devices are valid at once, so the
+// table stays small.
+func (t *Throttle) AllowDevice(device string) time.Duration {
+	now := t.now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fails := pruneWindow(t.devices[device], now, DeviceWindow)
+	if n := len(fails); n >= MaxDeviceFailures {
+		t.devices[device] = fails
+		return fails[n-MaxDeviceFailures].Add(DeviceWindow).Sub(now)
+	}
+	if _, tracked := t.devices[device]; !tracked && len(t.devices) >= 2*maxDevices {
+		t.sweep(now) // devices replaced or forgotten since
+	}
+	t.devices[device] = append(fails, now)
+	return 0
+}
+
+// SuccessDevice forgets device's failures after a right password (the
+// handler then replaces the device cookie).
+func (t *Throttle) SuccessDevice(device string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.devices, device)
+}
+
 func (t *Throttle) drain(now time.Time) {
 	if elapsed := now.Sub(t.levelAt); elapsed > 0 {
 		t.level = max(0, t.level-float64(elapsed)/float64(GlobalInterval))
@@ -129,19 +172,29 @@ func (t *Throttle) drain(now time.Time) {
 	t.levelAt = now
 }
 
-// sweep forgets the IPs with no failure left in the window.
+// sweep forgets the IPs and devices with no failure left in their window.
 func (t *Throttle) sweep(now time.Time) {
 	for k, fails := range t.ips {
 		if len(prune(fails, now)) == 0 {
 			delete(t.ips, k)
 		}
 	}
+	for k, fails := range t.devices {
+		if len(pruneWindow(fails, now, DeviceWindow)) == 0 {
+			delete(t.devices, k)
+		}
+	}
 }
 
 // prune drops the attempts that have left the window.
 func prune(fails []time.Time, now time.Time) []time.Time {
+	return pruneWindow(fails, now, Window)
+}
+
+// pruneWindow drops the attempts older than window.
+func pruneWindow(fails []time.Time, now time.Time, window time.Duration) []time.Time {
 	i := 0
-	for i < len(fails) && now.Sub(fails[i]) >= Window {
+	for i < len(fails) && now.Sub(fails[i]) >= window {
 		i++
 	}
 	return fails[i:]
@@ -167,6 +220,7 @@ func ipKey(ip string) string {
 // forget the failures of the window.
 type throttleState struct {
 	IPs     map[string][]time.Time `json:"ips"`
+	Devices map[string][]time.Time `json:"devices,omitempty"`
 	Level   float64                `json:"level"`
 	LevelAt time.Time              `json:"level_at"`
 }
@@ -182,12 +236,21 @@ func (t *Throttle) MarshalJSON() ([]byte, error) {
 			st.IPs[k] = slices.Clone(live)
 		}
 	}
+	for k, fails := range t.devices {
+		if live := pruneWindow(fails, now, DeviceWindow); len(live) > 0 {
+			if st.Devices == nil {
+				st.Devices = make(map[string][]time.Time)
+			}
+			st.Devices[k] = slices.Clone(live)
+		}
+	}
 	t.mu.Unlock()
 	return json.Marshal(st)
 }
 
 // UnmarshalJSON restores a state saved by MarshalJSON into a Throttle made by NewThrottle,
-// keeping at most maxTracked IPs and MaxFailures attempts each.
+// keeping at most maxTracked IPs and MaxFailures attempts each, and maxDevices devices and
+// MaxDeviceFailures attempts each.
 func (t *Throttle) UnmarshalJSON(b []byte) error {
 	var st throttleState
 	if err := json.Unmarshal(b, &st); err != nil {
@@ -204,6 +267,16 @@ func (t *Throttle) UnmarshalJSON(b []byte) error {
 			fails = fails[len(fails)-MaxFailures:]
 		}
 		t.ips[k] = fails
+	}
+	for k, fails := range st.Devices {
+		if len(t.devices) >= maxDevices {
+			break
+		}
+		slices.SortFunc(fails, time.Time.Compare)
+		if len(fails) > MaxDeviceFailures {
+			fails = fails[len(fails)-MaxDeviceFailures:]
+		}
+		t.devices[k] = fails
 	}
 	t.level = min(max(st.Level, 0), GlobalBurst)
 	t.levelAt = st.LevelAt

@@ -22,6 +22,9 @@ func TestThrottle_SurvivesRestart(t *testing.T) {
 	if th.Allow("203.0.113.9") == 0 {
 		t.Fatal("the fifth attempt in a row was allowed at once; the test needs a refused IP")
 	}
+	for range MaxDeviceFailures {
+		th.AllowDevice("dev-a")
+	}
 	saved, err := json.Marshal(th)
 	if err != nil {
 		t.Fatal(err)
@@ -36,9 +39,16 @@ func TestThrottle_SurvivesRestart(t *testing.T) {
 	if restarted.Allow("198.51.100.1") != 0 {
 		t.Error("after a restart another IP is refused")
 	}
+	if restarted.AllowDevice("dev-a") == 0 {
+		t.Error("after a restart the refused device may try again at once")
+	}
 	now = now.Add(Window + time.Second)
 	if restarted.Allow("203.0.113.9") != 0 {
 		t.Error("the IP is still refused after the window")
+	}
+	now = now.Add(DeviceWindow)
+	if restarted.AllowDevice("dev-a") != 0 {
+		t.Error("the device is still refused after its window")
 	}
 	if err := json.Unmarshal([]byte(`{"ips":`), NewThrottle(clock)); err == nil {
 		t.Error("a truncated state was accepted")

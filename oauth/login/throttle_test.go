@@ -152,3 +152,48 @@ func TestThrottle_Allow(t *testing.T) {
 		})
 	})
 }
+
+func TestThrottle_AllowDevice(t *testing.T) {
+	t.Run("own limit, apart from IPs and the global bucket", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			th := NewThrottle(time.Now)
+			for i := range GlobalBurst { // many addresses fill the global bucket
+				th.Allow(fmt.Sprintf("10.0.%d.%d", i/256, i%256))
+			}
+			if got := th.Allow("203.0.113.1"); got == 0 {
+				t.Fatal("a fresh IP passed a full global bucket")
+			}
+			for i := range MaxDeviceFailures {
+				if got := th.AllowDevice("dev-a"); got != 0 {
+					t.Fatalf("device attempt %d: AllowDevice = %v, want 0", i+1, got)
+				}
+				time.Sleep(time.Minute)
+			}
+			if got, want := th.AllowDevice("dev-a"), DeviceWindow-MaxDeviceFailures*time.Minute; got != want {
+				t.Errorf("attempt %d: AllowDevice = %v, want %v", MaxDeviceFailures+1, got, want)
+			}
+			if got := th.AllowDevice("dev-b"); got != 0 {
+				t.Errorf("another device: AllowDevice = %v, want 0", got)
+			}
+			th.SuccessDevice("dev-a")
+			if got := th.AllowDevice("dev-a"); got != 0 {
+				t.Errorf("after SuccessDevice: AllowDevice = %v, want 0", got)
+			}
+		})
+	})
+	t.Run("released after the window", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			th := NewThrottle(time.Now)
+			for range MaxDeviceFailures {
+				th.AllowDevice("dev-a")
+			}
+			if th.AllowDevice("dev-a") == 0 {
+				t.Fatal("attempt past the limit allowed")
+			}
+			time.Sleep(DeviceWindow)
+			if got := th.AllowDevice("dev-a"); got != 0 {
+				t.Errorf("after DeviceWindow: AllowDevice = %v, want 0", got)
+			}
+		})
+	})
+}

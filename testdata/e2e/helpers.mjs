@@ -207,6 +207,8 @@ export async function authorizeInBrowser(authorizationUrl, { username = OWNER, p
       assert.deepEqual(Object.keys(form.hidden).sort(), ['csrf', 'txn']);
       assert.deepEqual(form.buttons.map((b) => `${b.name}=${b.value}`).sort(), ['action=allow', 'action=deny']);
       fields = { ...form.hidden, action: decision };
+      // Allow counts only once the page has been shown for a second (the server checks).
+      if (decision === 'allow') await new Promise((r) => setTimeout(r, 1000));
     } else {
       assert.fail(`unexpected form action ${form.action}`);
     }
