@@ -167,7 +167,7 @@ func (c *Config) settings() []setting {
 		{"tools", "OWNSONA_TOOLS", "allowlist of tools to expose, comma-separated (default all)", true, &c.Tools},
 		{"rate-limit", "OWNSONA_RATE_LIMIT", "requests per minute per client and per address (0 turns limiting off)", true, &c.RateLimit},
 		{"rate-burst", "OWNSONA_RATE_BURST", "requests a client may send at once before the rate applies", true, &c.RateBurst},
-		{"max-concurrent", "OWNSONA_MAX_CONCURRENT", "requests served at once; beyond it 503 (event streams aside)", true, &c.MaxConcurrent},
+		{"max-concurrent", "OWNSONA_MAX_CONCURRENT", "authenticated MCP requests served at once, beyond it 503; other requests share a quarter of it (event streams aside)", true, &c.MaxConcurrent},
 		{"cors-origins", "OWNSONA_CORS_ORIGINS", "browser origins allowed to call /mcp and the discovery documents, comma-separated", true, &c.CORSOrigins},
 		{"backup-dir", "OWNSONA_BACKUP_DIR", "directory for scheduled backups while serving (off if empty)", true, &c.BackupDir},
 		{"backup-every", "OWNSONA_BACKUP_EVERY", "interval of scheduled backups", true, &c.BackupEvery},

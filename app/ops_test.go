@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -507,5 +508,48 @@ func TestServe_ForeignSocket(t *testing.T) {
 	}
 	if fi, err := os.Stat(sock); err != nil || fi.Size() != 0 {
 		t.Errorf("the other user's file was touched: %v", err)
+	}
+}
+
+// TestAdminSocket_RevokeAndRotateLive (issue 13, item 13): commands through the admin socket
+// act on the running server's own grants and keys: clients revoke-all refuses the revoked
+// access token at once, and keys rotate signs the next token with the new key at once (before,
+// both waited for the next start, as the command opened stores of its own over the file).
+func TestAdminSocket_RevokeAndRotateLive(t *testing.T) {
+	cfg := testConfig(t, newFakeClock())
+	a := MustOpen(t, cfg)
+	if err := a.openAdminSocket(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	h := a.Handler()
+	run := func(args ...string) string {
+		t.Helper()
+		var out bytes.Buffer
+		if err := Run(t.Context(), append(args, "--db", cfg.DB), func(string) string { return "" }, strings.NewReader(""), &out, io.Discard); err != nil {
+			t.Fatalf("ownsona %s: %v", strings.Join(args, " "), err)
+		}
+		return out.String()
+	}
+
+	tok := newOAuthClient(t, a, "socket test").login("")
+	if rec := mcpRequest(h, "Bearer "+tok.AccessToken, msgToolsList); rec.Code != http.StatusOK {
+		t.Fatalf("fresh access token: %d %s", rec.Code, rec.Body)
+	}
+	if out := run("clients", "revoke-all"); !strings.Contains(out, "revoked 1 grant") {
+		t.Errorf("clients revoke-all printed %q", out)
+	}
+	wantRefused(t, mcpRequest(h, "Bearer "+tok.AccessToken, msgToolsList), "invalid_token")
+
+	before := a.Auth().Keys().ActiveKID()
+	run("keys", "rotate")
+	after := a.Auth().Keys().ActiveKID()
+	if after == before {
+		t.Fatalf("the server still signs with %s after keys rotate", before)
+	}
+	tok = newOAuthClient(t, a, "after rotation").login("")
+	header, _, _ := strings.Cut(tok.AccessToken, ".")
+	b, err := base64.RawURLEncoding.DecodeString(header)
+	if err != nil || !strings.Contains(string(b), `"kid":"`+after+`"`) {
+		t.Errorf("a token minted after the rotation has header %s, want kid %s", b, after)
 	}
 }

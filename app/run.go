@@ -171,7 +171,11 @@ func firstSteps(w io.Writer, resource, db string) {
 
 // openAdminSocket lets the operator's commands reach this server's open file (see ops).
 func (a *App) openAdminSocket(ctx context.Context) error {
-	closeFn, err := ops.ListenSocket(ctx, &ops.Live{DBPath: a.cfg.DB, DB: a.db, Memories: a.mem}, a.mcp.ServeStdio, a.log)
+	live := &ops.Live{DBPath: a.cfg.DB, DB: a.db, Memories: a.mem}
+	if auth := a.Auth(); auth != nil {
+		live.Keys, live.Grants = auth.Keys(), auth.Grants()
+	}
+	closeFn, err := ops.ListenSocket(ctx, live, a.mcp.ServeStdio, a.log)
 	switch {
 	case errors.Is(err, ops.ErrForeignSocket):
 		// Another user holds the path: they could pose as this server to its commands.

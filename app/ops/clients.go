@@ -47,6 +47,9 @@ func clientsOp(ctx context.Context, env *Env, sub, operand, about string, args [
 	if handled, err := env.forward(ctx, *db, request{Args: append([]string{"clients", sub}, args...)}, nil); handled {
 		return err
 	}
+	if env.Live != nil && env.Live.Grants != nil { // the server's own: a revocation is live at once
+		return op(env.Live.Grants, operands)
+	}
 	kdb, _, done, err := env.openDB(*db, false)
 	if err != nil {
 		return err

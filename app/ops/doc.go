@@ -16,7 +16,7 @@
 // # Commands
 //
 //	token create|list|revoke        personal access tokens for scripts
-//	clients list|revoke|revoke-all|delete
+//	clients list|revoke|revoke-all|delete|prune
 //	                                OAuth clients and their grants
 //	keys rotate|list                token signing keys
 //	password set                    the owner's login password
@@ -44,7 +44,12 @@
 // plus ".sock"). When a server answers there, it runs the command on its open file and this
 // process only relays; otherwise the command opens the file itself, which fails when another
 // process holds it: the error then names that process (kv.Holder). restore and compact refuse
-// to run while a server answers.
+// to run while a server answers. A command uses the socket only when it, and the process
+// answering on it (where the system says who that is: Linux, darwin, freebsd), belong to its
+// own user or root, or, run as root, to the database file's owner; a socket path another user
+// owns makes ListenSocket, and so serve, refuse (ErrForeignSocket). Through the socket, clients
+// and keys act on the server's own grant store and signing keys (Live.Grants, Live.Keys), so a
+// revocation or a rotation is live at once.
 //
 // Files named on the command line are read and written by the command's own process, so that
 // paths resolve where the user typed them and with the user's permissions: `backup --to FILE`

@@ -16,6 +16,8 @@ import (
 
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/oauth/grant"
+	"github.com/ownsona/ownsona/oauth/token"
 )
 
 // UsageError is a mistake in the command line; main exits with status 2 for it.
@@ -58,6 +60,12 @@ type Live struct {
 	DBPath   string
 	DB       *kv.DB
 	Memories *memory.Store
+	// Keys and Grants are the server's own: they keep what they read of the file in memory
+	// (the active signing key, the live grants), so a command that rotates a key or revokes a
+	// grant goes through them, or the server would act on it only at its next start. If nil,
+	// the command opens its own over DB.
+	Keys   *token.Keys
+	Grants *grant.Store
 }
 
 // Command is one thing the operator types: `ownsona NAME ...`.

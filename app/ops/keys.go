@@ -50,6 +50,9 @@ func keysOp(ctx context.Context, env *Env, sub, about string, args []string, op 
 	if handled, err := env.forward(ctx, *db, request{Args: append([]string{"keys", sub}, args...)}, nil); handled {
 		return err
 	}
+	if env.Live != nil && env.Live.Keys != nil { // the server's own: a rotation is live at once
+		return op(env.Live.Keys)
+	}
 	kdb, _, done, err := env.openDB(*db, false)
 	if err != nil {
 		return err
