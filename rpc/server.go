@@ -346,13 +346,10 @@ type reqInfo struct {
 	client        *Implementation
 	progressToken json.RawMessage
 	push          func([]byte) bool // nil when the transport cannot push
-	// comment writes an SSE comment line on the request's event stream (a keep-alive), starting
-	// the stream; nil on transports without one.
-	comment func() bool
-	meta    reqMeta         // what the request's _meta declared
-	id      json.RawMessage // the request's id
-	method  string
-	params  params
+	meta          reqMeta           // what the request's _meta declared
+	id            json.RawMessage   // the request's id
+	method        string
+	params        params
 	// input is what a 2026-07-28 retry carries for Elicit: the client's inputResponses, once
 	// its requestState has been verified.
 	input params

@@ -292,7 +292,7 @@ func TestLog_PruneCount(t *testing.T) {
 
 func TestLog_PruneAge(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		time.Sleep(t0.Sub(time.Now())) // the bubble's clock starts in 2000: move it to the samples'
+		time.Sleep(time.Until(t0)) // the bubble's clock starts in 2000: move it to the samples'
 		db := MustOpenDB(t)
 		// The clock is the bubble's; no tick within the test, so the Flush below prunes.
 		l := MustOpenLog(t, db, audit.Config{Now: time.Now, MaxAge: time.Hour, FlushInterval: 24 * time.Hour})

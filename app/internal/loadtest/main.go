@@ -152,9 +152,9 @@ func run(bin string, clients int, duration time.Duration, rate, hostile int, max
 		}
 	}
 	fmt.Printf("\nbaseline (%s, no attackers):", duration/2)
-	baseErr, baseP99 := report(baseline, duration/2)
+	baseP99, baseErr := report(baseline, duration/2)
 	fmt.Printf("\nunder attack (%s):", duration)
-	attackErr, attackP99 := report(attacked, duration)
+	attackP99, attackErr := report(attacked, duration)
 	ratio := float64(attackP99) / float64(max(baseP99, time.Microsecond))
 	fmt.Printf("\nauthenticated p99: %s alone, %s under attack: %.2f×\nacknowledged writes: %d, missing after restart: %d\n",
 		baseP99.Round(10*time.Microsecond), attackP99.Round(10*time.Microsecond), ratio, len(acked), lost)
@@ -354,9 +354,9 @@ func oversized(ctx context.Context, hc *http.Client, url, token string) error {
 	return nil
 }
 
-// report prints one run's table and returns its error (requests that failed otherwise than
-// with the intended 429) and the p99 of its successful calls.
-func report(results []result, d time.Duration) (error, time.Duration) {
+// report prints one run's table and returns the p99 of its successful calls and its error
+// (requests that failed otherwise than with the intended 429).
+func report(results []result, d time.Duration) (time.Duration, error) {
 	count := map[string]int{}
 	var lat = map[string][]time.Duration{}
 	var all []time.Duration
@@ -397,9 +397,9 @@ func report(results []result, d time.Duration) (error, time.Duration) {
 		problems = append(problems, "no successful requests")
 	}
 	if len(problems) > 0 {
-		return errors.New(strings.Join(problems, "; ")), pct(all, 0.99)
+		return pct(all, 0.99), errors.New(strings.Join(problems, "; "))
 	}
-	return nil, pct(all, 0.99)
+	return pct(all, 0.99), nil
 }
 
 func findToken(out string) string {
