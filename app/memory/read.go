@@ -28,8 +28,10 @@ func (s *Store) Get(id uint64) (*Memory, error) {
 // memory.
 type Filter struct {
 	IncludeDeleted    bool // also forgotten and expired memories
+	OnlyForgotten     bool // forgotten memories only (the trash); implies IncludeDeleted
 	Tags              []string
 	SourceProvider    string
+	SourceClient      string // the OAuth client or token that wrote it ("pat:backup", "stdio")
 	UntaggedOnly      bool
 	MinChars          int
 	MaxChars          int // 0: no maximum
@@ -40,13 +42,19 @@ type Filter struct {
 
 // match reports whether m passes f at now.
 func (f *Filter) match(m *Memory, now time.Time) bool {
-	if !f.IncludeDeleted && !m.Active(now) {
+	if !f.IncludeDeleted && !f.OnlyForgotten && !m.Active(now) {
+		return false
+	}
+	if f.OnlyForgotten && !m.Deleted() {
 		return false
 	}
 	if len(f.Tags) > 0 && !slices.ContainsFunc(m.Tags, func(t string) bool { return slices.Contains(f.Tags, t) }) {
 		return false
 	}
 	if f.SourceProvider != "" && m.SourceProvider != f.SourceProvider {
+		return false
+	}
+	if f.SourceClient != "" && m.SourceClient != f.SourceClient {
 		return false
 	}
 	if f.UntaggedOnly && len(m.Tags) > 0 {
@@ -217,15 +225,15 @@ type Stats struct {
 	Total, Active, SoftDeleted, Expired int
 	ImportanceSum                       float64
 	Oldest, Newest                      *time.Time
-	Tags, Providers                     map[string]int
+	Tags, Providers, Clients            map[string]int
 	Pending                             int
 }
 
 // Stats counts every memory: totals by state, and over active memories the importance, the
-// oldest and newest, and the memories per tag and per provider.
+// oldest and newest, and the memories per tag, per provider and per source client.
 func (s *Store) Stats() Stats {
 	now := s.now()
-	st := Stats{Tags: map[string]int{}, Providers: map[string]int{}}
+	st := Stats{Tags: map[string]int{}, Providers: map[string]int{}, Clients: map[string]int{}}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	st.Pending = len(s.pending)
@@ -254,6 +262,7 @@ func (s *Store) Stats() Stats {
 			st.Tags[t]++
 		}
 		st.Providers[m.SourceProvider]++
+		st.Clients[m.SourceClient]++
 	}
 	return st
 }

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -497,6 +498,11 @@ func round4(f float32) float32 { return float32(int(f*10000+0.5)) / 10000 }
 func (s *Store) modify(ids []uint64, change func(m *Memory) (bool, error), vecs map[uint64][]float32) (map[uint64]error, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	return s.modifyLocked(ids, change, vecs)
+}
+
+// modifyLocked is modify for a caller that holds s.writeMu (one that chose ids under it).
+func (s *Store) modifyLocked(ids []uint64, change func(m *Memory) (bool, error), vecs map[uint64][]float32) (map[uint64]error, error) {
 	errs := make(map[uint64]error)
 	changed := make(map[uint64]*Memory)
 	s.mu.RLock()
@@ -588,27 +594,44 @@ func (s *Store) hardDelete(id uint64) error {
 	if !ok {
 		return notFound(id)
 	}
+	return s.eraseLocked([]uint64{id})
+}
+
+// eraseLocked removes stored memories, their vectors and their index entries in one Update, and
+// tells the OnChange hooks. The caller holds s.writeMu and has checked that every id is stored.
+func (s *Store) eraseLocked(ids []uint64) error {
+	if len(ids) == 0 {
+		return nil
+	}
 	err := s.db.Update(func(tx *kv.Tx) error {
-		if err := tx.Bucket(bucketMemories).Delete(kv.Key(id)); err != nil {
-			return err
+		mb, vb := tx.Bucket(bucketMemories), tx.Bucket(bucketVectors)
+		for _, id := range ids {
+			if err := mb.Delete(kv.Key(id)); err != nil {
+				return err
+			}
+			if err := vb.Delete(kv.Key(id)); err != nil {
+				return err
+			}
 		}
-		return tx.Bucket(bucketVectors).Delete(kv.Key(id))
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("delete memory: %w", err)
+		return fmt.Errorf("delete memories: %w", err)
 	}
+	gone := make(map[uint64]bool, len(ids))
 	s.mu.Lock()
-	s.countWords("", s.mems[id].Text)
-	delete(s.mems, id)
-	delete(s.pending, id)
-	if i, found := slices.BinarySearch(s.ids, id); found {
-		s.ids = slices.Delete(s.ids, i, i+1)
+	for _, id := range ids {
+		gone[id] = true
+		s.countWords("", s.mems[id].Text)
+		delete(s.mems, id)
+		delete(s.pending, id)
+		s.lex.Remove(id)
+		if s.dense != nil {
+			s.dense.Remove(id)
+		}
 	}
-	s.lex.Remove(id)
-	if s.dense != nil {
-		s.dense.Remove(id)
-	}
+	s.ids = slices.DeleteFunc(s.ids, func(id uint64) bool { return gone[id] })
 	s.mu.Unlock()
-	s.changed([]uint64{id})
+	s.changed(slices.Sorted(maps.Keys(gone)))
 	return nil
 }
