@@ -99,6 +99,11 @@
 // owner out of a browser that has signed in before. Nothing locks anyone out
 // for longer than the window.
 //
+// Handler.CheckOwner gives another sign-in form of the server (the owner's
+// console, through oauth.Server.CheckOwner) this same check: the same
+// Verifier, Throttle and device cookies, so that a guesser gains nothing by
+// choosing the other form. It starts no session; the caller does.
+//
 // # Pages
 //
 // Pages are html/template, embedded, with inline styles and nothing loaded

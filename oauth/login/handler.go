@@ -286,38 +286,20 @@ func (h *Handler) postLogin(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusForbidden, msgForbidden)
 		return
 	}
-	dev := h.device(r)
-	var wait time.Duration
-	if dev != "" {
-		wait = h.cfg.Throttle.AllowDevice(dev)
-	} else {
-		wait = h.cfg.Throttle.Allow(ip)
-	}
-	if wait > 0 {
-		h.cfg.Log.Warn().Str("ip", ip).Bool("device", dev != "").Dur("retry_after", wait).Msg("login throttled")
-		w.Header().Set("Retry-After", retryAfter(wait))
-		h.renderLogin(w, http.StatusTooManyRequests, t, "Too many attempts. Try again in "+retryAfter(wait)+" seconds.")
+	var throttled *ThrottledError
+	switch err := h.checkOwner(w, r, ip, form["username"], form["password"]); {
+	case errors.As(err, &throttled):
+		w.Header().Set("Retry-After", throttled.RetryAfterSeconds())
+		h.renderLogin(w, http.StatusTooManyRequests, t, "Too many attempts. Try again in "+throttled.RetryAfterSeconds()+" seconds.")
 		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), busyWait)
-	defer cancel()
-	good, err := h.cfg.Verifier.Check(ctx, form["username"], form["password"])
-	if err != nil {
-		h.cfg.Log.Warn().Str("ip", ip).Msg("login busy")
+	case errors.Is(err, ErrBusy):
 		w.Header().Set("Retry-After", "5")
 		h.renderLogin(w, http.StatusServiceUnavailable, t, "The server is busy. Try again in a few seconds.")
 		return
-	}
-	if !good {
-		h.cfg.Log.Info().Str("ip", ip).Bool("device", dev != "").Msg("login failed")
+	case err != nil:
 		t.Sess, t.Shown, t.Msg = "", 0, msgCodeWrong
 		h.seeOtherContinue(w, t)
 		return
-	}
-	if dev != "" {
-		h.cfg.Throttle.SuccessDevice(dev)
-	} else {
-		h.cfg.Throttle.Success(ip)
 	}
 	var old string
 	if c, err := r.Cookie(h.cookieName()); err == nil {
@@ -325,12 +307,6 @@ func (h *Handler) postLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	sid := h.store.newSession(old) // a new id on every login (fixation)
 	http.SetCookie(w, h.cookie(h.cookieName(), sid, h.cfg.SessionTTL))
-	if value, _, err := h.devices.issue(dev); err != nil {
-		h.cfg.Log.Error().Err(err).Str("ip", ip).Msg("remember device") // the login stands; the browser gets no device cookie
-	} else {
-		http.SetCookie(w, h.cookie(h.deviceCookieName(), value, DeviceTTL))
-	}
-	h.cfg.Log.Info().Str("ip", ip).Bool("device", dev != "").Msg("login succeeded")
 	t.Sess, t.Shown, t.Msg = "", 0, ""
 	h.seeOtherContinue(w, t)
 }
