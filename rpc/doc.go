@@ -88,7 +88,8 @@
 // What the server sends unasked travels with the request it belongs to: Progress, Log and
 // Request (sampling/createMessage, elicitation/create) go on the stdio connection, on the POST's
 // answer (which becomes an event stream, the answer last) or on the legacy stream; a client
-// that accepts only application/json gets none of them. NotifyResourceUpdated and
+// that accepts only application/json gets none of them. KeepAlive sends a comment line on a
+// POST's event stream, for a handler that waits long. NotifyResourceUpdated and
 // NotifyListChanged go on the sessions' own streams (stdio, GET, legacy). A client's answer to
 // Request may come in any later message of the same owner.
 //
@@ -98,5 +99,7 @@
 // have carried is lost; a session's stream drops notifications while 64 wait to be written.
 // The context of an HTTP call ends with its POST, so a client that disconnects cancels its
 // calls. Request is sent whatever capabilities the client declared in initialize. The tables
-// are read once (Check); changing them later has no effect.
+// are read once (Check); changing them later has no effect. What may change while the server
+// runs goes through Permit, Visible and ListResources, consulted at every request, and is
+// announced with NotifyListChanged.
 package rpc

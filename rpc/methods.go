@@ -435,8 +435,22 @@ func (s *Server) listResources(ctx context.Context, ss *session, p params) (any,
 	}{items, next}, nil
 }
 
+// visible reports whether a prompt or resource template is offered to the caller of ctx.
+func (s *Server) visible(ctx context.Context, kind, name string) bool {
+	return s.Visible == nil || s.Visible(ctx, kind, name)
+}
+
 func (s *Server) listTemplates(ctx context.Context, ss *session, p params) (any, error) {
-	items, next, err := page(s, p, s.ResourceTemplates)
+	all := s.ResourceTemplates
+	if s.Visible != nil {
+		all = nil
+		for _, t := range s.ResourceTemplates {
+			if s.visible(ctx, "template", t.URITemplate) {
+				all = append(all, t)
+			}
+		}
+	}
+	items, next, err := page(s, p, all)
 	if err != nil {
 		return nil, err
 	}
@@ -486,7 +500,16 @@ type promptJSON struct {
 }
 
 func (s *Server) listPrompts(ctx context.Context, ss *session, p params) (any, error) {
-	items, next, err := page(s, p, s.Prompts)
+	all := s.Prompts
+	if s.Visible != nil {
+		all = nil
+		for _, pr := range s.Prompts {
+			if s.visible(ctx, "prompt", pr.Name) {
+				all = append(all, pr)
+			}
+		}
+	}
+	items, next, err := page(s, p, all)
 	if err != nil {
 		return nil, err
 	}
@@ -506,7 +529,7 @@ func (s *Server) getPrompt(ctx context.Context, ss *session, p params) (any, err
 		return nil, err
 	}
 	pr := s.prompts[name]
-	if pr == nil {
+	if pr == nil || !s.visible(ctx, "prompt", name) {
 		return nil, invalidParams("name", fmt.Sprintf("unknown prompt %q", name))
 	}
 	given, ok, err := object(p, "arguments", "arguments")
@@ -606,7 +629,7 @@ func (s *Server) complete(ctx context.Context, ss *session, p params) (any, erro
 			return nil, err
 		}
 		pr := s.prompts[req.RefName]
-		if pr == nil {
+		if pr == nil || !s.visible(ctx, "prompt", req.RefName) {
 			return nil, invalidParams("ref.name", fmt.Sprintf("unknown prompt %q", req.RefName))
 		}
 		if !slices.ContainsFunc(pr.Arguments, func(a PromptArgument) bool { return a.Name == req.ArgName }) {
@@ -616,7 +639,7 @@ func (s *Server) complete(ctx context.Context, ss *session, p params) (any, erro
 		if req.RefURI, err = requiredStr(ref, "ref.uri", "uri"); err != nil {
 			return nil, err
 		}
-		if s.templates[req.RefURI] == nil {
+		if s.templates[req.RefURI] == nil || !s.visible(ctx, "template", req.RefURI) {
 			return nil, invalidParams("ref.uri", fmt.Sprintf("%q is not a resource template of this server", req.RefURI))
 		}
 		if !slices.Contains(templateVariables(req.RefURI), req.ArgName) {

@@ -67,6 +67,12 @@ type Server struct {
 	// the tools it refuses and tools/call of one answers its error (an *Error is sent as it
 	// is). If nil, every tool is permitted.
 	Permit func(ctx context.Context, tool string) error
+	// Visible, when set, decides at each request whether a prompt (kind "prompt", by name) or
+	// a resource template (kind "template", by URI template) is offered: prompts/list and
+	// resources/templates/list leave out the others, and prompts/get and completion/complete
+	// answer for them as for ones the server does not have. Unlike the tables, its answers may
+	// change while the server runs (announce it with NotifyListChanged). If nil, all are.
+	Visible func(ctx context.Context, kind, name string) bool
 	// OnError is told about internal errors (handler errors that are not *Error or *ArgError,
 	// panics, results that do not marshal), which clients see only as -32603 "internal
 	// error". May be nil.
@@ -412,6 +418,20 @@ func Progress(ctx context.Context, progress, total float64, message string) {
 		return
 	}
 	ri.send(b)
+}
+
+// KeepAlive sends a comment line on the event stream of the Streamable HTTP request in ctx,
+// starting the stream when the client accepts one (which lifts the connection's write
+// deadline), so that a call that waits long — for a person's answer — is not cut by a proxy
+// or a timeout. It reports whether the line went out; elsewhere (stdio, the legacy SSE
+// transport whose stream keeps itself alive, a client that takes only application/json, an
+// answered request) it does nothing.
+func KeepAlive(ctx context.Context) bool {
+	ri := infoFrom(ctx)
+	if ri == nil || ri.transport != "http" {
+		return false
+	}
+	return ri.send(nil)
 }
 
 // send pushes a message related to the request, unless it is answered.
