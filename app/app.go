@@ -12,11 +12,14 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/ownsona/ownsona/app/approval"
 	"github.com/ownsona/ownsona/app/audit"
 	"github.com/ownsona/ownsona/app/certs"
+	"github.com/ownsona/ownsona/app/console"
 	"github.com/ownsona/ownsona/app/limit"
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/ops"
+	"github.com/ownsona/ownsona/app/settings"
 	"github.com/ownsona/ownsona/app/tools"
 	"github.com/ownsona/ownsona/app/web"
 	"github.com/ownsona/ownsona/kv"
@@ -35,13 +38,17 @@ type App struct {
 	log zerolog.Logger
 	now func() time.Time
 
-	db      *kv.DB
-	mem     *memory.Store
-	tools   *tools.Server
-	mcp     *rpc.Server // tools.RPC
-	limiter *limit.Limiter
-	audit   *audit.Log
-	web     *web.Server
+	db        *kv.DB
+	settings  *settings.Store
+	approvals *approval.Queue
+	mem       *memory.Store
+	tools     *tools.Server
+	mcp       *rpc.Server // tools.RPC
+	limiter   *limit.Limiter
+	rate      [2]int // the limiter's requests per minute and burst
+	audit     *audit.Log
+	web       *web.Server
+	console   *console.Console // the owner's console, mounted by web at /console
 
 	closeSocket func() // the admin socket's; nil when not serving
 	health      healthCache
@@ -63,25 +70,46 @@ func Open(cfg Config, stderr io.Writer) (*App, error) {
 	if a.db, err = openDB(cfg.DB, kv.Options{Migrations: memory.Migrations}); err != nil {
 		return nil, err
 	}
+	a.settings, err = settings.Open(a.db, settings.Config{Base: cfg.runtime(), Fixed: cfg.fixedSettings(), KnownTools: tools.Names()})
+	if err != nil {
+		a.Close()
+		var ie *settings.InvalidError
+		if errors.As(err, &ie) {
+			return nil, usageErr("%v", err)
+		}
+		return nil, err
+	}
+	run := a.settings.Get()
 	a.mem, err = memory.Open(a.db, memory.Config{Embedder: emb, Now: a.now, Log: a.log,
 		MaxTextChars: cfg.MaxTextChars, DedupThreshold: cfg.DedupThreshold})
 	if err != nil {
 		a.Close()
 		return nil, err
 	}
-	a.tools, err = tools.New(tools.Config{Memories: a.mem, Version: cfg.Version, Allowlist: cfg.Tools,
+	a.approvals = approval.New(approval.Config{Now: a.now, OnDecision: a.approvalEnded})
+	a.tools, err = tools.New(tools.Config{Memories: a.mem, Version: cfg.Version, Allowlist: run.Tools,
+		Approval: run.Approval, ApprovalTimeout: run.ApprovalTimeout, Approvals: a.approvals, AskOnly: cfg.standalone,
 		OnCall: a.auditCall, Log: a.log, Now: a.now})
 	if err != nil {
 		a.Close()
 		return nil, usageErr("%v", err)
 	}
 	a.mcp = a.tools.RPC
-	a.limiter = limit.New(limit.Config{PerMinute: cfg.RateLimit, Burst: cfg.RateBurst, Now: cfg.Now})
+	a.rate = [2]int{run.RateLimit, run.RateBurst}
+	a.limiter = limit.New(limit.Config{PerMinute: run.RateLimit, Burst: run.RateBurst, Now: cfg.Now})
+	a.settings.OnChange(a.applySettings)
 	a.audit, err = audit.Open(a.db, audit.Config{Now: a.now, MaxAge: cfg.AuditMaxAge, MaxEntries: cfg.AuditMaxEntries,
 		OnError: func(err error) { a.log.Error().Err(err).Msg("audit log write failed") }})
 	if err != nil {
 		a.Close()
 		return nil, fmt.Errorf("open audit log: %w", err)
+	}
+	// The owner's console; web mounts it at /console. Auth is read per request: web opens the
+	// authorization server (at Listen without a public URL).
+	if a.console, err = console.New(console.Config{Memories: a.mem, Auth: a.Auth, Audit: a.audit, Backup: a.db.Backup,
+		Health: a.healthChecks, Version: cfg.Version, Now: a.now, Log: a.log}); err != nil {
+		a.Close()
+		return nil, err
 	}
 	a.web, err = web.New(a.webConfig(stderr))
 	if err != nil {
@@ -122,6 +150,7 @@ func (a *App) webConfig(stderr io.Writer) web.Config {
 		Limiter:        a.limiter,
 		Audit:          a.audit,
 		Health:         a.healthChecks,
+		Console:        a.console,
 		RootPEM:        func() ([]byte, error) { return certs.RootPEM(a.db) },
 		Log:            a.log,
 		Now:            a.now,
@@ -152,6 +181,9 @@ func (a *App) Close() error {
 	if a.mcp != nil {
 		a.mcp.EndSubscriptions() // answered, so their clients know the end was intended
 	}
+	if a.approvals != nil {
+		a.approvals.Close() // calls waiting for approval end now, unapproved
+	}
 	if a.web != nil {
 		errs = append(errs, a.web.Close())
 		a.web = nil
@@ -174,6 +206,42 @@ func (a *App) Close() error {
 		}
 	}
 	return nil
+}
+
+// Settings are the run-time settings (the console's Settings page): the tool allowlist, the
+// approval policy and timeout, the rate limit. Set applies them at once, but for the rate
+// limit, which applies from the next start.
+func (a *App) Settings() *settings.Store { return a.settings }
+
+// Approvals is the queue of calls waiting for the owner's approval (the console's Approvals
+// page).
+func (a *App) Approvals() *approval.Queue { return a.approvals }
+
+// applySettings puts changed run-time settings in force (settings.Store.OnChange).
+func (a *App) applySettings(s settings.Settings) {
+	if err := a.tools.SetAllowlist(s.Tools); err != nil { // validated by Set: cannot happen
+		a.log.Error().Err(err).Msg("settings: allowlist not applied")
+	}
+	a.tools.SetApproval(s.Approval, s.ApprovalTimeout)
+	ev := a.log.Info().Strs("tools", s.Tools).Str("approval", string(s.Approval)).Dur("approval_timeout", s.ApprovalTimeout).
+		Int("rate_limit", s.RateLimit).Int("rate_burst", s.RateBurst)
+	if [2]int{s.RateLimit, s.RateBurst} != a.rate {
+		ev = ev.Bool("rate_limit_at_next_start", true)
+	}
+	ev.Msg("settings changed")
+}
+
+// approvalEnded logs how a request for approval ended, and puts the decision in the audit
+// log: an entry with method "approval", the tool, the outcome (approved, rejected, timed_out)
+// and, as its client, who decided.
+func (a *App) approvalEnded(r approval.Record) {
+	a.log.Info().Str("approval", r.ID).Str("tool", r.Tool).Str("client", r.Client).Str("agent", r.Agent).
+		Str("outcome", string(r.Outcome)).Str("by", r.By).Msg("approval ended")
+	if r.Outcome == approval.Withdrawn || a.audit == nil {
+		return
+	}
+	a.audit.Record(audit.Entry{Time: r.At, Client: r.By, Method: "approval", Tool: r.Tool, Outcome: audit.Outcome(r.Outcome),
+		Duration: r.At.Sub(r.Created)})
 }
 
 // Listen binds the configured address synchronously (so "address in use" is an error here) and

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"github.com/ownsona/ownsona/app/approval"
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/kv"
 
@@ -45,7 +46,8 @@ func testConfig(tb testing.TB, clock *fakeClock) Config {
 	cfg.LogLevel = "error"
 	cfg.PublicURL = "http://127.0.0.1"
 	cfg.LoginPassword = testPassword
-	cfg.RateLimit = 0 // tests that are about rate limits turn it on
+	cfg.RateLimit = 0                   // tests that are about rate limits turn it on
+	cfg.Approval = string(approval.Off) // and those about the approval gate turn it on
 	if clock != nil {
 		cfg.Now = clock.Now
 		testClocks.Store(cfg.DB, clock)

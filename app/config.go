@@ -6,11 +6,14 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/ownsona/ownsona/app/approval"
 	"github.com/ownsona/ownsona/app/ops"
+	"github.com/ownsona/ownsona/app/settings"
 	"github.com/ownsona/ownsona/app/web"
 )
 
@@ -81,8 +84,18 @@ type Config struct {
 	// https. If empty, :80 with --tls acme and none otherwise; "off" disables it.
 	HTTPAddr string
 
-	// Tools is the allowlist of tools shown and callable; if empty, every tool.
+	// Tools is the allowlist of tools shown and callable; if empty, every tool. It, Approval,
+	// ApprovalTimeout, RateLimit and RateBurst are run-time settings (app/settings): the
+	// console changes them and the file keeps them, unless a flag or the environment gives
+	// them (or, in a Config built by hand, a value other than the default).
 	Tools []string
+	// Approval is which calls wait for the owner's approval: off, hard-delete (forget with
+	// hard_delete), destructive (tools annotated destructive) or writes (every tool that is
+	// not read-only). If empty, hard-delete.
+	Approval string
+	// ApprovalTimeout is how long such a call waits before it ends with APPROVAL_TIMED_OUT,
+	// from 10s to 15m. If zero, 2m.
+	ApprovalTimeout time.Duration
 	// RateLimit is the requests per minute allowed to one client (token or OAuth client) and
 	// to one address for unauthenticated requests; 0 turns limiting off. If unset, 120.
 	RateLimit int
@@ -108,6 +121,13 @@ type Config struct {
 	Version string
 	// Now is the clock. If nil, time.Now.
 	Now func() time.Time
+
+	// sources names the run-time settings a flag or the environment gave, with where from
+	// ("flag --tools", "OWNSONA_TOOLS"); loadConfig fills it.
+	sources map[string]string
+	// standalone is ownsona stdio without a server: no console decides approvals, so only the
+	// client can.
+	standalone bool
 }
 
 // NewConfig returns the defaults.
@@ -125,6 +145,8 @@ func NewConfig() Config {
 		RedirectSchemes: []string{"cursor"},
 		MetadataHosts:   []string{"claude.ai", "claude.com", "chatgpt.com"},
 		TLS:             "off",
+		Approval:        string(approval.HardDelete),
+		ApprovalTimeout: approval.DefaultTimeout,
 		RateLimit:       120,
 		RateBurst:       20,
 		MaxConcurrent:   64,
@@ -167,6 +189,8 @@ func (c *Config) settings() []setting {
 		{"tools", "OWNSONA_TOOLS", "allowlist of tools to expose, comma-separated (default all)", true, &c.Tools},
 		{"rate-limit", "OWNSONA_RATE_LIMIT", "requests per minute per client and per address (0 turns limiting off)", true, &c.RateLimit},
 		{"rate-burst", "OWNSONA_RATE_BURST", "requests a client may send at once before the rate applies", true, &c.RateBurst},
+		{"approval", "OWNSONA_APPROVAL", "calls that wait for the owner's approval: off, hard-delete, destructive or writes", false, &c.Approval},
+		{"approval-timeout", "OWNSONA_APPROVAL_TIMEOUT", "how long a call waits for approval before it ends unapproved (10s to 15m)", false, &c.ApprovalTimeout},
 		{"max-concurrent", "OWNSONA_MAX_CONCURRENT", "authenticated MCP requests served at once, beyond it 503; other requests share a quarter of it (event streams aside)", true, &c.MaxConcurrent},
 		{"cors-origins", "OWNSONA_CORS_ORIGINS", "browser origins allowed to call /mcp and the discovery documents, comma-separated", true, &c.CORSOrigins},
 		{"backup-dir", "OWNSONA_BACKUP_DIR", "directory for scheduled backups while serving (off if empty)", true, &c.BackupDir},
@@ -228,11 +252,13 @@ func parseValue(name string, ptr any, s string) error {
 // when not nil, adds the command's own flags.
 func loadConfig(cmd string, args []string, getenv func(string) string, extra func(*flag.FlagSet)) (Config, []string, error) {
 	c := NewConfig()
+	c.sources = map[string]string{}
 	for _, s := range c.settings() {
 		if v := getenv(s.env); v != "" {
 			if err := parseValue(s.env, s.ptr, v); err != nil {
 				return c, nil, err
 			}
+			c.sources[s.flag] = s.env
 		}
 	}
 	fs := flag.NewFlagSet("ownsona "+cmd, flag.ContinueOnError)
@@ -241,7 +267,10 @@ func loadConfig(cmd string, args []string, getenv func(string) string, extra fun
 		if s.flag == "" || (s.serveOnly && cmd != "serve" && cmd != "doctor") {
 			continue
 		}
-		fs.Func(s.flag, s.help, func(v string) error { return parseValue("--"+s.flag, s.ptr, v) })
+		fs.Func(s.flag, s.help, func(v string) error {
+			c.sources[s.flag] = "flag --" + s.flag
+			return parseValue("--"+s.flag, s.ptr, v)
+		})
 	}
 	if extra != nil {
 		extra(fs)
@@ -294,11 +323,10 @@ func (c *Config) validate() error {
 			return usageErr("domain: %q is not a host name (no scheme, port or wildcard)", d)
 		}
 	}
+	if err := c.runtime().Validate(nil); err != nil { // the tools' names are checked at Open
+		return usageErr("%v", err)
+	}
 	switch {
-	case c.RateLimit < 0 || c.RateLimit > 100_000:
-		return usageErr("rate-limit: %d is outside 0..100000 requests per minute", c.RateLimit)
-	case c.RateBurst < 1 || c.RateBurst > 10_000:
-		return usageErr("rate-burst: %d is outside 1..10000", c.RateBurst)
 	case c.MaxConcurrent < 1 || c.MaxConcurrent > 100_000:
 		return usageErr("max-concurrent: %d is outside 1..100000", c.MaxConcurrent)
 	case c.BackupEvery < time.Minute:
@@ -331,6 +359,51 @@ func (c *Config) validate() error {
 		return usageErr("embedder: %q is not one of builtin, model2vec:DIR, openai, none", c.Embedder)
 	}
 	return nil
+}
+
+// runtime is the run-time settings as the configuration gives them.
+func (c *Config) runtime() settings.Settings {
+	s := settings.Settings{Tools: c.Tools, Approval: approval.Policy(c.Approval), ApprovalTimeout: c.ApprovalTimeout,
+		RateLimit: c.RateLimit, RateBurst: c.RateBurst}
+	if s.Approval == "" {
+		s.Approval = approval.HardDelete
+	}
+	if s.ApprovalTimeout == 0 {
+		s.ApprovalTimeout = approval.DefaultTimeout
+	}
+	return s
+}
+
+// fixedSettings names the run-time settings that the configuration fixes, with where each
+// came from: a flag or a variable (loadConfig's record), or, in a Config built by hand, any
+// value other than the default.
+func (c *Config) fixedSettings() map[string]string {
+	got, def := c.runtime(), NewConfig()
+	defs := def.runtime()
+	out := map[string]string{}
+	for _, name := range settings.Names {
+		if src, ok := c.sources[name]; ok {
+			out[name] = src
+			continue
+		}
+		var differs bool
+		switch name {
+		case settings.Tools:
+			differs = !slices.Equal(got.Tools, defs.Tools)
+		case settings.Approval:
+			differs = got.Approval != defs.Approval
+		case settings.ApprovalTimeout:
+			differs = got.ApprovalTimeout != defs.ApprovalTimeout
+		case settings.RateLimit:
+			differs = got.RateLimit != defs.RateLimit
+		case settings.RateBurst:
+			differs = got.RateBurst != defs.RateBurst
+		}
+		if differs {
+			out[name] = "the configuration"
+		}
+	}
+	return out
 }
 
 // checkListen refuses a listen address that is not loopback unless a public URL says where

@@ -39,7 +39,8 @@ func exportLines(t *testing.T, db string) []string {
 
 func runImport(t *testing.T, db, file string) (string, error) {
 	t.Helper()
-	var out, errb bytes.Buffer
+	var out bytes.Buffer
+	var errb syncBuffer // the command's progress and the store's background log write it at once
 	err := Run(context.Background(), []string{"import", "--db", db, "--log-level", "error", file}, Getenv, nil, &out, &errb)
 	return out.String() + errb.String(), err
 }

@@ -53,7 +53,7 @@ type testServer struct {
 	logs   *syncBuffer
 }
 
-// syncBuffer is a bytes.Buffer for one writer goroutine and readers.
+// syncBuffer is a bytes.Buffer safe for concurrent writers and readers.
 type syncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer

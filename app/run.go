@@ -217,7 +217,8 @@ func runStdio(ctx context.Context, env *ops.Env, args []string) error {
 }
 
 func stdio(ctx context.Context, cfg Config, stdin io.Reader, stdout, stderr io.Writer) error {
-	cfg.PublicURL = "" // the stdio transport has no authorization: its client started the process
+	cfg.PublicURL = ""    // the stdio transport has no authorization: its client started the process
+	cfg.standalone = true // and no console: only the client can approve what needs approval
 	a, err := Open(cfg, stderr)
 	if err != nil {
 		return err

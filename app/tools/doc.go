@@ -35,5 +35,29 @@
 //
 // Read-only tools need memories:read, the rest memories:write (Server.Scope); rpc.Server.Permit
 // enforces it per message, and the allowlist (Config.Allowlist) hides tools from everyone.
-// Resource notifications hang off memory.Store.OnChange, so every writer triggers them.
+// Resources, resource templates, prompts and completions that show a tool's data (readsWith)
+// follow its place in the allowlist, through rpc.Server.Visible. SetAllowlist changes the
+// allowlist while the server runs (the console's settings): from the next request on, and
+// connected clients are told with notifications/tools/list_changed, and prompts/list_changed
+// and resources/list_changed when those lists change too, which is why the capabilities say
+// listChanged: true. Resource notifications hang off memory.Store.OnChange, so every writer
+// triggers them.
+//
+// # The approval gate
+//
+// gate.go holds calls that the approval policy names (Config.Approval, SetApproval;
+// OWNSONA_APPROVAL) until the owner approves them: hard-delete is forget with hard_delete,
+// destructive every tool annotated destructiveHint, writes every tool that is not read-only;
+// dry runs never wait. Such a call is described for a person (def.describe: "Forget memory 12
+// "My son Colby…" permanently?") and waits in the approval.Queue (the console's Approvals
+// list) under a key that digests the principal, the tool and the arguments; at the same time
+// the client is asked when it can: elicitation/create on the request's stream in the legacy
+// era, while the call waits with keep-alives and progress; an input_required result in
+// 2026-07-28, whose retry carries the answer and finds the same request by its key, so that a
+// console decision between the rounds counts and the first round's deadline holds. The answer
+// is accept with {"approve": true}, or anything else for no. The first answer wins. Approved,
+// the tool runs (nothing ran before); otherwise the call ends with an isError payload
+// APPROVAL_REJECTED or, past the deadline, APPROVAL_TIMED_OUT. Each question has its own key
+// (approval-<request id>), and an approval serves the call it was given for only. Without a
+// console (Config.AskOnly) a call whose client cannot be asked is refused at once.
 package tools

@@ -59,7 +59,8 @@ func (s *Server) forgetTools() []*rpc.Tool {
 			ann:  writes(true, true),
 			out: schema{"memory_id": idSchema, "dry_run": typeBoolean,
 				"already_deleted": typeBoolean, "message": typeString},
-			run: s.forget,
+			run:      s.forget,
+			describe: s.describeForget,
 		}),
 		newTool(s, def[forgetBatchArgs]{
 			name: "forget_batch", title: "Forget several memories",
@@ -72,6 +73,9 @@ func (s *Server) forgetTools() []*rpc.Tool {
 				"summary": summaryOf("total", "deleted", "already_deleted", "errors"),
 			},
 			run: s.forgetBatch,
+			describe: func(_ context.Context, in forgetBatchArgs, text bool) (string, error) {
+				return "Forget " + s.memoryList(in.IDs, text) + "? Forgotten memories stay restorable from the trash.", nil
+			},
 		}),
 	}
 }
@@ -81,11 +85,11 @@ func (s *Server) forget(ctx context.Context, in forgetArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := in.check(); err != nil {
+		return nil, err
+	}
 	p := forgetPayload{OK: true, MemoryID: in.ID, DryRun: in.DryRun, AlreadyDeleted: m.Deleted()}
 	if in.HardDelete {
-		if in.ReplacedByID != nil {
-			return nil, rpc.InvalidArgument("replaced_by_id", "cannot be combined with hard_delete: a hard delete keeps no tombstone")
-		}
 		p.Message = "Would hard delete"
 		if !in.DryRun {
 			if err := s.mem.Delete(in.ID); err != nil {
@@ -112,6 +116,33 @@ func (s *Server) forget(ctx context.Context, in forgetArgs) (any, error) {
 		p.Message = "Forgotten"
 	}
 	return p, nil
+}
+
+// check refuses arguments that contradict each other.
+func (in *forgetArgs) check() error {
+	if in.HardDelete && in.ReplacedByID != nil {
+		return rpc.InvalidArgument("replaced_by_id", "cannot be combined with hard_delete: a hard delete keeps no tombstone")
+	}
+	return nil
+}
+
+// describeForget asks about a forget: "Forget memory 12 "My son Colby…" permanently?".
+func (s *Server) describeForget(_ context.Context, in forgetArgs, text bool) (string, error) {
+	m, err := s.mem.Get(in.ID)
+	if err != nil {
+		return "", err
+	}
+	if err := in.check(); err != nil {
+		return "", err
+	}
+	what := memoryRef(m, text)
+	switch {
+	case in.HardDelete && m.Deleted():
+		return "Erase " + what + ", now in the trash, permanently? It cannot be restored afterwards.", nil
+	case in.HardDelete:
+		return "Forget " + what + " permanently? A hard delete keeps no tombstone: it cannot be restored.", nil
+	}
+	return "Forget " + what + "? It stays restorable from the trash.", nil
 }
 
 func (s *Server) forgetBatch(ctx context.Context, in forgetBatchArgs) (any, error) {

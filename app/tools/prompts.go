@@ -123,18 +123,10 @@ func (s *Server) prompts() []*rpc.Prompt {
 	}
 }
 
-// complete offers tag names for prompt arguments named tag.
-// allowedPrompts are the prompts the allowlist lets through.
-func (s *Server) allowedPrompts() []*rpc.Prompt {
-	var out []*rpc.Prompt
-	for _, p := range s.prompts() {
-		if s.allowed(p.Name) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+// promptNames are the prompts' names, in the order of prompts/list.
+var promptNames = []string{"recall-context", "review-duplicates", "tidy-tags", "summarize-memories"}
 
+// complete offers tag names for prompt arguments named tag.
 func (s *Server) complete(ctx context.Context, req rpc.CompleteRequest) ([]string, error) {
 	if !s.allowed("completion/complete") {
 		return nil, nil // tag names are list_tags' data

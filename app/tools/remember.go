@@ -90,6 +90,12 @@ func (s *Server) rememberTools() []*rpc.Tool {
 			ann:  writes(false, false),
 			out:  schema{"memory_id": idSchema, "message": typeString, "near_duplicates": nearDuplicatesSchema, "warning": typeString},
 			run:  s.remember,
+			describe: func(_ context.Context, in rememberArgs, _ bool) (string, error) {
+				if kind, found := memtext.DetectSecret(in.Text); found {
+					return "", &memory.SecretError{Kind: kind} // refused anyway: never quoted in a question
+				}
+				return "Remember " + excerpt(in.Text) + "?", nil // the caller's own text
+			},
 		}),
 		newTool(s, def[rememberBatchArgs]{
 			name: "remember_batch", title: "Remember several facts",
@@ -103,6 +109,9 @@ func (s *Server) rememberTools() []*rpc.Tool {
 			},
 			batchProp: "items",
 			run:       func(ctx context.Context, in rememberBatchArgs) (any, error) { return s.rememberBatch(ctx, in, item) },
+			describe: func(_ context.Context, in rememberBatchArgs, _ bool) (string, error) {
+				return fmt.Sprintf("Remember %d new memories?", len(in.Items)), nil
+			},
 		}),
 	}
 }

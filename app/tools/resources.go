@@ -34,17 +34,6 @@ func (s *Server) listResources(ctx context.Context) ([]rpc.Resource, error) {
 	return out, nil
 }
 
-// resourceTemplates are the templates the allowlist lets through.
-func (s *Server) resourceTemplates() []rpc.ResourceTemplate {
-	var out []rpc.ResourceTemplate
-	for _, t := range resourceTemplates {
-		if s.allowed(t.URITemplate) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
 func jsonText(uri string, v any) ([]rpc.ResourceContents, error) {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {

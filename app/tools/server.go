@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/ownsona/ownsona/app/approval"
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/oauth"
 	"github.com/ownsona/ownsona/oauth/policy"
@@ -29,8 +32,19 @@ type Config struct {
 	// Version is the server's, in initialize and server/discover.
 	Version string
 	// Allowlist, when not empty, is the only tools shown and callable (OWNSONA_TOOLS); a
-	// hidden tool answers -32000 "tool not in allowlist".
+	// hidden tool answers -32000 "tool not in allowlist". SetAllowlist changes it later.
 	Allowlist []string
+	// Approval is which calls wait for the owner's approval (OWNSONA_APPROVAL). If empty, off.
+	// SetApproval changes it later.
+	Approval approval.Policy
+	// ApprovalTimeout is how long such a call waits. If zero, approval.DefaultTimeout (2m).
+	ApprovalTimeout time.Duration
+	// Approvals is the queue where such calls wait for the owner to decide in the console,
+	// and for a client's answer. If nil, a queue of the Server's own.
+	Approvals *approval.Queue
+	// AskOnly says that no console shows Approvals (ownsona stdio without a server): only the
+	// client can approve, and a call whose client cannot be asked is refused at once.
+	AskOnly bool
 	// OnCall is told of every answered request (the audit log of stdio requests). Optional.
 	OnCall func(ctx context.Context, c rpc.CallInfo)
 	// Log receives failures of tools and requests. If zero, nothing is logged.
@@ -45,20 +59,30 @@ type Server struct {
 	// RPC serves the surface over any transport rpc has.
 	RPC *rpc.Server
 
-	mem       *memory.Store
-	log       zerolog.Logger
-	now       func() time.Time
-	allowlist []string
-	byName    map[string]*rpc.Tool
+	mem    *memory.Store
+	log    zerolog.Logger
+	now    func() time.Time
+	byName map[string]*rpc.Tool
+
+	allowMu   sync.Mutex               // one SetAllowlist at a time
+	allowlist atomic.Pointer[[]string] // empty: every tool
+	gate      atomic.Pointer[gate]
+	approvals *approval.Queue
+	askOnly   bool // no console decides: only the client can approve
 }
 
 // New builds the MCP surface over cfg.Memories and hangs resource notifications off the
 // store's changes. It fails when the allowlist names a tool ownsona does not have.
 func New(cfg Config) (*Server, error) {
-	s := &Server{mem: cfg.Memories, log: cfg.Log, now: cfg.Now, allowlist: cfg.Allowlist, byName: map[string]*rpc.Tool{}}
+	s := &Server{mem: cfg.Memories, log: cfg.Log, now: cfg.Now, byName: map[string]*rpc.Tool{}, approvals: cfg.Approvals, askOnly: cfg.AskOnly}
 	if s.now == nil {
 		s.now = time.Now
 	}
+	if s.approvals == nil {
+		s.approvals = approval.New(approval.Config{Now: s.now})
+	}
+	s.allowlist.Store(ptr(slices.Clone(cfg.Allowlist)))
+	s.SetApproval(cfg.Approval, cfg.ApprovalTimeout)
 	var list []*rpc.Tool
 	for _, family := range [][]*rpc.Tool{s.rememberTools(), s.recallTools(), s.readTools(), s.updateTools(), s.forgetTools(), s.reviewTools(), s.statsTools()} {
 		list = append(list, family...)
@@ -67,26 +91,22 @@ func New(cfg Config) (*Server, error) {
 		s.byName[t.Name] = t
 	}
 	list = order(list)
-	for _, name := range cfg.Allowlist {
-		if s.byName[name] == nil {
-			names := make([]string, len(list))
-			for i, t := range list {
-				names[i] = t.Name
-			}
-			return nil, fmt.Errorf("tools: %q is not a tool of ownsona; the tools are %s", name, strings.Join(names, ", "))
-		}
+	if err := s.checkNames(cfg.Allowlist); err != nil {
+		return nil, err
 	}
 	s.RPC = &rpc.Server{
 		Info:              rpc.Implementation{Name: "ownsona", Title: "ownsona personal memory", Version: cfg.Version},
 		Instructions:      instructions,
 		Tools:             list,
 		Permit:            s.permit,
+		Visible:           s.visible,
+		ListChanged:       []string{"tools", "prompts", "resources"},
 		Owner:             owner,
 		OnCall:            cfg.OnCall,
 		ListResources:     s.listResources,
-		ResourceTemplates: s.resourceTemplates(),
+		ResourceTemplates: resourceTemplates,
 		ReadResource:      s.readResource,
-		Prompts:           s.allowedPrompts(),
+		Prompts:           s.prompts(),
 		Complete:          s.complete,
 		ToolErrorResult:   toolErrorResult,
 		OnError: func(ctx context.Context, method string, err error) {
@@ -101,6 +121,20 @@ func New(cfg Config) (*Server, error) {
 var catalogue = []string{"remember", "remember_batch", "recall", "search_memory", "build_context_prompt",
 	"list_memories", "get_memory", "update_memory", "update_memory_batch", "confirm", "forget", "forget_batch",
 	"text_search", "find_near_duplicates", "count_memories", "memory_stats", "list_tags", "export_memories"}
+
+// Names returns the names of ownsona's tools, in the order of tools/list: what an allowlist
+// may name.
+func Names() []string { return slices.Clone(catalogue) }
+
+// checkNames refuses an allowlist that names a tool ownsona does not have.
+func (s *Server) checkNames(names []string) error {
+	for _, name := range names {
+		if s.byName[name] == nil {
+			return fmt.Errorf("tools: %q is not a tool of ownsona; the tools are %s", name, strings.Join(catalogue, ", "))
+		}
+	}
+	return nil
+}
 
 // order sorts tools into the catalogue's order.
 func order(list []*rpc.Tool) []*rpc.Tool {
@@ -128,7 +162,7 @@ func (s *Server) Scope(name string) (scope string, known bool) {
 // calls only the tools its scopes cover. Calls without a principal come from stdio, whose
 // client started the process.
 func (s *Server) permit(ctx context.Context, name string) error {
-	if len(s.allowlist) > 0 && !slices.Contains(s.allowlist, name) {
+	if !s.allowed(name) {
 		return &rpc.Error{Code: rpc.CodeServerError, Message: "tool not in allowlist",
 			Data: map[string]string{"tool": name, "reason": "this server exposes only the tools in OWNSONA_TOOLS"}}
 	}
@@ -159,16 +193,71 @@ var readsWith = map[string]string{
 	"completion/complete":       "list_tags", // completions are tag names
 }
 
-// allowed reports whether the allowlist lets the tool called name (or a resource or prompt
-// that shows its data, by readsWith) be seen; true without an allowlist.
-func (s *Server) allowed(name string) bool {
-	if len(s.allowlist) == 0 {
+// allowed reports whether the allowlist in force lets the tool called name (or a resource or
+// prompt that shows its data, by readsWith) be seen; true without an allowlist.
+func (s *Server) allowed(name string) bool { return allowedBy(*s.allowlist.Load(), name) }
+
+func allowedBy(allowlist []string, name string) bool {
+	if len(allowlist) == 0 {
 		return true
 	}
 	if tool, ok := readsWith[name]; ok {
 		name = tool
 	}
-	return slices.Contains(s.allowlist, name)
+	return slices.Contains(allowlist, name)
+}
+
+// visible is rpc.Server.Visible: prompts and resource templates follow the allowlist.
+func (s *Server) visible(_ context.Context, _, name string) bool { return s.allowed(name) }
+
+// Allowlist returns the allowlist in force; empty when every tool is shown.
+func (s *Server) Allowlist() []string { return slices.Clone(*s.allowlist.Load()) }
+
+// SetAllowlist makes names the allowlist (empty: every tool) from the next request on, and
+// tells connected clients which lists changed with it: notifications/tools/list_changed, and
+// prompts/list_changed and resources/list_changed when the prompts, resources or resource
+// templates that show the tools' data (readsWith) come or go. It refuses, changing nothing,
+// a name that is not a tool of ownsona.
+func (s *Server) SetAllowlist(names []string) error {
+	if err := s.checkNames(names); err != nil {
+		return err
+	}
+	s.allowMu.Lock()
+	defer s.allowMu.Unlock()
+	old := *s.allowlist.Load()
+	s.allowlist.Store(ptr(slices.Clone(names)))
+	for _, kind := range []string{"tools", "prompts", "resources"} {
+		if !slices.Equal(shown(kind, old), shown(kind, names)) {
+			s.RPC.NotifyListChanged(kind)
+		}
+	}
+	return nil
+}
+
+// shown lists what an allowlist shows of a list: "tools", "prompts" or "resources" (the
+// resources and the resource templates).
+func shown(kind string, allowlist []string) []string {
+	var names []string
+	switch kind {
+	case "tools":
+		names = catalogue
+	case "prompts":
+		names = promptNames
+	case "resources":
+		for _, r := range resources {
+			names = append(names, r.URI)
+		}
+		for _, t := range resourceTemplates {
+			names = append(names, t.URITemplate)
+		}
+	}
+	var out []string
+	for _, n := range names {
+		if allowedBy(allowlist, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // notAllowed is the refusal of a resource the allowlist hides.

@@ -87,6 +87,11 @@ type def[In any] struct {
 	ann               *rpc.ToolAnnotations
 	out               schema
 	run               func(ctx context.Context, in In) (any, error)
+	// describe says, for a person asked to approve the call (the approval gate), what it
+	// would do: "Forget memory 12 "My son Colby…" permanently?"; quoting memory text only
+	// when text is true. An error means the call would change nothing and is its answer. If
+	// nil, the call is described by the tool's title and arguments.
+	describe func(ctx context.Context, in In, text bool) (string, error)
 	// batchProp names the batch[T] property validated item by item; "" for none.
 	batchProp string
 }
@@ -109,22 +114,18 @@ func newTool[In any](s *Server, d def[In]) *rpc.Tool {
 				return nil, decodeError("", err)
 			}
 		}
+		if s.needsApproval(t, raw) {
+			summary, question, err := describeCall(ctx, s, d, args, raw)
+			if err != nil {
+				return s.failed(d.name, err)
+			}
+			if res, err := s.approve(ctx, d.name, raw, summary, question); res != nil || err != nil {
+				return res, err
+			}
+		}
 		payload, err := d.run(ctx, args)
 		if err != nil {
-			var ae *rpc.ArgError
-			var re *rpc.Error
-			var ie *memory.InputError
-			switch {
-			case errors.As(err, &ae) || errors.As(err, &re):
-				return nil, err
-			case errors.As(err, &ie):
-				return nil, rpc.InvalidArgument(ie.Field, ie.Reason)
-			}
-			te := payloadError(err)
-			if te.Code == codeDatabase {
-				s.log.Error().Err(err).Str("tool", d.name).Msg("tool failed")
-			}
-			return &rpc.ToolResult{Structured: errorPayload{Error: te}, IsError: true}, nil
+			return s.failed(d.name, err)
 		}
 		res := &rpc.ToolResult{Structured: payload}
 		if t, ok := payload.(texter); ok {
@@ -133,6 +134,25 @@ func newTool[In any](s *Server, d def[In]) *rpc.Tool {
 		return res, nil
 	}
 	return t
+}
+
+// failed is the answer of a call of tool that failed with err: argument errors go back to rpc,
+// payload errors become isError results, anything else is logged and shown as a storage error.
+func (s *Server) failed(tool string, err error) (*rpc.ToolResult, error) {
+	var ae *rpc.ArgError
+	var re *rpc.Error
+	var ie *memory.InputError
+	switch {
+	case errors.As(err, &ae) || errors.As(err, &re):
+		return nil, err
+	case errors.As(err, &ie):
+		return nil, rpc.InvalidArgument(ie.Field, ie.Reason)
+	}
+	te := payloadError(err)
+	if te.Code == codeDatabase {
+		s.log.Error().Err(err).Str("tool", tool).Msg("tool failed")
+	}
+	return &rpc.ToolResult{Structured: errorPayload{Error: te}, IsError: true}, nil
 }
 
 // itemSchema compiles the schema of one batch item of type T, for validating items one by one.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ownsona/ownsona/app/memory"
@@ -54,6 +55,24 @@ type updateArgs struct {
 type updateBatchArgs struct {
 	Items batch[updateItemArgs] `json:"items" schema:"required,min=1,max=200"`
 	dryRunArg
+}
+
+// fields names the fields the arguments would change.
+func (in *updateItemArgs) fields() []string {
+	var out []string
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"text", in.Text != nil}, {"tags", in.Tags != nil}, {"importance", in.Importance != nil},
+		{"expires_at", in.ExpiresAt.set}, {"last_confirmed_at", in.LastConfirmedAt != nil}} {
+		if f.set {
+			out = append(out, f.name)
+		}
+	}
+	if out == nil {
+		out = []string{"nothing"}
+	}
+	return out
 }
 
 // patch reads the arguments into a patch; prefix names the item inside a batch.
@@ -116,6 +135,13 @@ func (s *Server) updateTools() []*rpc.Tool {
 			out: schema{"memory_id": idSchema, "dry_run": typeBoolean,
 				"changed_fields": arrayOf(typeString), "message": typeString},
 			run: s.updateMemory,
+			describe: func(_ context.Context, in updateArgs, text bool) (string, error) {
+				m, err := s.mem.Get(in.ID)
+				if err != nil {
+					return "", err
+				}
+				return "Change " + memoryRef(m, text) + " (" + strings.Join(in.fields(), ", ") + ")?", nil
+			},
 		}),
 		newTool(s, def[updateBatchArgs]{
 			name: "update_memory_batch", title: "Update several memories",
@@ -129,6 +155,16 @@ func (s *Server) updateTools() []*rpc.Tool {
 			},
 			batchProp: "items",
 			run:       func(ctx context.Context, in updateBatchArgs) (any, error) { return s.updateMemoryBatch(ctx, in, item) },
+			describe: func(_ context.Context, in updateBatchArgs, text bool) (string, error) {
+				var ids []uint64
+				for _, raw := range in.Items {
+					var it struct{ ID uint64 }
+					if json.Unmarshal(raw, &it) == nil {
+						ids = append(ids, it.ID)
+					}
+				}
+				return "Change " + s.memoryList(ids, text) + "?", nil
+			},
 		}),
 		newTool(s, def[idArgs]{
 			name: "confirm", title: "Confirm a memory",
@@ -136,6 +172,13 @@ func (s *Server) updateTools() []*rpc.Tool {
 			ann:  writes(false, true),
 			out:  schema{"memory_id": idSchema, "last_confirmed_at": typeString},
 			run:  s.confirm,
+			describe: func(_ context.Context, in idArgs, text bool) (string, error) {
+				m, err := s.mem.Get(in.ID)
+				if err != nil {
+					return "", err
+				}
+				return "Confirm " + memoryRef(m, text) + " as still true?", nil
+			},
 		}),
 	}
 }

@@ -34,6 +34,7 @@
 //	/.well-known/mcp/catalog.json       the site catalog naming the card
 //	/health                             {status, timestamp, uptime, version, checks}: 200, or 503
 //	/ca.crt                             the local CA's root with TLS "local"; 404 otherwise
+//	/console, /console/…                the owner's console (Config.Console); 404 without one
 //	anything else                       404 {"error":"not_found",…}
 //
 // # Middleware

@@ -82,6 +82,11 @@ type Config struct {
 	// RootPEM returns the local CA's root certificate for /ca.crt (TLS "local" only). If nil,
 	// /ca.crt is 404 as under other modes.
 	RootPEM func() ([]byte, error)
+	// Console is the owner's console (app/console), served at /console and every path below it
+	// behind the same security headers, Host check, gate and per-address rate limit as the OAuth
+	// pages; it sets its own Content-Security-Policy. If nil, those paths are 404 like any
+	// unknown one.
+	Console http.Handler
 	// Log receives one debug line per request and the refusals worth knowing; never a token.
 	// If zero, silent.
 	Log zerolog.Logger
@@ -380,6 +385,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/.well-known/mcp/server-card.json", s.serveServerCard)
 	mux.HandleFunc("/.well-known/mcp/catalog.json", s.serveCatalog)
 	mux.HandleFunc("/ca.crt", s.serveCACert)
+	if s.cfg.Console != nil {
+		mux.Handle("/console", s.cfg.Console)
+		mux.Handle("/console/", s.cfg.Console)
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not_found", "error_description": "no such endpoint; MCP is served at /mcp"})
 	})

@@ -245,6 +245,15 @@ func (sc scenario) request(f *fixture) *http.Request {
 	return r
 }
 
+// withConsole mounts a stand-in console that names each request and sets its own CSP.
+func withConsole(c *web.Config) {
+	c.Console = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'")
+		w.WriteHeader(http.StatusTeapot)
+		fmt.Fprintf(w, "console %s %s", r.Method, r.URL.Path)
+	})
+}
+
 // TestServer_Handler pins what the network sees: statuses, bodies and headers of each route and
 // of each middleware's refusals.
 func TestServer_Handler(t *testing.T) {
@@ -289,6 +298,40 @@ func TestServer_Handler(t *testing.T) {
 			wantStatus:  http.StatusNotFound,
 			wantBody:    []string{`{"error":"not_found","error_description":"no such endpoint; MCP is served at /mcp"}`},
 			wantHeaders: map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"},
+		},
+		{
+			name: "no console configured", method: "GET", url: "/console/memories",
+			wantStatus: http.StatusNotFound,
+			wantBody:   []string{`"error":"not_found"`},
+		},
+		{
+			name: "console mounted", method: "GET", url: "/console",
+			config:      withConsole,
+			wantStatus:  http.StatusTeapot,
+			wantBody:    []string{"console GET /console"},
+			wantHeaders: map[string]string{"X-Frame-Options": "DENY", "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'"},
+		},
+		{
+			name: "console mounted below", method: "POST", url: "/console/memories/7/forget",
+			config:     withConsole,
+			wantStatus: http.StatusTeapot,
+			wantBody:   []string{"console POST /console/memories/7/forget"},
+		},
+		{
+			name: "console behind the Host check", method: "GET", url: "/console",
+			config:     withConsole,
+			headers:    map[string]string{"Host": "rebind.example.com"},
+			wantStatus: http.StatusMisdirectedRequest,
+		},
+		{
+			name: "console rate-limited per address", method: "GET", url: "/console", repeat: 1,
+			config:     func(c *web.Config) { withConsole(c); limited(c) },
+			wantStatus: http.StatusTooManyRequests,
+		},
+		{
+			name: "consoles is not the console", method: "GET", url: "/consoles",
+			config:     withConsole,
+			wantStatus: http.StatusNotFound,
 		},
 		{
 			name: "security headers", method: "GET", url: "/health",

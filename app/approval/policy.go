@@ -1,0 +1,42 @@
+package approval
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Policy is which calls wait for the owner's approval.
+type Policy string
+
+// Policies, from none to most.
+const (
+	// Off: no call waits.
+	Off Policy = "off"
+	// HardDelete: calls that erase for good (forget with hard_delete); soft forgets stay
+	// recoverable from the trash. The default.
+	HardDelete Policy = "hard-delete"
+	// Destructive: every call of a tool annotated destructiveHint (forget, forget_batch).
+	Destructive Policy = "destructive"
+	// Writes: every call of a tool that is not read-only.
+	Writes Policy = "writes"
+)
+
+// Policies are the policies, from none to most.
+var Policies = []Policy{Off, HardDelete, Destructive, Writes}
+
+// Bounds of a request's timeout. The upper bound is the life of a 2026-07-28 requestState
+// (15 minutes): a client's answer after it would not be accepted anyway.
+const (
+	DefaultTimeout = 2 * time.Minute
+	MinTimeout     = 10 * time.Second
+	MaxTimeout     = 15 * time.Minute
+)
+
+// ParsePolicy returns the policy called s, or an error listing the policies.
+func ParsePolicy(s string) (Policy, error) {
+	if p := Policy(s); slices.Contains(Policies, p) {
+		return p, nil
+	}
+	return "", fmt.Errorf("%q is not one of off, hard-delete, destructive, writes", s)
+}

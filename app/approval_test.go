@@ -1,0 +1,552 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ownsona/ownsona/app/approval"
+	"github.com/ownsona/ownsona/app/audit"
+	"github.com/ownsona/ownsona/app/settings"
+)
+
+// These tests cover the approval gate (issue 14, seed 004): a call the policy names waits for
+// the owner, who answers in the console (approval.Queue.Decide) or in the client
+// (elicitation in the legacy era, an input_required round trip in 2026-07-28); denied or
+// unanswered, it ends with APPROVAL_REJECTED or APPROVAL_TIMED_OUT and changes nothing.
+
+// gateConfig is a testConfig with the approval gate at its default policy, hard-delete, which
+// the settings may change (it is not fixed).
+func gateConfig(tb testing.TB, clock *fakeClock) Config {
+	cfg := testConfig(tb, clock)
+	cfg.Approval = string(approval.HardDelete)
+	return cfg
+}
+
+const colby = "My son Colby lives in Los Angeles"
+
+// lastMessage is the JSON-RPC response of a POST's answer: the body, or the last event of an
+// event stream.
+func lastMessage(body []byte) []byte {
+	if !bytes.HasPrefix(body, []byte("event:")) && !bytes.HasPrefix(body, []byte(":")) {
+		return body
+	}
+	var last []byte
+	for line := range bytes.Lines(body) {
+		if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+			last = bytes.TrimSpace(data)
+		}
+	}
+	return last
+}
+
+// toolPayload decodes a tools/call response (JSON or an event stream) into its payload.
+func toolPayload(tb testing.TB, rec *httptest.ResponseRecorder) (payload map[string]any, isError bool) {
+	tb.Helper()
+	res, rerr, _ := rpcResponse(tb, lastMessage(rec.Body.Bytes()))
+	if rerr != nil {
+		tb.Fatalf("tools/call answered an error: %+v", rerr)
+	}
+	var r toolResult
+	if err := json.Unmarshal(res, &r); err != nil {
+		tb.Fatalf("not a tool result: %s", res)
+	}
+	return r.StructuredContent, r.IsError
+}
+
+// errorCode is the code of an error payload, "" for a success.
+func errorCode(p map[string]any) string {
+	if e, ok := p["error"].(map[string]any); ok {
+		code, _ := e["code"].(string)
+		return code
+	}
+	return ""
+}
+
+// callAsync sends a legacy (2025-11-25) tools/call in the background, as a plain JSON-RPC caller
+// that cannot be asked, and returns its answer on the channel.
+func callAsync(a *App, name string, args any) <-chan *httptest.ResponseRecorder {
+	argJSON, _ := json.Marshal(args)
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, name, argJSON)
+	tok := patCacheToken(a)
+	ch := make(chan *httptest.ResponseRecorder, 1)
+	go func() { ch <- mcpRequest(a.Handler(), "Bearer "+tok, body, "Accept", "application/json") }()
+	return ch
+}
+
+// patCacheToken is patFor's token, which must exist already (patFor fails tests, so it is
+// called on the test's goroutine first).
+func patCacheToken(a *App) string {
+	tok, _ := patCache.Load(a)
+	return tok.(string)
+}
+
+// waitPending waits for n requests to be pending and returns them.
+func waitPending(tb testing.TB, a *App, n int) []approval.Request {
+	tb.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		p := a.Approvals().Pending()
+		if len(p) == n {
+			return p
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("pending approvals: %+v, want %d", p, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestApproval_Console: a hard delete waits in the Approvals queue with a summary of what it
+// would do, changes nothing meanwhile, and runs once the owner approves it in the console;
+// denied, it ends with APPROVAL_REJECTED and the memory stays. The audit log records who
+// decided.
+func TestApproval_Console(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		approve  bool
+		wantCode string
+	}{{"approve", true, ""}, {"deny", false, "APPROVAL_REJECTED"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := MustOpen(t, gateConfig(t, newFakeClock()))
+			mid := id(mustOK(t, a, "remember", map[string]any{"text": colby}))
+			done := callAsync(a, "forget", map[string]any{"id": mid, "hard_delete": true})
+			p := waitPending(t, a, 1)[0]
+			wantSummary := fmt.Sprintf(`Forget memory %d %q permanently? A hard delete keeps no tombstone: it cannot be restored.`, mid, colby)
+			if p.Tool != "forget" || p.Summary != wantSummary || p.Client != "pat:test" || p.Deadline.Sub(p.Created) != 2*time.Minute {
+				t.Errorf("pending = %+v\nwant tool forget, summary %q, client pat:test, 2m", p, wantSummary)
+			}
+			mustOK(t, a, "get_memory", map[string]any{"id": mid}) // nothing changed before approval
+			if err := a.Approvals().Decide(p.ID, tc.approve, "owner (console)"); err != nil {
+				t.Fatal(err)
+			}
+			got, isErr := toolPayload(t, <-done)
+			if errorCode(got) != tc.wantCode || isErr != (tc.wantCode != "") {
+				t.Fatalf("forget = %v (isError %v), want code %q", got, isErr, tc.wantCode)
+			}
+			if tc.approve && got["message"] != "Hard deleted" {
+				t.Errorf("approved forget = %v", got)
+			}
+			_, gone := callTool(t, a, "get_memory", map[string]any{"id": mid})
+			if gone != tc.approve {
+				t.Errorf("memory gone: %v, want %v", gone, tc.approve)
+			}
+			if !tc.approve && !strings.Contains(got["error"].(map[string]any)["message"].(string), "owner (console)") {
+				t.Errorf("the refusal does not say who refused: %v", got)
+			}
+			want := approval.Approved
+			if !tc.approve {
+				want = approval.Rejected
+			}
+			entries, _, err := a.audit.Query(audit.Filter{Method: "approval"})
+			if err != nil || len(entries) != 1 || entries[0].Client != "owner (console)" || entries[0].Tool != "forget" ||
+				entries[0].Outcome != audit.Outcome(want) {
+				t.Errorf("audit of the decision = %+v, %v; want one approval entry by owner (console), %s", entries, err, want)
+			}
+			if r := a.Approvals().Recent(); len(r) != 1 || r[0].Outcome != want || r[0].By != "owner (console)" {
+				t.Errorf("Recent = %+v", r)
+			}
+		})
+	}
+}
+
+// TestApproval_TimedOut: unanswered, a hard delete ends with APPROVAL_TIMED_OUT when its 2
+// minutes are up, and the memory stays.
+func TestApproval_TimedOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := MustOpen(t, gateConfig(t, nil))
+		mid := id(mustOK(t, a, "remember", map[string]any{"text": colby}))
+		start := time.Now()
+		done := callAsync(a, "forget", map[string]any{"id": mid, "hard_delete": true})
+		synctest.Wait()
+		if n := len(a.Approvals().Pending()); n != 1 {
+			t.Fatalf("%d pending approvals, want 1", n)
+		}
+		rec := <-done
+		if waited := time.Since(start); waited != 2*time.Minute {
+			t.Errorf("answered after %s, want 2m", waited)
+		}
+		got, isErr := toolPayload(t, rec)
+		if errorCode(got) != "APPROVAL_TIMED_OUT" || !isErr || got["ok"] != false {
+			t.Fatalf("forget = %v (isError %v), want APPROVAL_TIMED_OUT", got, isErr)
+		}
+		mustOK(t, a, "get_memory", map[string]any{"id": mid})
+		if r := a.Approvals().Recent(); len(r) != 1 || r[0].Outcome != approval.TimedOut {
+			t.Errorf("Recent = %+v", r)
+		}
+		a.Close() // inside the bubble: its goroutines end here
+	})
+}
+
+// modernCall is a 2026-07-28 tools/call from a client that declares elicitation; extra is
+// added to params (",\"inputResponses\":…").
+func modernCall(tb testing.TB, a *App, id int, name string, args any, extra string) *httptest.ResponseRecorder {
+	tb.Helper()
+	argJSON, _ := json.Marshal(args)
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s%s,`+
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}},`+
+		`"io.modelcontextprotocol/clientInfo":{"name":"raw-modern","version":"1"}}}}`, id, name, argJSON, extra)
+	return mcpRequest(a.Handler(), "Bearer "+patFor(tb, a), body,
+		"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", name)
+}
+
+// inputRequired reads an input_required result: the question's key and the requestState;
+// ok false when the result is another.
+func inputRequired(tb testing.TB, rec *httptest.ResponseRecorder) (key, state string, ok bool) {
+	tb.Helper()
+	res, rerr, _ := rpcResponse(tb, lastMessage(rec.Body.Bytes()))
+	if rerr != nil {
+		tb.Fatalf("error %+v", rerr)
+	}
+	var r struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
+	}
+	json.Unmarshal(res, &r)
+	if r.ResultType != "input_required" {
+		return "", "", false
+	}
+	for k := range r.InputRequests {
+		key = k
+	}
+	return key, r.RequestState, len(r.InputRequests) == 1
+}
+
+// TestApproval_Policies: which calls wait under each policy, and that the policy changes at
+// run time through the settings: a call that needs approval from a client that can answer
+// gets an input_required result at once; any other runs.
+func TestApproval_Policies(t *testing.T) {
+	a := MustOpen(t, gateConfig(t, newFakeClock()))
+	mid := id(mustOK(t, a, "remember", map[string]any{"text": colby}))
+	other := id(mustOK(t, a, "remember", map[string]any{"text": "Has a cat"}))
+	type call struct {
+		name string
+		args map[string]any
+	}
+	var (
+		hard     = call{"forget", map[string]any{"id": mid, "hard_delete": true}}
+		hardDry  = call{"forget", map[string]any{"id": mid, "hard_delete": true, "dry_run": true}}
+		soft     = call{"forget", map[string]any{"id": mid, "dry_run": false}}
+		batch    = call{"forget_batch", map[string]any{"ids": []uint64{mid}}}
+		update   = call{"update_memory", map[string]any{"id": mid, "importance": 0.7}}
+		remember = call{"remember", map[string]any{"text": "Plays the cello"}}
+		recall   = call{"recall", map[string]any{"query": "Colby"}}
+	)
+	for _, tc := range []struct {
+		policy approval.Policy
+		wait   []call
+		run    []call
+	}{
+		{approval.Off, nil, []call{{"forget", map[string]any{"id": other, "hard_delete": true}}, hardDry, recall}},
+		{approval.HardDelete, []call{hard}, []call{hardDry, recall, update, remember}},
+		{approval.Destructive, []call{hard, soft, batch}, []call{hardDry, update, remember, recall}},
+		{approval.Writes, []call{hard, soft, batch, update, remember}, []call{hardDry, recall}},
+	} {
+		t.Run(string(tc.policy), func(t *testing.T) {
+			s := a.Settings().Get()
+			s.Approval = tc.policy
+			if err := a.Settings().Set(context.Background(), s); err != nil {
+				t.Fatal(err)
+			}
+			for i, c := range tc.wait {
+				if _, _, ok := inputRequired(t, modernCall(t, a, i, c.name, c.args, "")); !ok {
+					t.Errorf("%s %v ran without approval", c.name, c.args)
+				}
+			}
+			for i, c := range tc.run {
+				if _, _, ok := inputRequired(t, modernCall(t, a, i, c.name, c.args, "")); ok {
+					t.Errorf("%s %v waits for approval", c.name, c.args)
+				}
+			}
+		})
+	}
+	mustOK(t, a, "get_memory", map[string]any{"id": mid})
+}
+
+var (
+	approvalIDs = regexp.MustCompile(`approval-[A-Za-z0-9_-]{16}`)
+	stateValue  = regexp.MustCompile(`"requestState":"[^"]+"`)
+)
+
+// normalize replaces the random parts of an input_required result.
+func normalize(b []byte) string {
+	s := approvalIDs.ReplaceAllString(string(b), "approval-ID")
+	return stateValue.ReplaceAllString(s, `"requestState":"STATE"`)
+}
+
+// TestApproval_InputRequired_HTTP drives the 2026-07-28 round trip by hand: the first round
+// is an input_required result asking the form (the exact body below), and the request waits
+// in the console meanwhile; the retry carries the answer. The console's approval between the
+// rounds wins over the client's later no; an answer counts once; a retry after the deadline
+// is APPROVAL_TIMED_OUT.
+func TestApproval_InputRequired_HTTP(t *testing.T) {
+	t.Run("the question", func(t *testing.T) {
+		a := MustOpen(t, gateConfig(t, newFakeClock()))
+		mid := id(mustOK(t, a, "remember", map[string]any{"text": colby}))
+		rec := modernCall(t, a, 1, "forget", map[string]any{"id": mid, "hard_delete": true}, "")
+		want := `{"jsonrpc":"2.0","id":1,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"ownsona","title":"ownsona personal memory","version":"dev"}},` +
+			`"resultType":"input_required","inputRequests":{"approval-ID":{"method":"elicitation/create","params":{` +
+			`"message":"Forget memory 1 \"My son Colby lives in Los Angeles\" permanently? A hard delete keeps no tombstone: it cannot be restored.` +
+			`\n\nownsona asks before such calls (approval policy hard-delete). The owner may answer in ownsona's console instead; until someone approves, nothing changes.",` +
+			`"requestedSchema":{"type":"object","properties":{"approve":{"type":"boolean","title":"Approve","description":"Yes lets the assistant do this; no refuses it","default":false}},"required":["approve"]}}}},` +
+			`"requestState":"STATE"}}`
+		if got := normalize(rec.Body.Bytes()); rec.Code != 200 || got != want {
+			t.Errorf("status %d\n got: %s\nwant: %s", rec.Code, got, want)
+		}
+		if p := a.Approvals().Pending(); len(p) != 1 || !strings.Contains(rec.Body.String(), "approval-"+p[0].ID) {
+			t.Errorf("pending %+v: want the request the question names", p)
+		}
+	})
+
+	t.Run("console approval between the rounds", func(t *testing.T) {
+		a := MustOpen(t, gateConfig(t, newFakeClock()))
+		mid := id(mustOK(t, a, "remember", map[string]any{"text": colby}))
+		args := map[string]any{"id": mid, "hard_delete": true}
+		key, state, ok := inputRequired(t, modernCall(t, a, 1, "forget", args, ""))
+		if !ok {
+			t.Fatal("no input_required")
+		}
+		if err := a.Approvals().Decide(strings.TrimPrefix(key, "approval-"), true, "owner (console)"); err != nil {
+			t.Fatal(err)
+		}
+		decline := fmt.Sprintf(`,"inputResponses":{%q:{"action":"decline"}},"requestState":%q`, key, state)
+		rec := modernCall(t, a, 2, "forget", args, decline)
+		want := fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"ownsona","title":"ownsona personal memory","version":"dev"}},`+
+			`"content":[{"type":"text","text":"{\"ok\":true,\"memory_id\":%d,\"dry_run\":false,\"already_deleted\":false,\"message\":\"Hard deleted\"}"}],`+
+			`"structuredContent":{"ok":true,"memory_id":%d,"dry_run":false,"already_deleted":false,"message":"Hard deleted"},"isError":false}}`, mid, mid)
+		if got := rec.Body.String(); got != want {
+			t.Errorf("the retry\n got: %s\nwant: %s", got, want)
+		}
+	})
+
+	t.Run("the client's answer counts once", func(t *testing.T) {
+		a := MustOpen(t, gateConfig(t, newFakeClock()))
+		mid := id(mustOK(t, a, "remember", map[string]any{"text": colby}))
+		s := a.Settings().Get()
+		s.Approval = approval.Writes
+		if err := a.Settings().Set(context.Background(), s); err != nil {
+			t.Fatal(err)
+		}
+		args := map[string]any{"id": mid}
+		key, state, ok := inputRequired(t, modernCall(t, a, 1, "confirm", args, ""))
+		if !ok {
+			t.Fatal("no input_required")
+		}
+		accept := fmt.Sprintf(`,"inputResponses":{%q:{"action":"accept","content":{"approve":true}}},"requestState":%q`, key, state)
+		got, isErr := toolPayload(t, modernCall(t, a, 2, "confirm", args, accept))
+		if isErr || got["ok"] != true {
+			t.Fatalf("accepted confirm = %v", got)
+		}
+		if r := a.Approvals().Recent(); len(r) != 1 || r[0].Outcome != approval.Approved || r[0].By != "user in raw-modern 1" {
+			t.Errorf("Recent = %+v, want approved by the user in raw-modern 1", r)
+		}
+		if key2, _, ok := inputRequired(t, modernCall(t, a, 3, "confirm", args, accept)); !ok || key2 == key {
+			t.Errorf("the same answer sent again: asked again %v (key %s, was %s); want a new question", ok, key2, key)
+		}
+	})
+
+	t.Run("declined", func(t *testing.T) {
+		a := MustOpen(t, gateConfig(t, newFakeClock()))
+		mid := id(mustOK(t, a, "remember", map[string]any{"text": colby}))
+		args := map[string]any{"id": mid, "hard_delete": true}
+		key, state, _ := inputRequired(t, modernCall(t, a, 1, "forget", args, ""))
+		for _, answer := range []string{`{"action":"accept","content":{"approve":false}}`, `{"action":"cancel"}`} {
+			got, isErr := toolPayload(t, modernCall(t, a, 2, "forget", args, fmt.Sprintf(`,"inputResponses":{%q:%s},"requestState":%q`, key, answer, state)))
+			if errorCode(got) != "APPROVAL_REJECTED" || !isErr {
+				t.Errorf("answer %s: %v, want APPROVAL_REJECTED", answer, got)
+			}
+			key, state, _ = inputRequired(t, modernCall(t, a, 1, "forget", args, ""))
+		}
+		mustOK(t, a, "get_memory", map[string]any{"id": mid})
+	})
+
+	t.Run("after the deadline", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			a := MustOpen(t, gateConfig(t, nil))
+			mid := id(mustOK(t, a, "remember", map[string]any{"text": colby}))
+			args := map[string]any{"id": mid, "hard_delete": true}
+			key, state, _ := inputRequired(t, modernCall(t, a, 1, "forget", args, ""))
+			time.Sleep(2*time.Minute + time.Second)
+			accept := fmt.Sprintf(`,"inputResponses":{%q:{"action":"accept","content":{"approve":true}}},"requestState":%q`, key, state)
+			got, isErr := toolPayload(t, modernCall(t, a, 2, "forget", args, accept))
+			if errorCode(got) != "APPROVAL_TIMED_OUT" || !isErr {
+				t.Errorf("the answer after the deadline: %v, want APPROVAL_TIMED_OUT", got)
+			}
+			mustOK(t, a, "get_memory", map[string]any{"id": mid})
+			if key2, _, ok := inputRequired(t, modernCall(t, a, 3, "forget", args, "")); !ok || key2 == key {
+				t.Errorf("a new call after the timeout: asked %v with key %s (was %s); want a new question", ok, key2, key)
+			}
+			a.Close()
+		})
+	})
+}
+
+// elicitRecorder is a Go SDK ElicitationHandler that records the questions and answers as told.
+type elicitRecorder struct {
+	mu       sync.Mutex
+	messages []string
+	answer   func() *mcp.ElicitResult
+}
+
+func (e *elicitRecorder) handle(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	e.mu.Lock()
+	e.messages = append(e.messages, req.Params.Message)
+	e.mu.Unlock()
+	return e.answer(), nil
+}
+
+func (e *elicitRecorder) asked() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.messages...)
+}
+
+// TestApproval_Elicitation: a Go SDK client with an ElicitationHandler is asked in the client
+// — elicitation/create on the call's stream in the legacy era, the input_required round trip
+// that the SDK answers by itself in 2026-07-28 — and its user's answer decides: accept with
+// approve true runs the hard delete, decline refuses it.
+func TestApproval_Elicitation(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era.name, func(t *testing.T) {
+			cfg := gateConfig(t, nil)
+			cfg.PublicURL = ""
+			a := MustOpen(t, cfg)
+			if err := a.Listen(); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			for _, tc := range []struct {
+				name     string
+				answer   *mcp.ElicitResult
+				wantCode string
+			}{
+				{"accept", &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, ""},
+				{"accept without approve", &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": false}}, "APPROVAL_REJECTED"},
+				{"decline", &mcp.ElicitResult{Action: "decline"}, "APPROVAL_REJECTED"},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					rec := &elicitRecorder{answer: func() *mcp.ElicitResult { return tc.answer }}
+					s := sdkClient(t, ctx, "http://"+a.Addr()+"/mcp", testPAT(t, a), era.pin, &mcp.ClientOptions{ElicitationHandler: rec.handle})
+					if v := s.InitializeResult().ProtocolVersion; v != era.want {
+						t.Fatalf("the session speaks %s, want %s", v, era.want)
+					}
+					mid := sdkPayload(t, s, "remember", map[string]any{"text": colby})["memory_id"].(float64)
+					got := sdkPayload(t, s, "forget", map[string]any{"id": mid, "hard_delete": true})
+					if errorCode(got) != tc.wantCode {
+						t.Errorf("forget = %v, want code %q", got, tc.wantCode)
+					}
+					asked := rec.asked()
+					if len(asked) != 1 || !strings.HasPrefix(asked[0], fmt.Sprintf("Forget memory %d %q permanently?", int(mid), colby)) {
+						t.Errorf("the user was asked %q", asked)
+					}
+					_, isErr := callTool(t, a, "get_memory", map[string]any{"id": mid})
+					if isErr != (tc.wantCode == "") {
+						t.Errorf("memory gone: %v, want %v", isErr, tc.wantCode == "")
+					}
+					if p := a.Approvals().Pending(); len(p) != 0 {
+						t.Errorf("still pending: %+v", p)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestApproval_ElicitationRace (legacy): the console's approval while the client's user still
+// looks at the question wins; the user's later no changes nothing.
+func TestApproval_ElicitationRace(t *testing.T) {
+	cfg := gateConfig(t, nil)
+	cfg.PublicURL = ""
+	a := MustOpen(t, cfg)
+	if err := a.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	release := make(chan struct{})
+	defer close(release)
+	handler := func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		<-release
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}
+	s := sdkClient(t, ctx, "http://"+a.Addr()+"/mcp", testPAT(t, a), "2025-11-25", &mcp.ClientOptions{ElicitationHandler: handler})
+	mid := sdkPayload(t, s, "remember", map[string]any{"text": colby})["memory_id"].(float64)
+	go func() { // the console, once the question is out
+		for ctx.Err() == nil {
+			if p := a.Approvals().Pending(); len(p) == 1 {
+				a.Approvals().Decide(p[0].ID, true, "owner (console)")
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	if got := sdkPayload(t, s, "forget", map[string]any{"id": mid, "hard_delete": true}); got["message"] != "Hard deleted" {
+		t.Errorf("forget = %v, want the console's approval to win", got)
+	}
+}
+
+// TestApproval_StdioWithoutConsole: ownsona stdio without a server has no console, so a call
+// whose client cannot be asked is refused at once instead of waiting for nobody.
+func TestApproval_StdioWithoutConsole(t *testing.T) {
+	db := t.TempDir() + "/ownsona.db"
+	start := time.Now()
+	env := map[string]string{"OWNSONA_APPROVAL": "hard-delete"}
+	stdioSession(t, db, env, stdioInit, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"remember","arguments":{"text":"`+colby+`"}}}`)
+	resp := stdioSession(t, db, env, stdioInit,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"forget","arguments":{"id":1,"hard_delete":true}}}`)
+	if time.Since(start) > 30*time.Second {
+		t.Errorf("the sessions took %s: the refusal waited", time.Since(start))
+	}
+	resp["4"] = stdioSession(t, db, env, stdioInit, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_memory","arguments":{"id":1}}}`)["4"]
+	var forget, get struct {
+		Result toolResult `json:"result"`
+	}
+	json.Unmarshal(resp["3"], &forget)
+	json.Unmarshal(resp["4"], &get)
+	if errorCode(forget.Result.StructuredContent) != "APPROVAL_REJECTED" || !forget.Result.IsError {
+		t.Errorf("forget over stdio = %s, want APPROVAL_REJECTED", resp["3"])
+	}
+	if get.Result.IsError {
+		t.Errorf("the refused forget changed the memory: %s", resp["4"])
+	}
+}
+
+// TestApproval_Settings: the policy and the timeout come from the flags and the environment
+// (fixed) or from the settings (changed at run time).
+func TestApproval_Settings(t *testing.T) {
+	cfg, _, err := loadConfig("serve", []string{"--approval", "writes", "--db", t.TempDir() + "/ownsona.db"},
+		func(k string) string { return map[string]string{"OWNSONA_APPROVAL_TIMEOUT": "30s"}[k] }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Approval != "writes" || cfg.ApprovalTimeout != 30*time.Second {
+		t.Fatalf("config: %q %s", cfg.Approval, cfg.ApprovalTimeout)
+	}
+	cfg.LoginPassword, cfg.LogLevel = testPassword, "error"
+	a := MustOpen(t, cfg)
+	if f := a.Settings().Fixed(); f[settings.Approval] != "flag --approval" || f[settings.ApprovalTimeout] != "OWNSONA_APPROVAL_TIMEOUT" {
+		t.Errorf("Fixed = %v", f)
+	}
+	s := a.Settings().Get()
+	s.Approval = approval.Off
+	if err := a.Settings().Set(context.Background(), s); err == nil || !strings.Contains(err.Error(), "flag --approval") {
+		t.Errorf("Set of the fixed policy: %v, want a refusal naming flag --approval", err)
+	}
+	for _, bad := range [][]string{{"--approval", "sometimes"}, {"--approval-timeout", "1s"}, {"--approval-timeout", "1h"}} {
+		if _, _, err := loadConfig("serve", bad, func(string) string { return "" }, nil); err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(bad[0], "--")) {
+			t.Errorf("%v: %v, want a usage error naming the setting", bad, err)
+		}
+	}
+}

@@ -1,0 +1,49 @@
+package console
+
+import (
+	"fmt"
+	"html/template"
+	"strings"
+	"time"
+)
+
+// funcs are the templates' helpers. None returns HTML: everything is escaped.
+var funcs = template.FuncMap{
+	"when":     when,
+	"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"whenp":    func(t *time.Time) string { return whenPtr(t, "never") },
+	"seconds":  func(t time.Time) string { return t.UTC().Format(time.DateTime) },
+	"join":     strings.Join,
+	"duration": duration,
+	"ms":       func(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) },
+}
+
+// when shows a time in UTC to the minute.
+func when(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+func whenPtr(t *time.Time, none string) string {
+	if t == nil {
+		return none
+	}
+	return when(*t)
+}
+
+// duration shows an uptime as days, hours and minutes.
+func duration(d time.Duration) string {
+	d = d.Truncate(time.Minute)
+	days := int(d / (24 * time.Hour))
+	d -= time.Duration(days) * 24 * time.Hour
+	h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+	switch {
+	case days > 0:
+		return fmt.Sprintf("%d d %d h", days, h)
+	case h > 0:
+		return fmt.Sprintf("%d h %d min", h, m)
+	}
+	return fmt.Sprintf("%d min", m)
+}

@@ -1,0 +1,332 @@
+package tools
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ownsona/ownsona/app/approval"
+	"github.com/ownsona/ownsona/app/memory"
+	"github.com/ownsona/ownsona/rpc"
+)
+
+// The approval gate (OWNSONA_APPROVAL, app/approval): a call that the policy names waits for
+// the owner's approval before its tool runs. It asks the client when the client can
+// (elicitation/create on the request's stream in the legacy era, an input_required result in
+// 2026-07-28) and waits in the approval queue, which the console shows, at the same time; the
+// first answer wins. Denied, it ends as APPROVAL_REJECTED; unanswered by its deadline, as
+// APPROVAL_TIMED_OUT; either way nothing has changed.
+
+// Payload codes of the gate.
+const (
+	codeApprovalRejected = "APPROVAL_REJECTED"
+	codeApprovalTimedOut = "APPROVAL_TIMED_OUT"
+)
+
+// approvalKeepAlive is how often a waiting call tells its client it is still alive (an SSE
+// comment, and progress when the client asked for it).
+const approvalKeepAlive = 15 * time.Second
+
+// gate is the policy in force.
+type gate struct {
+	policy  approval.Policy
+	timeout time.Duration
+}
+
+// SetApproval makes p the approval policy (empty: off) and timeout (zero: 2m) of the calls
+// that begin from now on; calls already waiting keep their deadline.
+func (s *Server) SetApproval(p approval.Policy, timeout time.Duration) {
+	if p == "" {
+		p = approval.Off
+	}
+	if timeout <= 0 {
+		timeout = approval.DefaultTimeout
+	}
+	s.gate.Store(&gate{p, timeout})
+}
+
+// Approval returns the approval policy and timeout in force.
+func (s *Server) Approval() (approval.Policy, time.Duration) {
+	g := s.gate.Load()
+	return g.policy, g.timeout
+}
+
+// Approvals is the queue where calls wait for approval.
+func (s *Server) Approvals() *approval.Queue { return s.approvals }
+
+// needsApproval reports whether a call of t with these arguments waits for approval under the
+// policy in force. Dry runs change nothing, so they never wait.
+func (s *Server) needsApproval(t *rpc.Tool, raw json.RawMessage) bool {
+	var flags struct {
+		DryRun     bool `json:"dry_run"`
+		HardDelete bool `json:"hard_delete"`
+	}
+	_ = json.Unmarshal(raw, &flags) // the schema has been checked: these are booleans or absent
+	if flags.DryRun {
+		return false
+	}
+	a := t.Annotations
+	switch s.gate.Load().policy {
+	case approval.HardDelete:
+		return flags.HardDelete
+	case approval.Destructive:
+		return a != nil && a.DestructiveHint != nil && *a.DestructiveHint
+	case approval.Writes:
+		return a == nil || a.ReadOnlyHint == nil || !*a.ReadOnlyHint
+	}
+	return false
+}
+
+// approve holds a call until it is approved (nil, nil), and otherwise returns its result: an
+// isError APPROVAL_REJECTED or APPROVAL_TIMED_OUT payload, or, for a 2026-07-28 client that
+// can answer, the error that ends this round with an input_required result. summary says what
+// the call would do, for the console; question asks it of the client's user.
+func (s *Server) approve(ctx context.Context, tool string, raw json.RawMessage, summary, question string) (*rpc.ToolResult, error) {
+	g := s.gate.Load()
+	key := approvalKey(owner(ctx), tool, raw)
+	client, agent := who(ctx)
+	by := "user in " + cmp.Or(agent, client)
+	modern := slices.Contains(rpc.ModernProtocolVersions, rpc.ProtocolVersionFrom(ctx))
+	form := elicitForm(question, g.policy)
+
+	// A 2026-07-28 retry answering a request that timed out meanwhile ends as timed out: the
+	// deadline of the first round holds. A new call with the same arguments asks again.
+	if t := s.approvals.Lookup(key); t != nil && modern {
+		if out, _ := t.Outcome(); out == approval.TimedOut {
+			if _, err := rpc.Elicit(ctx, elicitKey(t), form); err == nil {
+				t.Consume()
+				return s.approvalResult(t)
+			}
+		}
+	}
+	t := s.approvals.Ask(key, approval.Request{Tool: tool, Summary: summary, Client: client, Agent: agent}, g.timeout)
+	if out, _ := t.Outcome(); out != "" { // decided in the console before this request came
+		t.Consume()
+		return s.approvalResult(t)
+	}
+	asked := make(chan error, 1) // why the client cannot be asked
+	if modern {
+		ans, err := rpc.Elicit(ctx, elicitKey(t), form)
+		switch {
+		case err == nil: // the retry carries the answer
+			t.Decide(approves(ans), by)
+			t.Consume()
+			return s.approvalResult(t)
+		case !cannotAsk(err): // input_required: the client asks its user and comes back
+			t.Park()
+			return nil, err
+		}
+		asked <- err
+	}
+	ctx2, stop := context.WithCancel(ctx)
+	defer stop()
+	if !modern {
+		go func() {
+			ans, err := rpc.Elicit(ctx2, elicitKey(t), form)
+			if err == nil {
+				t.Decide(approves(ans), by)
+				return
+			}
+			asked <- err
+		}()
+	}
+	if s.askOnly {
+		// No console: the client's answer is the only one that can come.
+		go func() {
+			select {
+			case <-asked:
+				t.Decide(false, "nobody: no console runs and the client cannot be asked")
+			case <-ctx2.Done():
+			}
+		}()
+	}
+	start := time.Now()
+	tick := func() {
+		rpc.KeepAlive(ctx)
+		rpc.Progress(ctx, time.Since(start).Seconds(), g.timeout.Seconds(), "waiting for the owner's approval")
+	}
+	tick() // starts the event stream, which lifts the connection's write deadline
+	if _, err := t.Wait(ctx, approvalKeepAlive, tick); err != nil {
+		return nil, err // the client went: no one reads an answer
+	}
+	t.Consume()
+	return s.approvalResult(t)
+}
+
+// approvalResult is the result of an ended request: nil when approved (the tool runs).
+func (s *Server) approvalResult(t *approval.Ticket) (*rpc.ToolResult, error) {
+	out, by := t.Outcome()
+	r := t.Request()
+	var te *toolError
+	switch out {
+	case approval.Approved:
+		return nil, nil
+	case approval.TimedOut:
+		te = &toolError{Code: codeApprovalTimedOut, Message: fmt.Sprintf(
+			"Nobody approved this call within %s; nothing was changed. The owner approves such calls in ownsona's console or when the client asks.",
+			r.Deadline.Sub(r.Created).Round(time.Second))}
+	case approval.Rejected:
+		te = &toolError{Code: codeApprovalRejected, Message: fmt.Sprintf(
+			"The call was not approved (by %s); nothing was changed. Do not retry unless the user asks for it.", cmp.Or(by, "the owner"))}
+	default: // withdrawn: the server is closing
+		te = &toolError{Code: codeApprovalRejected, Message: "The server stopped before the call was approved; nothing was changed."}
+	}
+	return &rpc.ToolResult{Structured: errorPayload{Error: te}, IsError: true}, nil
+}
+
+// approvalKey names a call for the queue, the same in every round of a 2026-07-28 call: a
+// digest of the principal, the tool and the arguments, whatever the order of their members.
+func approvalKey(principal, tool string, raw json.RawMessage) string {
+	h := sha256.New()
+	h.Write([]byte(principal))
+	h.Write([]byte{0})
+	h.Write([]byte(tool))
+	h.Write([]byte{0})
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber() // 64-bit ids stay exact
+	var v any
+	if dec.Decode(&v) == nil {
+		canon, _ := json.Marshal(v) // maps marshal with sorted keys
+		h.Write(canon)
+	} else {
+		h.Write(raw)
+	}
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+}
+
+// elicitKey is the key of the question in inputRequests: one per request, so that an answer
+// to an earlier request (replayed, or given after its request was consumed) answers nothing.
+func elicitKey(t *approval.Ticket) string { return "approval-" + t.Request().ID }
+
+type elicitParams struct {
+	Message         string       `json:"message"`
+	RequestedSchema elicitSchema `json:"requestedSchema"`
+}
+
+type elicitSchema struct {
+	Type       string `json:"type"`
+	Properties struct {
+		Approve struct {
+			Type        string `json:"type"`
+			Title       string `json:"title"`
+			Description string `json:"description"`
+			Default     bool   `json:"default"`
+		} `json:"approve"`
+	} `json:"properties"`
+	Required []string `json:"required"`
+}
+
+// elicitForm is the question put to the client's user: approve, a boolean.
+func elicitForm(question string, p approval.Policy) elicitParams {
+	f := elicitParams{Message: question + "\n\nownsona asks before such calls (approval policy " + string(p) +
+		"). The owner may answer in ownsona's console instead; until someone approves, nothing changes."}
+	f.RequestedSchema.Type = "object"
+	a := &f.RequestedSchema.Properties.Approve
+	a.Type, a.Title, a.Description = "boolean", "Approve", "Yes lets the assistant do this; no refuses it"
+	f.RequestedSchema.Required = []string{"approve"}
+	return f
+}
+
+// approves reads an elicitation's answer: approved only when accepted with approve true;
+// declined, cancelled or anything else refuses.
+func approves(ans json.RawMessage) bool {
+	var r struct {
+		Action  string `json:"action"`
+		Content struct {
+			Approve bool `json:"approve"`
+		} `json:"content"`
+	}
+	return json.Unmarshal(ans, &r) == nil && r.Action == "accept" && r.Content.Approve
+}
+
+// cannotAsk reports whether Elicit's error means the client cannot be asked: it did not
+// declare elicitation, or its transport cannot carry the question.
+func cannotAsk(err error) bool {
+	var re *rpc.Error
+	return errors.Is(err, rpc.ErrNoStream) || errors.As(err, &re) && re.Code == rpc.CodeMissingCapability
+}
+
+// who names the caller for the queue: the principal (as origin does) and the MCP client
+// software, if it named itself.
+func who(ctx context.Context) (client, agent string) {
+	client = origin(ctx, "").Client
+	if info, ok := rpc.ClientInfoFrom(ctx); ok {
+		agent = strings.TrimSpace(info.Name + " " + info.Version)
+	}
+	return client, agent
+}
+
+// excerpt quotes the start of a memory's text for a question: at most 60 characters.
+func excerpt(text string) string {
+	const n = 60
+	if utf8.RuneCountInString(text) <= n {
+		return fmt.Sprintf("%q", text)
+	}
+	r := []rune(text)
+	return fmt.Sprintf("%q", strings.TrimSpace(string(r[:n]))+"…")
+}
+
+// memoryRef names a memory in a question: `memory 12 "My son Colby lives in…"`, or `memory
+// 12` without text.
+func memoryRef(m *memory.Memory, text bool) string {
+	if !text {
+		return fmt.Sprintf("memory %d", m.ID)
+	}
+	return fmt.Sprintf("memory %d %s", m.ID, excerpt(m.Text))
+}
+
+// memoryList names memories by id in a question (quoting the first few with text): "memory
+// 12 …" for one, "3 memories: 12 "…", 13 "…", 14 "…"" for more, the unknown ones by id only.
+func (s *Server) memoryList(ids []uint64, text bool) string {
+	if len(ids) == 1 {
+		if m, err := s.mem.Get(ids[0]); err == nil {
+			return memoryRef(m, text)
+		}
+		return fmt.Sprintf("memory %d", ids[0])
+	}
+	const shown = 5
+	parts := make([]string, 0, shown+1)
+	for i, id := range ids {
+		if i == shown {
+			parts = append(parts, fmt.Sprintf("and %d more", len(ids)-shown))
+			break
+		}
+		part := fmt.Sprint(id)
+		if m, err := s.mem.Get(id); err == nil && text {
+			part += " " + excerpt(m.Text)
+		}
+		parts = append(parts, part)
+	}
+	return fmt.Sprintf("%d memories: %s", len(ids), strings.Join(parts, ", "))
+}
+
+// describeCall says what a call would do: summary for the console, question for the client's
+// user, who sees memory text only when the allowlist lets the client read memories. A tool
+// without its own describe is described by its title and arguments. An error means the call
+// would change nothing (an unknown memory, conflicting arguments): it is the call's answer.
+func describeCall[In any](ctx context.Context, s *Server, d def[In], in In, raw json.RawMessage) (summary, question string, err error) {
+	if d.describe == nil {
+		args := string(raw)
+		if utf8.RuneCountInString(args) > 300 {
+			args = string([]rune(args)[:300]) + "…"
+		}
+		q := fmt.Sprintf("%s (%s) with %s?", d.title, d.name, args)
+		return q, q, nil
+	}
+	if summary, err = d.describe(ctx, in, true); err != nil {
+		return "", "", err
+	}
+	question = summary
+	if !s.allowed("get_memory") {
+		question, err = d.describe(ctx, in, false)
+	}
+	return summary, question, err
+}

@@ -1,0 +1,129 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ownsona/ownsona/app/approval"
+	"github.com/ownsona/ownsona/app/memory"
+	"github.com/ownsona/ownsona/kv"
+)
+
+// MustNew returns a Server over a fresh store, closed at cleanup.
+func MustNew(tb testing.TB, cfg Config) *Server {
+	tb.Helper()
+	db, err := kv.Open(filepath.Join(tb.TempDir(), "ownsona.db"), kv.Options{Migrations: memory.Migrations})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	mem, err := memory.Open(db, memory.Config{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { mem.Close(); db.Close() })
+	cfg.Memories = mem
+	s, err := New(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// TestNames: Names and promptNames are the tools and prompts the server has, in list order.
+func TestNames(t *testing.T) {
+	s := MustNew(t, Config{})
+	var tools, prompts []string
+	for _, tl := range s.RPC.Tools {
+		tools = append(tools, tl.Name)
+	}
+	for _, p := range s.RPC.Prompts {
+		prompts = append(prompts, p.Name)
+	}
+	if !slices.Equal(tools, Names()) || !slices.Equal(prompts, promptNames) {
+		t.Errorf("tools %v prompts %v; Names() %v promptNames %v", tools, prompts, Names(), promptNames)
+	}
+}
+
+// TestServer_SetAllowlist: an unknown name changes nothing; a known list is in force at once.
+func TestServer_SetAllowlist(t *testing.T) {
+	s := MustNew(t, Config{Allowlist: []string{"recall"}})
+	if err := s.SetAllowlist([]string{"recall", "frobnicate"}); err == nil || !strings.Contains(err.Error(), `"frobnicate"`) {
+		t.Errorf("SetAllowlist with an unknown tool: %v", err)
+	}
+	if got := s.Allowlist(); !slices.Equal(got, []string{"recall"}) {
+		t.Errorf("the refused change changed the allowlist to %v", got)
+	}
+	if err := s.SetAllowlist([]string{"remember"}); err != nil {
+		t.Fatal(err)
+	}
+	if s.permit(context.Background(), "recall") == nil || s.permit(context.Background(), "remember") != nil {
+		t.Error("permit does not follow the new allowlist")
+	}
+}
+
+// TestApprovalKey: the key of a call does not depend on how its arguments are spelled, and
+// tells principals, tools and arguments apart, 64-bit ids included.
+func TestApprovalKey(t *testing.T) {
+	k := approvalKey("pat:a", "forget", json.RawMessage(`{"id":9223372036854775807,"hard_delete":true}`))
+	for _, same := range []string{`{"hard_delete":true,"id":9223372036854775807}`, ` { "id" : 9223372036854775807 , "hard_delete" : true } `} {
+		if got := approvalKey("pat:a", "forget", json.RawMessage(same)); got != k {
+			t.Errorf("%s has another key", same)
+		}
+	}
+	for _, other := range []struct{ principal, tool, args string }{
+		{"pat:b", "forget", `{"id":9223372036854775807,"hard_delete":true}`},
+		{"pat:a", "forget_batch", `{"id":9223372036854775807,"hard_delete":true}`},
+		{"pat:a", "forget", `{"id":9223372036854775806,"hard_delete":true}`},
+	} {
+		if approvalKey(other.principal, other.tool, json.RawMessage(other.args)) == k {
+			t.Errorf("%+v shares the key", other)
+		}
+	}
+}
+
+// TestServer_needsApproval: the policies' rules, on the tools' annotations.
+func TestServer_needsApproval(t *testing.T) {
+	s := MustNew(t, Config{})
+	for _, tc := range []struct {
+		policy approval.Policy
+		tool   string
+		args   string
+		want   bool
+	}{
+		{approval.Off, "forget", `{"id":1,"hard_delete":true}`, false},
+		{approval.HardDelete, "forget", `{"id":1,"hard_delete":true}`, true},
+		{approval.HardDelete, "forget", `{"id":1,"hard_delete":true,"dry_run":true}`, false},
+		{approval.HardDelete, "forget", `{"id":1}`, false},
+		{approval.HardDelete, "forget_batch", `{"ids":[1]}`, false},
+		{approval.Destructive, "forget", `{"id":1}`, true},
+		{approval.Destructive, "forget_batch", `{"ids":[1]}`, true},
+		{approval.Destructive, "update_memory", `{"id":1,"text":"x"}`, false},
+		{approval.Writes, "remember", `{"text":"x"}`, true},
+		{approval.Writes, "confirm", `{"id":1}`, true},
+		{approval.Writes, "update_memory", `{"id":1,"text":"x","dry_run":true}`, false},
+		{approval.Writes, "recall", `{"query":"x"}`, false},
+		{approval.Writes, "export_memories", `{}`, false},
+	} {
+		s.SetApproval(tc.policy, time.Minute)
+		if got := s.needsApproval(s.byName[tc.tool], json.RawMessage(tc.args)); got != tc.want {
+			t.Errorf("%s: %s %s needs approval %v, want %v", tc.policy, tc.tool, tc.args, got, tc.want)
+		}
+	}
+}
+
+// TestServer_approve_secret: under the writes policy, text shaped like a secret is refused
+// before any question is asked, so that the console and the client never show it.
+func TestServer_approve_secret(t *testing.T) {
+	s := MustNew(t, Config{Approval: approval.Writes})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second) // a question would wait
+	defer cancel()
+	out := s.RPC.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"remember","arguments":{"text":"my key is AKIAIOSFODNN7EXAMPLE"}}}`))
+	if !strings.Contains(string(out), "SECRET_REJECTED") || len(s.Approvals().Pending()) != 0 {
+		t.Errorf("remember of a secret under writes: %s; pending %v", out, s.Approvals().Pending())
+	}
+}
