@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -127,9 +128,14 @@ func TestApproval_Console(t *testing.T) {
 				t.Errorf("pending = %+v\nwant tool forget, summary %q, client pat:test, 2m", p, wantSummary)
 			}
 			mustOK(t, a, "get_memory", map[string]any{"id": mid}) // nothing changed before approval
-			if err := a.Approvals().Decide(p.ID, tc.approve, "owner (console)"); err != nil {
-				t.Fatal(err)
+			// The owner decides on the console's Approvals page, through the whole server.
+			b := newConsoleBrowser(t, a.Auth().Endpoints().Issuer, handlerTransport{a.Handler()})
+			b.signIn()
+			if page := b.page("/console/approvals"); !strings.Contains(page, fmt.Sprintf("Forget memory %d", mid)) {
+				t.Fatalf("the Approvals page does not show the waiting forget:\n%s", page)
 			}
+			decision := map[bool]string{true: "approve", false: "deny"}[tc.approve]
+			b.submit("/console/approvals/decide", url.Values{"id": {p.ID}, "decision": {decision}})
 			got, isErr := toolPayload(t, <-done)
 			if errorCode(got) != tc.wantCode || isErr != (tc.wantCode != "") {
 				t.Fatalf("forget = %v (isError %v), want code %q", got, isErr, tc.wantCode)

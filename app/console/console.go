@@ -60,6 +60,9 @@ type Config struct {
 	// Health reports the checks of /health and whether the server is healthy. If nil, the
 	// System page shows none.
 	Health func() (checks map[string]string, healthy bool)
+	// Approvals is the queue of calls waiting for the owner (the Approvals page). If nil, the page
+	// says approvals are not available.
+	Approvals Approvals
 	// Version is the server's version, shown on the System page.
 	Version string
 	// IdleTimeout ends a session not used for this long. If zero, DefaultIdleTimeout.
@@ -156,6 +159,9 @@ func (c *Console) routes() {
 	m.HandleFunc("POST "+Prefix+"/connections/clients/revoke", c.action("revoke_client", c.postRevokeClient))
 	m.HandleFunc("POST "+Prefix+"/connections/tokens", c.action("create_token", c.postCreateToken))
 	m.HandleFunc("POST "+Prefix+"/connections/tokens/revoke", c.action("revoke_token", c.postRevokeToken))
+
+	m.HandleFunc("GET "+Prefix+"/approvals", c.page(c.getApprovals))
+	m.HandleFunc("POST "+Prefix+"/approvals/decide", c.action("decide_approval", c.postDecide))
 
 	m.HandleFunc("GET "+Prefix+"/activity", c.page(c.getActivity))
 	m.HandleFunc("GET "+Prefix+"/system", c.page(c.getSystem))
@@ -271,6 +277,7 @@ type view struct {
 	Section string // the navigation entry that is current
 	CSRF    string // "" when signed out: no navigation, no sign-out form
 	User    string
+	Waiting int // calls waiting for approval, shown in the navigation
 	Static  string
 	Flash   []flash
 	Page    any

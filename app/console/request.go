@@ -128,8 +128,11 @@ func readForm(w http.ResponseWriter, r *http.Request) (url.Values, error) {
 // show renders a page of the signed-in console with the session's messages.
 func (c *Console) show(q *req, status int, name, title, section string, data any) {
 	fl := c.sessions.takeFlash(q.sess)
-	c.render(q.w, status, name, &view{Title: title, Section: section, CSRF: q.sess.csrf,
-		User: c.cfg.Auth().Username(), Flash: fl, Page: data})
+	v := &view{Title: title, Section: section, CSRF: q.sess.csrf, User: c.cfg.Auth().Username(), Flash: fl, Page: data}
+	if c.cfg.Approvals != nil {
+		v.Waiting = len(c.cfg.Approvals.Pending())
+	}
+	c.render(q.w, status, name, v)
 }
 
 // ok keeps a message for the next page.

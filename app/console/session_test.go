@@ -262,6 +262,7 @@ func TestConsole_CSRF(t *testing.T) {
 		{"/console/connections/tokens", url.Values{"name": {"sneaky"}, "scope": {"write"}, "expires": {"never"}, "password": {testPassword}}},
 		{"/console/connections/tokens/revoke", url.Values{"id": {"pat_x"}}},
 		{"/console/system/backup", url.Values{}},
+		{"/console/approvals/decide", url.Values{"id": {"x"}, "decision": {"approve"}}},
 	}
 	for _, rt := range routes {
 		for _, tc := range []struct {
