@@ -107,7 +107,7 @@ func Open(cfg Config, stderr io.Writer) (*App, error) {
 	// The owner's console; web mounts it at /console. Auth is read per request: web opens the
 	// authorization server (at Listen without a public URL).
 	if a.console, err = console.New(console.Config{Memories: a.mem, Auth: a.Auth, Audit: a.audit, Backup: a.db.Backup,
-		Health: a.healthChecks, Approvals: a.approvals, Version: cfg.Version, Now: a.now, Log: a.log}); err != nil {
+		Health: a.healthChecks, Approvals: a.approvals, Settings: a.settings, Tools: tools.Names(), Version: cfg.Version, Now: a.now, Log: a.log}); err != nil {
 		a.Close()
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -214,5 +215,21 @@ func TestConsole_EditNotifiesSubscribers(t *testing.T) {
 			_, uris := updates.seen(uri)
 			t.Fatalf("no notifications/resources/updated for %s after %d console edits; got %q", uri, i+1, uris)
 		}
+	}
+}
+
+// TestConsole_SettingsReachMCP: an allowlist saved on the console's Settings page changes what
+// MCP clients see at once.
+func TestConsole_SettingsReachMCP(t *testing.T) {
+	a := MustOpen(t, testConfig(t, newFakeClock()))
+	b := newConsoleBrowser(t, "http://127.0.0.1", handlerTransport{a.Handler()})
+	b.signIn()
+	page := b.submit("/console/settings/save", url.Values{"tools": {"remember", "recall"}, "approval": {"off"},
+		"approval_timeout": {"2m"}, "rate_limit": {"0"}, "rate_burst": {"20"}})
+	if !strings.Contains(page, "Saved") {
+		t.Fatalf("saving the settings:\n%s", page)
+	}
+	if got := listedTools(t, mcpRequest(a.Handler(), "Bearer "+testPAT(t, a), msgToolsList)); !slices.Equal(got, []string{"recall", "remember"}) {
+		t.Errorf("tools/list after the console's save = %v, want [recall remember]", got)
 	}
 }

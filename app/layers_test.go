@@ -20,7 +20,7 @@ func TestLayers(t *testing.T) {
 		"app/settings": {"app/approval", "kv"},
 		"app/approval": {},
 		"app/web":      {"app/limit", "app/audit", "app/certs", "oauth", "oauth/policy", "rpc"},
-		"app/console":  {"app/memory", "app/memtext", "app/audit", "app/approval", "oauth", "oauth/grant", "oauth/policy"},
+		"app/console":  {"app/memory", "app/memtext", "app/audit", "app/approval", "app/settings", "oauth", "oauth/grant", "oauth/policy"},
 		"app/ops":      {"app/memory", "app/memtext", "app/audit", "app/certs", "app/doctor", "oauth", "oauth/grant", "oauth/login", "oauth/policy", "oauth/token", "kv"},
 		"app/memtext":  {},
 		"app/limit":    {},

@@ -63,6 +63,10 @@ type Config struct {
 	// Approvals is the queue of calls waiting for the owner (the Approvals page). If nil, the page
 	// says approvals are not available.
 	Approvals Approvals
+	// Settings are the run-time settings (the Settings page), and Tools every tool's name in
+	// the order to show them. If Settings is nil, the page says settings are not available.
+	Settings Settings
+	Tools    []string
 	// Version is the server's version, shown on the System page.
 	Version string
 	// IdleTimeout ends a session not used for this long. If zero, DefaultIdleTimeout.
@@ -162,6 +166,9 @@ func (c *Console) routes() {
 
 	m.HandleFunc("GET "+Prefix+"/approvals", c.page(c.getApprovals))
 	m.HandleFunc("POST "+Prefix+"/approvals/decide", c.action("decide_approval", c.postDecide))
+
+	m.HandleFunc("GET "+Prefix+"/settings", c.page(c.getSettings))
+	m.HandleFunc("POST "+Prefix+"/settings/save", c.action("save_settings", c.postSettings))
 
 	m.HandleFunc("GET "+Prefix+"/activity", c.page(c.getActivity))
 	m.HandleFunc("GET "+Prefix+"/system", c.page(c.getSystem))

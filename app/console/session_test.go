@@ -263,6 +263,7 @@ func TestConsole_CSRF(t *testing.T) {
 		{"/console/connections/tokens/revoke", url.Values{"id": {"pat_x"}}},
 		{"/console/system/backup", url.Values{}},
 		{"/console/approvals/decide", url.Values{"id": {"x"}, "decision": {"approve"}}},
+		{"/console/settings/save", url.Values{"approval": {"off"}}},
 	}
 	for _, rt := range routes {
 		for _, tc := range []struct {

@@ -1,0 +1,129 @@
+package console
+
+// The Settings page: the run-time settings kept in the file (app/settings): the tool allowlist,
+// the approval policy and timeout, the rate limits. A flag or an environment variable wins over
+// them; the page shows which, and leaves those fields alone.
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ownsona/ownsona/app/approval"
+	"github.com/ownsona/ownsona/app/settings"
+)
+
+// Settings is what the console needs of the settings store (*settings.Store).
+type Settings interface {
+	Get() settings.Settings
+	Fixed() map[string]string
+	Set(ctx context.Context, s settings.Settings) error
+}
+
+var _ Settings = (*settings.Store)(nil)
+
+// policyLabels say what each approval policy holds for the owner.
+var policyLabels = map[approval.Policy]string{
+	approval.Off:         "Never ask: every call runs at once.",
+	approval.HardDelete:  "Ask before a memory is deleted for good (forgotten ones stay in the Trash).",
+	approval.Destructive: "Ask before every forget.",
+	approval.Writes:      "Ask before every change: remember, update, confirm and forget.",
+}
+
+type choice struct {
+	Value, Label string
+	On           bool
+}
+
+// settingsPage is the Settings page's data.
+type settingsPage struct {
+	Enabled   bool
+	Tools     []choice
+	Policies  []choice
+	Timeout   string
+	RateLimit int
+	RateBurst int
+	Fixed     map[string]string // setting → what fixes it
+}
+
+func (c *Console) getSettings(q *req) {
+	data := settingsPage{Enabled: c.cfg.Settings != nil}
+	if data.Enabled {
+		s := c.cfg.Settings.Get()
+		for _, name := range c.cfg.Tools {
+			data.Tools = append(data.Tools, choice{Value: name, Label: name, On: len(s.Tools) == 0 || slices.Contains(s.Tools, name)})
+		}
+		for _, p := range approval.Policies {
+			data.Policies = append(data.Policies, choice{Value: string(p), Label: policyLabels[p], On: p == s.Approval})
+		}
+		data.Timeout, data.RateLimit, data.RateBurst = s.ApprovalTimeout.String(), s.RateLimit, s.RateBurst
+		data.Fixed = c.cfg.Settings.Fixed()
+	}
+	c.show(q, http.StatusOK, "settings", "Settings", "settings", data)
+}
+
+// postSettings saves the fields that no flag or environment variable fixes; the others keep
+// their values (their inputs are disabled, so a browser sends nothing for them).
+func (c *Console) postSettings(q *req) string {
+	const back = Prefix + "/settings"
+	if c.cfg.Settings == nil {
+		c.bad(q, "Settings are not available on this server.")
+		return back
+	}
+	s, fixed := c.cfg.Settings.Get(), c.cfg.Settings.Fixed()
+	free := func(name string) bool { _, ok := fixed[name]; return !ok }
+	if free(settings.Tools) {
+		tools := q.form["tools"]
+		switch {
+		case len(tools) == 0:
+			c.bad(q, "Nothing saved: choose at least one tool (all of them allows every tool).")
+			return back
+		case len(tools) >= len(c.cfg.Tools) && !slices.ContainsFunc(c.cfg.Tools, func(t string) bool { return !slices.Contains(tools, t) }):
+			s.Tools = nil // every tool, also those a later version adds
+		default:
+			s.Tools = tools
+		}
+	}
+	if free(settings.Approval) {
+		s.Approval = approval.Policy(q.form.Get("approval"))
+	}
+	if free(settings.ApprovalTimeout) {
+		d, err := time.ParseDuration(strings.TrimSpace(q.form.Get("approval_timeout")))
+		if err != nil {
+			c.bad(q, "Nothing saved: the approval timeout must be a duration such as 2m or 90s.")
+			return back
+		}
+		s.ApprovalTimeout = d
+	}
+	for _, f := range []struct {
+		name, field string
+		dst         *int
+	}{{settings.RateLimit, "rate_limit", &s.RateLimit}, {settings.RateBurst, "rate_burst", &s.RateBurst}} {
+		if !free(f.name) {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(q.form.Get(f.field)))
+		if err != nil {
+			c.bad(q, "Nothing saved: "+f.name+" must be a whole number.")
+			return back
+		}
+		*f.dst = n
+	}
+	err := c.cfg.Settings.Set(q.r.Context(), s)
+	var invalid *settings.InvalidError
+	var fixedErr *settings.FixedError
+	switch {
+	case errors.As(err, &invalid) || errors.As(err, &fixedErr):
+		c.bad(q, "Nothing saved: "+err.Error()+".")
+	case err != nil:
+		c.log.Error().Err(err).Msg("console: save settings")
+		c.bad(q, "Nothing saved (internal error).")
+	default:
+		c.ok(q, "Saved. The allowlist and the approval policy apply at once; connected assistants are told the tool list changed.")
+	}
+	return back
+}

@@ -1,0 +1,94 @@
+package console_test
+
+import (
+	"net/url"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ownsona/ownsona/app/approval"
+	"github.com/ownsona/ownsona/app/console"
+	"github.com/ownsona/ownsona/app/settings"
+	"github.com/ownsona/ownsona/kv"
+)
+
+var testTools = []string{"remember", "recall", "forget"}
+
+// MustOpenSettings opens the console with a settings store (over a file of its own), fixed as
+// given.
+func MustOpenSettings(tb testing.TB, fixed map[string]string) (*fixture, *settings.Store) {
+	tb.Helper()
+	db, err := kv.Open(filepath.Join(tb.TempDir(), "settings.db"), kv.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	st, err := settings.Open(db, settings.Config{KnownTools: testTools, Fixed: fixed,
+		Base: settings.Settings{Approval: approval.HardDelete, ApprovalTimeout: 2 * time.Minute, RateLimit: 120, RateBurst: 20}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f := MustOpen(tb, func(o *options) { o.cfg = func(c *console.Config) { c.Settings, c.Tools = st, testTools } })
+	return f, st
+}
+
+// TestConsole_Settings: the page shows the values in force; saving changes the free ones; an
+// invalid value changes nothing and says why; every tool checked means no allowlist.
+func TestConsole_Settings(t *testing.T) {
+	f, st := MustOpenSettings(t, nil)
+	b := f.signedIn(t)
+	wantContains(t, "settings page", b.page(t, "/console/settings"), `value="remember" checked`, `value="hard-delete" checked`, `value="2m0s"`)
+
+	save := url.Values{"tools": {"recall", "remember"}, "approval": {"writes"}, "approval_timeout": {"90s"}, "rate_limit": {"60"}, "rate_burst": {"10"}}
+	wantContains(t, "after saving", b.mustPost(t, "/console/settings/save", save), "Saved")
+	got := st.Get()
+	if !slices.Equal(got.Tools, []string{"remember", "recall"}) || got.Approval != approval.Writes || got.ApprovalTimeout != 90*time.Second ||
+		got.RateLimit != 60 || got.RateBurst != 10 {
+		t.Errorf("settings after saving = %+v", got)
+	}
+
+	for _, tc := range []struct {
+		name  string
+		field string
+		value string
+		want  string
+	}{
+		{"timeout too short", "approval_timeout", "5s", "approval-timeout"},
+		{"timeout not a duration", "approval_timeout", "soon", "a duration such as 2m"},
+		{"unknown policy", "approval", "sometimes", "approval"},
+		{"rate not a number", "rate_limit", "many", "whole number"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := url.Values{}
+			for k, v := range save {
+				bad[k] = v
+			}
+			bad.Set(tc.field, tc.value)
+			wantContains(t, "after an invalid value", b.mustPost(t, "/console/settings/save", bad), "Nothing saved", tc.want)
+			if now := st.Get(); now.ApprovalTimeout != 90*time.Second || now.Approval != approval.Writes || now.RateLimit != 60 {
+				t.Errorf("an invalid value changed the settings: %+v", now)
+			}
+		})
+	}
+
+	all := url.Values{"tools": testTools, "approval": {"off"}, "approval_timeout": {"2m"}, "rate_limit": {"120"}, "rate_burst": {"20"}}
+	b.mustPost(t, "/console/settings/save", all)
+	if got := st.Get().Tools; len(got) != 0 {
+		t.Errorf("every tool checked saved the allowlist %v, want none (every tool)", got)
+	}
+	none := url.Values{"approval": {"off"}, "approval_timeout": {"2m"}, "rate_limit": {"120"}, "rate_burst": {"20"}}
+	wantContains(t, "no tool checked", b.mustPost(t, "/console/settings/save", none), "choose at least one tool")
+}
+
+// TestConsole_SettingsFixed: a setting a flag or variable gives is shown as such, disabled, and
+// a form cannot change it; the others still save.
+func TestConsole_SettingsFixed(t *testing.T) {
+	f, st := MustOpenSettings(t, map[string]string{settings.Tools: "OWNSONA_TOOLS"})
+	b := f.signedIn(t)
+	wantContains(t, "settings page", b.page(t, "/console/settings"), "Set by <code>OWNSONA_TOOLS</code>", "<fieldset disabled>")
+	b.mustPost(t, "/console/settings/save", url.Values{"tools": {"forget"}, "approval": {"off"}, "approval_timeout": {"1m"}, "rate_limit": {"120"}, "rate_burst": {"20"}})
+	if got := st.Get(); len(got.Tools) != 0 || got.Approval != approval.Off {
+		t.Errorf("settings = %+v: want the fixed allowlist untouched and the approval saved", got)
+	}
+}
