@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { BIN, OWNER, PASSWORD, defer, payload, startServe, tempDir } from './helpers.mjs';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -225,3 +226,66 @@ for (const size of [
     assert.deepEqual(problems, [], 'no console errors or CSP violations');
   });
 }
+
+test('console: approve a waiting hard delete, deny another, and change the allowlist an assistant sees', { timeout: 120000 }, async (t) => {
+  const srv = await startServe(t, { pats: { assistant: undefined } }); // OWNSONA_APPROVAL: hard-delete by default
+  const assistant = await mcpClient(t, srv, srv.tokens.assistant);
+  let toolsChanged = 0;
+  assistant.setNotificationHandler(ToolListChangedNotificationSchema, () => { toolsChanged++; });
+  const ids = [];
+  for (const text of ['The old alarm code was 4417', 'The gate key hangs by the stairs']) {
+    const p = await payload(assistant, 'remember', { text });
+    assert.equal(p.ok, true, JSON.stringify(p));
+    ids.push(p.memory_id);
+  }
+  // Two hard deletes: each waits for the owner (this client cannot be asked: no elicitation).
+  const approved = payload(assistant, 'forget', { id: ids[0], hard_delete: true });
+  const denied = payload(assistant, 'forget', { id: ids[1], hard_delete: true });
+
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS, timeout: 30000 });
+  defer(t, () => browser.close());
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  defer(t, () => context.close());
+  context.setDefaultTimeout(15000);
+  const page = await context.newPage();
+  const problems = [];
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+  page.on('request', (r) => { if (new URL(r.url()).origin !== srv.origin) problems.push(`foreign request: ${r.url()}`); });
+
+  await page.goto(`${srv.origin}/console`);
+  await page.getByLabel('Username').fill(OWNER);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await Promise.all([page.waitForURL((u) => u.pathname === '/console/memories'), page.getByLabel('Password').press('Enter')]);
+  const nav = page.getByRole('navigation', { name: 'Console' });
+  await nav.getByRole('link', { name: /Approvals/ }).click();
+  await page.getByRole('heading', { name: 'Approvals', level: 1 }).waitFor();
+  // Both calls are listed once they reach the queue.
+  for (let i = 0; i < 50 && await page.getByRole('button', { name: /^Approve forget/ }).count() < 2; i++) {
+    await page.waitForTimeout(200);
+    await page.getByRole('link', { name: 'Refresh' }).click();
+  }
+  await page.getByRole('button', { name: new RegExp(`^Approve forget: Forget memory ${ids[0]} `) }).click();
+  await page.getByRole('status').filter({ hasText: 'Approved' }).waitFor();
+  await page.getByRole('button', { name: new RegExp(`^Deny forget: Forget memory ${ids[1]} `) }).click();
+  await page.getByRole('status').filter({ hasText: 'Denied' }).waitFor();
+
+  const yes = await approved;
+  assert.equal(yes.ok, true, JSON.stringify(yes));
+  const no = await denied;
+  assert.equal(no.ok, false, JSON.stringify(no));
+  assert.equal(no.error.code, 'APPROVAL_REJECTED');
+  assert.equal(no.isError, true);
+  assert.equal((await payload(assistant, 'get_memory', { id: ids[0] })).error?.code, 'NOT_FOUND', 'the approved hard delete ran');
+  assert.equal((await payload(assistant, 'get_memory', { id: ids[1] })).ok, true, 'the denied one changed nothing');
+
+  // Settings: take forget away from assistants.
+  await nav.getByRole('link', { name: 'Settings', exact: true }).click();
+  await page.getByRole('checkbox', { name: 'forget', exact: true }).uncheck();
+  await page.getByRole('button', { name: 'Save settings' }).click();
+  await page.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+  const names = (await assistant.listTools()).tools.map((x) => x.name);
+  assert.ok(!names.includes('forget') && names.includes('forget_batch') && names.includes('remember'), `tools after the save: ${names}`);
+  for (let i = 0; i < 50 && toolsChanged === 0; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.ok(toolsChanged > 0, 'the connected client got notifications/tools/list_changed');
+  assert.deepEqual(problems, []);
+});
