@@ -45,7 +45,6 @@ type App struct {
 	tools     *tools.Server
 	mcp       *rpc.Server // tools.RPC
 	limiter   *limit.Limiter
-	rate      [2]int // the limiter's requests per minute and burst
 	audit     *audit.Log
 	web       *web.Server
 	console   *console.Console // the owner's console, mounted by web at /console
@@ -95,7 +94,6 @@ func Open(cfg Config, stderr io.Writer) (*App, error) {
 		return nil, usageErr("%v", err)
 	}
 	a.mcp = a.tools.RPC
-	a.rate = [2]int{run.RateLimit, run.RateBurst}
 	a.limiter = limit.New(limit.Config{PerMinute: run.RateLimit, Burst: run.RateBurst, Now: cfg.Now})
 	a.settings.OnChange(a.applySettings)
 	a.audit, err = audit.Open(a.db, audit.Config{Now: a.now, MaxAge: cfg.AuditMaxAge, MaxEntries: cfg.AuditMaxEntries,
@@ -111,6 +109,11 @@ func Open(cfg Config, stderr io.Writer) (*App, error) {
 		a.Close()
 		return nil, err
 	}
+	var backups func() ([]console.BackupFile, error) // the System page's; nil: no --backup-dir
+	if cfg.BackupDir != "" {
+		backups = a.backupFiles
+	}
+	a.console.SetSystem(backups, a.localDoctor)
 	a.web, err = web.New(a.webConfig(stderr))
 	if err != nil {
 		a.Close()
@@ -209,8 +212,7 @@ func (a *App) Close() error {
 }
 
 // Settings are the run-time settings (the console's Settings page): the tool allowlist, the
-// approval policy and timeout, the rate limit. Set applies them at once, but for the rate
-// limit, which applies from the next start.
+// approval policy and timeout, the rate limit and burst. Set applies them at once.
 func (a *App) Settings() *settings.Store { return a.settings }
 
 // Approvals is the queue of calls waiting for the owner's approval (the console's Approvals
@@ -223,12 +225,11 @@ func (a *App) applySettings(s settings.Settings) {
 		a.log.Error().Err(err).Msg("settings: allowlist not applied")
 	}
 	a.tools.SetApproval(s.Approval, s.ApprovalTimeout)
-	ev := a.log.Info().Strs("tools", s.Tools).Str("approval", string(s.Approval)).Dur("approval_timeout", s.ApprovalTimeout).
-		Int("rate_limit", s.RateLimit).Int("rate_burst", s.RateBurst)
-	if [2]int{s.RateLimit, s.RateBurst} != a.rate {
-		ev = ev.Bool("rate_limit_at_next_start", true)
+	if pm, burst := a.limiter.Rate(); pm != s.RateLimit || (s.RateLimit > 0 && burst != s.RateBurst) {
+		a.limiter.Set(s.RateLimit, s.RateBurst) // walks every bucket: only when the rate changed
 	}
-	ev.Msg("settings changed")
+	a.log.Info().Strs("tools", s.Tools).Str("approval", string(s.Approval)).Dur("approval_timeout", s.ApprovalTimeout).
+		Int("rate_limit", s.RateLimit).Int("rate_burst", s.RateBurst).Msg("settings changed")
 }
 
 // approvalEnded logs how a request for approval ended, and puts the decision in the audit

@@ -345,8 +345,8 @@ func TestRateLimit_Unlimited(t *testing.T) {
 // TestRateLimit_Off: RateLimit 0 never answers 429 and sets no rate-limit headers.
 func TestRateLimit_Off(t *testing.T) {
 	a := MustOpen(t, testConfig(t, newFakeClock()))
-	if a.limiter != nil {
-		t.Fatal("RateLimit 0 made a limiter")
+	if pm, _ := a.limiter.Rate(); pm != 0 {
+		t.Fatalf("RateLimit 0 made a limiter of %d/min", pm)
 	}
 	h := a.Handler()
 	pat := testPAT(t, a)

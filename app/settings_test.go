@@ -124,23 +124,53 @@ func TestSettings_Fixed(t *testing.T) {
 	}
 }
 
-// TestSettings_RateLimit: a rate limit changed in the settings is kept in the file and applies
-// from the next start (the limiter is built once).
+// TestSettings_RateLimit: a rate limit changed in the settings applies to /mcp at once — on,
+// lowered, raised and off — and is kept in the file for the next start.
 func TestSettings_RateLimit(t *testing.T) {
 	cfg := testConfig(t, newFakeClock())
 	cfg.RateLimit = 120 // the default: not fixed
 	a := MustOpen(t, cfg)
-	s := a.Settings().Get()
-	s.RateLimit, s.RateBurst = 1, 1
-	if err := a.Settings().Set(context.Background(), s); err != nil {
-		t.Fatal(err)
+	pat := testPAT(t, a)
+	// codes sends n tools/list requests with the token and returns their statuses.
+	codes := func(a *App, n int) []int {
+		var got []int
+		for range n {
+			got = append(got, mcpRequest(a.Handler(), "Bearer "+pat, msgToolsList).Code)
+		}
+		return got
+	}
+	set := func(limit, burst int) {
+		t.Helper()
+		s := a.Settings().Get()
+		s.RateLimit, s.RateBurst = limit, burst
+		if err := a.Settings().Set(context.Background(), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ok, limited := http.StatusOK, http.StatusTooManyRequests
+	if got := codes(a, 1); !slices.Equal(got, []int{ok}) {
+		t.Fatalf("before the change: %v", got)
+	}
+	for _, step := range []struct {
+		name         string
+		limit, burst int
+		want         []int
+	}{
+		// The token made a request at 120/min already: one of the new burst of 3 is used.
+		{"lowered", 1, 3, []int{ok, ok, limited, limited}},
+		{"raised", 120, 20, []int{ok, ok, ok, ok}},
+		{"off", 0, 20, slices.Repeat([]int{ok}, 30)},
+		{"on again", 1, 2, []int{ok, ok, limited}},
+	} {
+		set(step.limit, step.burst)
+		if got := codes(a, len(step.want)); !slices.Equal(got, step.want) {
+			t.Errorf("%s to %d/min burst %d: %v, want %v", step.name, step.limit, step.burst, got, step.want)
+		}
 	}
 	a.Close()
 	b := MustOpen(t, cfg)
-	pat := testPAT(t, b)
-	codes := []int{mcpRequest(b.Handler(), "Bearer "+pat, msgToolsList).Code, mcpRequest(b.Handler(), "Bearer "+pat, msgToolsList).Code}
-	if !slices.Equal(codes, []int{http.StatusOK, http.StatusTooManyRequests}) {
-		t.Errorf("two requests at 1/min burst 1 after a restart: %v, want 200 then 429", codes)
+	if pm, burst := b.limiter.Rate(); pm != 1 || burst != 2 {
+		t.Errorf("after a restart: %d/min burst %d, want the stored 1/min burst 2", pm, burst)
 	}
 }
 

@@ -1,7 +1,7 @@
 package console
 
-// The Connections page: the OAuth clients that registered, with revoke, and the personal access
-// tokens, with create (after the password again; the token is shown once), list and revoke.
+// The Connections page: the OAuth clients that registered, with the scopes of their grants and
+// revoke, and the personal access tokens, with create (after the password again; the token is shown once), list and revoke.
 
 import (
 	"errors"
@@ -32,6 +32,18 @@ type clientRow struct {
 	Registered   time.Time
 	AuthorizedAt *time.Time
 	LastUsed     time.Time
+	Scope        string // what its live grants allow, space-separated; empty when none is live
+	Writeable    bool
+	Grants       []grantRow // newest first, revoked ones too until they are collected
+}
+
+// grantRow is one grant of a client: what the owner approved, when, and whether it still holds.
+type grantRow struct {
+	Scope     string
+	Created   time.Time
+	Refreshed time.Time // its current refresh token's issue: Created when never refreshed
+	Revoked   *time.Time
+	Reason    string // why it was revoked
 }
 
 type tokenRow struct {
@@ -51,8 +63,28 @@ func (c *Console) getConnections(q *req) {
 	if err != nil {
 		c.log.Error().Err(err).Msg("console: list clients")
 	}
+	grants, err := auth.Grants().Grants("")
+	if err != nil {
+		c.log.Error().Err(err).Msg("console: list grants")
+	}
+	byClient := map[string][]grantRow{}
+	live := map[string][]string{} // client id → the scopes of its live grants
+	for _, g := range grants {
+		byClient[g.ClientID] = append(byClient[g.ClientID], grantRow{Scope: strings.Join(g.Scope, " "), Created: g.CreatedAt,
+			Refreshed: g.RefreshedAt, Revoked: g.RevokedAt, Reason: clean(g.RevokeReason, 80)})
+		if g.RevokedAt == nil {
+			for _, sc := range g.Scope {
+				if !slices.Contains(live[g.ClientID], sc) {
+					live[g.ClientID] = append(live[g.ClientID], sc)
+				}
+			}
+		}
+	}
 	for _, cl := range clients {
-		row := clientRow{ID: cl.ID, Name: clean(cl.Name, 80), Registered: cl.CreatedAt, AuthorizedAt: cl.AuthorizedAt, LastUsed: cl.LastUsedAt}
+		scope := live[cl.ID]
+		slices.Sort(scope)
+		row := clientRow{ID: cl.ID, Name: clean(cl.Name, 80), Registered: cl.CreatedAt, AuthorizedAt: cl.AuthorizedAt, LastUsed: cl.LastUsedAt,
+			Scope: strings.Join(scope, " "), Writeable: slices.Contains(scope, policy.ScopeWrite), Grants: byClient[cl.ID]}
 		if row.Name == "" {
 			row.Name = "An unnamed app"
 		}

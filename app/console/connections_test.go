@@ -1,6 +1,9 @@
 package console_test
 
 import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"net/url"
 	"regexp"
@@ -9,6 +12,7 @@ import (
 
 	"github.com/ownsona/ownsona/oauth"
 	"github.com/ownsona/ownsona/oauth/grant"
+	"github.com/ownsona/ownsona/oauth/policy"
 )
 
 var newTokenRE = regexp.MustCompile(`id="new-token" class="mono" readonly value="(osk_[^"]+)"`)
@@ -61,21 +65,58 @@ func TestConsole_Tokens(t *testing.T) {
 	}
 }
 
-// TestConsole_Clients: the OAuth clients are listed with where their access goes, and revoking
-// one ends its grants.
+// TestConsole_Clients: the OAuth clients are listed with where their access goes and the scopes
+// and times of their grants, and revoking one ends its grants.
 func TestConsole_Clients(t *testing.T) {
 	f := MustOpen(t)
-	c, err := f.auth.Grants().RegisterClient(grant.ClientMeta{Name: "Claude", RedirectURIs: []string{"https://claude.ai/api/mcp/auth_callback", "cursor://anysphere.cursor-mcp/oauth/callback"}})
+	const redirect = "https://claude.ai/api/mcp/auth_callback"
+	c, err := f.auth.Grants().RegisterClient(grant.ClientMeta{Name: "Claude", RedirectURIs: []string{redirect, "cursor://anysphere.cursor-mcp/oauth/callback"}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := f.auth.Grants().RegisterClient(grant.ClientMeta{Name: "Idle", RedirectURIs: []string{redirect}}); err != nil {
+		t.Fatal(err)
+	}
+	mustGrant(t, f.auth.Grants(), c.ID, redirect, policy.ScopeRead)
+	mustGrant(t, f.auth.Grants(), c.ID, redirect, policy.ScopeRead, policy.ScopeWrite)
+	grants, err := f.auth.Grants().Grants(c.ID)
+	if err != nil || len(grants) != 2 {
+		t.Fatalf("Grants = %v, %v", grants, err)
+	}
+	created := grants[0].CreatedAt.UTC().Format("2006-01-02 15:04 UTC")
+
 	b := f.signedIn(t)
 	body := b.page(t, "/console/connections")
-	wantContains(t, "the connections page", body, "<bdi>Claude</bdi>", "<code>claude.ai</code>", "cursor: (an app on the device)", c.ID, `aria-label="Revoke access of Claude"`)
+	wantContains(t, "the connections page", body, "<bdi>Claude</bdi>", "<code>claude.ai</code>", "cursor: (an app on the device)", c.ID, `aria-label="Revoke access of Claude"`,
+		"read and write memories <code>memories:read memories:write</code>", "Grants (2)",
+		"<code>memories:read memories:write</code> approved "+created+", last refreshed "+created,
+		"<code>memories:read</code> approved ")
+	if got := strings.Count(body, "nothing now: no grant in force"); got != 1 {
+		t.Errorf("%d clients shown as allowed nothing, want 1 (the one without a grant)", got)
+	}
+
 	body = b.mustPost(t, "/console/connections/clients/revoke", url.Values{"client_id": {c.ID}})
-	wantContains(t, "the page after revoking", body, "Access of the client revoked (0 grants)")
+	wantContains(t, "the page after revoking", body, "Access of the client revoked (2 grants)", "Grants (2)", "<strong>revoked</strong>", "(client revoked)")
+	if got := strings.Count(body, "nothing now: no grant in force"); got != 2 {
+		t.Errorf("%d clients shown as allowed nothing after revoking, want 2", got)
+	}
 	body = b.mustPost(t, "/console/connections/clients/revoke", url.Values{"client_id": {"cl_nobody"}})
 	wantContains(t, "revoking an unknown client", body, "Nothing revoked: no such client.")
+}
+
+// mustGrant authorizes client for scope as the owner would: a code with PKCE, exchanged.
+func mustGrant(tb testing.TB, s *grant.Store, clientID, redirect string, scope ...string) {
+	tb.Helper()
+	verifier := rand.Text() + rand.Text()
+	sum := sha256.Sum256([]byte(verifier))
+	code, err := s.IssueCode(grant.CodeRequest{ClientID: clientID, RedirectURI: redirect, Challenge: base64.RawURLEncoding.EncodeToString(sum[:]),
+		Resource: testOrigin + "/mcp", Scope: scope, Subject: "owner"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := s.ExchangeCode(code, clientID, redirect, verifier, testOrigin+"/mcp"); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // TestConsole_LogsHoldNoSecrets: signing in, a wrong password, creating a token and signing out

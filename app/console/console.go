@@ -81,6 +81,13 @@ type Config struct {
 	// Log receives sign-ins, sign-outs, refused forms and failures; never a password, token,
 	// cookie or memory text. If zero, silent.
 	Log zerolog.Logger
+	// Backups lists the scheduled backups (serve's --backup-dir), newest first, for the System
+	// page. If nil, the page says no scheduled backups are configured.
+	Backups func() ([]BackupFile, error)
+	// Doctor runs the doctor's local checks of the file and the configuration (never the
+	// network checks of doctor --public) and returns its report, one finding a line, for the
+	// System page. If nil, the page shows no findings.
+	Doctor DoctorFunc
 }
 
 // Console is the owner's console: an http.Handler for Prefix and every path below it. It is

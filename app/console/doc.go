@@ -26,9 +26,12 @@
 //	GET  /console/memories/{id}           one memory: read, edit, confirm, forget, restore
 //	GET  /console/trash                   forgotten memories: restore, empty the trash
 //	GET  /console/review                  near duplicates, memories unconfirmed for long, tags
-//	GET  /console/connections             OAuth clients and personal access tokens
+//	GET  /console/connections             OAuth clients with their grants' scopes, and personal access tokens
+//	GET  /console/approvals               calls waiting for the owner's approval, and recent decisions
 //	GET  /console/activity                the audit log, filtered and paged
-//	GET  /console/system                  health, counts, embedder, index, backup download
+//	GET  /console/settings                the allowlist, approval policy and timeout, rate limits
+//	GET  /console/system                  health, counts, embedder, index, the doctor's local findings,
+//	                                      recent scheduled backups, backup download
 //
 // Every change is a POST that answers 303 to a page (SECURITY.md AS-19), except the backup
 // download, which streams the file as an attachment.

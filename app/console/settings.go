@@ -123,7 +123,7 @@ func (c *Console) postSettings(q *req) string {
 		c.log.Error().Err(err).Msg("console: save settings")
 		c.bad(q, "Nothing saved (internal error).")
 	default:
-		c.ok(q, "Saved. The allowlist and the approval policy apply at once; connected assistants are told the tool list changed.")
+		c.ok(q, "Saved. Every setting applies at once; connected assistants are told the tool list changed.")
 	}
 	return back
 }

@@ -1,11 +1,14 @@
 package console
 
-// The System page: health, counts, the embedder and re-embedding, the index, and "download a
-// backup now".
+// The System page: health, counts, the embedder and re-embedding, the index, the recent
+// scheduled backups, the doctor's local findings, and "download a backup now".
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ownsona/ownsona/app/memory"
@@ -21,9 +24,57 @@ type systemPage struct {
 	Embedder      memory.EmbedderStatus
 	IndexBuilding bool
 	Backup        bool
+
+	// Scheduled backups: Backups is false without a backup directory.
+	Backups      bool
+	BackupFiles  []backupRow
+	BackupsError bool
+	// The doctor's findings: Doctor is false when the console has no doctor.
+	Doctor        bool
+	Findings      []finding
+	DoctorSummary string
+	DoctorOK      bool // no FAIL among the findings
+	DoctorError   bool
 }
 
 type check struct{ Name, State string }
+
+// BackupFile is one scheduled backup, as Config.Backups lists it.
+type BackupFile struct {
+	Name string    // the file's name in the backup directory, e.g. ownsona-20261122T030000Z.db
+	Size int64     // bytes
+	Time time.Time // when it was taken
+}
+
+// DoctorFunc runs the doctor's local checks and returns its report: one finding a line ("ok",
+// "warn" or "FAIL", what was found, and after " — " what to change), then a summary line.
+type DoctorFunc func(ctx context.Context) (report string, err error)
+
+// SetSystem sets Config.Backups and Config.Doctor after New, for a caller that wires them
+// apart from the rest of the Config. Call it before the console serves: it is not safe for
+// concurrent use with requests.
+func (c *Console) SetSystem(backups func() ([]BackupFile, error), doctor DoctorFunc) {
+	c.cfg.Backups, c.cfg.Doctor = backups, doctor
+}
+
+// maxBackupsShown bounds the backups listed; the directory keeps --backup-keep (7 by default).
+const maxBackupsShown = 20
+
+type backupRow struct {
+	Name string
+	Size string
+	Time time.Time
+}
+
+// finding is one line of the doctor's report.
+type finding struct {
+	Level string // "ok", "warn" or "FAIL"
+	What  string // what was found
+	Fix   string // what to change; empty for "ok"
+}
+
+// doctorTimeout bounds the doctor's local checks: a stat and a read of the file's first page.
+const doctorTimeout = 10 * time.Second
 
 func (c *Console) getSystem(q *req) {
 	data := systemPage{Version: c.cfg.Version, Uptime: c.now().Sub(c.started).Truncate(time.Second), Healthy: true,
@@ -41,7 +92,73 @@ func (c *Console) getSystem(q *req) {
 			return 1
 		})
 	}
+	c.backups(&data)
+	c.doctor(q.r.Context(), &data)
 	c.show(q, http.StatusOK, "system", "System", "system", data)
+}
+
+// backups fills the page's list of scheduled backups, newest first.
+func (c *Console) backups(data *systemPage) {
+	if c.cfg.Backups == nil {
+		return
+	}
+	data.Backups = true
+	files, err := c.cfg.Backups()
+	if err != nil {
+		c.log.Error().Err(err).Msg("console: list scheduled backups")
+		data.BackupsError = true
+		return
+	}
+	files = slices.Clone(files)
+	slices.SortStableFunc(files, func(a, b BackupFile) int { return b.Time.Compare(a.Time) })
+	for _, f := range files[:min(len(files), maxBackupsShown)] {
+		data.BackupFiles = append(data.BackupFiles, backupRow{Name: clean(f.Name, 100), Size: formatSize(f.Size), Time: f.Time})
+	}
+}
+
+// doctor runs the doctor's local checks and splits its report into findings.
+func (c *Console) doctor(ctx context.Context, data *systemPage) {
+	if c.cfg.Doctor == nil {
+		return
+	}
+	data.Doctor = true
+	ctx, cancel := context.WithTimeout(ctx, doctorTimeout)
+	defer cancel()
+	report, err := c.cfg.Doctor(ctx)
+	if err != nil {
+		c.log.Error().Err(err).Msg("console: doctor")
+		data.DoctorError = true
+		return
+	}
+	data.DoctorOK = true
+	for line := range strings.Lines(report) {
+		line = strings.TrimSpace(line)
+		level, rest, _ := strings.Cut(line, " ")
+		switch level {
+		case "ok", "warn", "FAIL":
+			what, fix, _ := strings.Cut(strings.TrimSpace(rest), " — ")
+			data.Findings = append(data.Findings, finding{Level: level, What: what, Fix: fix})
+			data.DoctorOK = data.DoctorOK && level != "FAIL"
+		default:
+			if strings.HasPrefix(line, "doctor: ") {
+				data.DoctorSummary = strings.TrimPrefix(line, "doctor: ")
+			}
+		}
+	}
+}
+
+// formatSize shows a file's size in bytes, KiB, MiB or GiB.
+func formatSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 2; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMG"[exp])
 }
 
 // postBackup streams a consistent snapshot of the whole file, from one read transaction, as an

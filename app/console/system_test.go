@@ -1,12 +1,15 @@
 package console_test
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ownsona/ownsona/app/console"
 	"github.com/ownsona/ownsona/app/memory"
@@ -70,4 +73,74 @@ func TestConsole_NoBackup(t *testing.T) {
 	wantNotContains(t, "the system page", b.page(t, "/console/system"), "Download a backup now")
 	body := b.mustPost(t, "/console/system/backup", nil)
 	wantContains(t, "the page after asking", body, "This server offers no backup download.")
+}
+
+// TestConsole_SystemBackupsAndDoctor: the recent scheduled backups, newest first, and the
+// doctor's local findings, each shown as text; or what to do when there are none.
+func TestConsole_SystemBackupsAndDoctor(t *testing.T) {
+	day := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
+	files := []console.BackupFile{
+		{Name: "ownsona-20261121T030000Z.db", Size: 1 << 20, Time: day.Add(-24 * time.Hour)},
+		{Name: "ownsona-20261122T030000Z.db", Size: 1536, Time: day},
+	}
+	const report = "ok   db /srv/ownsona.db (1.0 MiB, mode 0600, owner ownsona)\n" +
+		"FAIL public URL <script>alert(1)</script> is not https — set OWNSONA_PUBLIC_URL to https://…\n" +
+		"doctor: 1 problem: change what the FAIL lines say\n"
+	var asked []bool // whether each doctor run had a deadline
+	for _, tc := range []struct {
+		name    string
+		backups func() ([]console.BackupFile, error)
+		doctor  console.DoctorFunc
+		want    []string
+		wantNot []string
+	}{
+		{
+			name:    "both",
+			backups: func() ([]console.BackupFile, error) { return files, nil },
+			doctor: func(ctx context.Context) (string, error) {
+				_, ok := ctx.Deadline()
+				asked = append(asked, ok)
+				return report, nil
+			},
+			want: []string{
+				"<dt>2026-11-22 03:00 UTC</dt><dd><code class=\"wrap\">ownsona-20261122T030000Z.db</code>, 1.5 KiB</dd>\n" +
+					"<dt>2026-11-21 03:00 UTC</dt><dd><code class=\"wrap\">ownsona-20261121T030000Z.db</code>, 1.0 MiB</dd>",
+				`<p class="state bad">1 problem: change what the FAIL lines say</p>`,
+				`<span class="badge">ok</span> db /srv/ownsona.db (1.0 MiB, mode 0600, owner ownsona)`,
+				`<span class="badge">FAIL</span> public URL &lt;script&gt;alert(1)&lt;/script&gt; is not https<br><span class="hint">set OWNSONA_PUBLIC_URL to https://…</span>`,
+			},
+			wantNot: []string{"<script>alert"},
+		},
+		{
+			name:    "none configured",
+			want:    []string{"No scheduled backups: start the server with <code>--backup-dir</code>", "run <code>ownsona doctor</code> on the server"},
+			wantNot: []string{`class="badge"`},
+		},
+		{
+			name:    "empty directory, healthy",
+			backups: func() ([]console.BackupFile, error) { return nil, nil },
+			doctor: func(context.Context) (string, error) {
+				return "ok   db /srv/ownsona.db (40 KiB)\ndoctor: no problems found\n", nil
+			},
+			want: []string{"None yet: the first is taken", `<p class="state good">no problems found</p>`},
+		},
+		{
+			name:    "failures",
+			backups: func() ([]console.BackupFile, error) { return nil, errors.New("permission denied") },
+			doctor:  func(context.Context) (string, error) { return "", errors.New("boom") },
+			want:    []string{"The backup directory could not be read", "The doctor could not run"},
+			wantNot: []string{"permission denied", "boom"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := MustOpen(t)
+			f.SetSystem(tc.backups, tc.doctor)
+			body := f.signedIn(t).page(t, "/console/system")
+			wantContains(t, "the system page", body, tc.want...)
+			wantNotContains(t, "the system page", body, tc.wantNot...)
+		})
+	}
+	if len(asked) != 1 || !asked[0] {
+		t.Errorf("doctor runs with a deadline: %v, want one run with one", asked)
+	}
 }

@@ -4,7 +4,7 @@
 //
 // The simplest use, in front of /mcp once the caller is known:
 //
-//	lim := limit.New(limit.Config{PerMinute: 120, Burst: 20}) // nil (off) when PerMinute is 0
+//	lim := limit.New(limit.Config{PerMinute: 120, Burst: 20}) // off when PerMinute is 0
 //	gate := limit.NewGate(64)
 //	mux.Handle("/mcp", gate.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 //		key := limit.RemoteAddrKey(r.RemoteAddr) // or "client:"+p.ClientID, "pat:"+p.ClientID
@@ -24,6 +24,10 @@
 // takes nothing, so a client that waits for Retry-After is served. The table stores one
 // number per key (the time its bucket will be full again, the GCRA form of a token bucket), so
 // a key whose bucket is full is the same as an absent one and costs nothing to forget.
+//
+// Set changes the rate and burst while the server runs (the console's Settings page): each key
+// keeps the tokens it has used, which refill at the new rate, and never owes more than the new
+// burst; 0 turns limiting off and forgets every bucket.
 //
 // Headers: X-RateLimit-Limit is the sustained rate (requests per minute), X-RateLimit-Remaining
 // the whole tokens left now (at most Burst-1 after a request, never negative), and
@@ -50,5 +54,6 @@
 // # Caveats
 //
 // State is in memory only: a restart gives every key a full bucket. Limits are per process.
-// A nil *Limiter and a nil *Gate are valid and limit nothing.
+// A nil *Limiter and a nil *Gate are valid and limit nothing; a nil *Limiter cannot be
+// turned on by Set, so give a server New's Limiter even when it starts with limiting off.
 package limit

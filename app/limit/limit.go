@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,7 +25,8 @@ const (
 // requests for different keys rarely wait for each other.
 const shards = 32
 
-// Config configures a Limiter. The zero value turns limiting off.
+// Config configures a Limiter. The zero value turns limiting off; Set changes PerMinute and
+// Burst later.
 type Config struct {
 	// PerMinute is the sustained rate: requests per minute per key, refilled continuously (one
 	// token every minute/PerMinute). If zero or negative, limiting is off: every Allow
@@ -41,17 +43,32 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Limiter is a token bucket per key. It is safe for concurrent use. A nil *Limiter is off:
-// every Allow succeeds.
+// Limiter is a token bucket per key. It is safe for concurrent use, Set included. A nil
+// *Limiter is off: every Allow succeeds.
 type Limiter struct {
+	rate     atomic.Pointer[rate] // replaced by Set while it holds every shard's lock
+	perShard int
+	now      func() time.Time
+	epoch    time.Time // tats are nanoseconds since epoch, read with the monotonic clock
+	seed     maphash.Seed
+	shards   [shards]shard
+}
+
+// rate is a Limiter's rate and burst, as Allow uses them. perMinute ≤ 0 is off.
+type rate struct {
 	perMinute int
+	burst     int
 	interval  int64 // nanoseconds per token
-	depth     int64 // Burst * interval: how far ahead of now a bucket's tat may run
-	perShard  int
-	now       func() time.Time
-	epoch     time.Time // tats are nanoseconds since epoch, read with the monotonic clock
-	seed      maphash.Seed
-	shards    [shards]shard
+	depth     int64 // burst * interval: how far ahead of now a bucket's tat may run
+}
+
+func newRate(perMinute, burst int) *rate {
+	if perMinute <= 0 {
+		return &rate{}
+	}
+	burst = min(max(burst, 1), MaxBurst)
+	interval := max(int64(time.Minute)/int64(perMinute), 1)
+	return &rate{perMinute: perMinute, burst: burst, interval: interval, depth: int64(burst) * interval}
 }
 
 // shard is one part of the table. Each key holds its bucket's theoretical arrival time (the
@@ -64,12 +81,8 @@ type shard struct {
 	_       [64]byte // keeps neighbouring shards' locks off one cache line
 }
 
-// New returns a Limiter for cfg. With cfg.PerMinute ≤ 0 it returns nil, which is off.
+// New returns a Limiter for cfg. With cfg.PerMinute ≤ 0 it is off until Set turns it on.
 func New(cfg Config) *Limiter {
-	if cfg.PerMinute <= 0 {
-		return nil
-	}
-	burst := min(max(cfg.Burst, 1), MaxBurst)
 	maxKeys := cfg.MaxKeys
 	if maxKeys <= 0 {
 		maxKeys = DefaultMaxKeys
@@ -78,27 +91,70 @@ func New(cfg Config) *Limiter {
 	if now == nil {
 		now = time.Now
 	}
-	interval := max(int64(time.Minute)/int64(cfg.PerMinute), 1)
 	l := &Limiter{
-		perMinute: cfg.PerMinute,
-		interval:  interval,
-		depth:     int64(burst) * interval,
-		perShard:  max(maxKeys/shards, 1),
-		now:       now,
-		epoch:     now(),
-		seed:      maphash.MakeSeed(),
+		perShard: max(maxKeys/shards, 1),
+		now:      now,
+		epoch:    now(),
+		seed:     maphash.MakeSeed(),
 	}
+	l.rate.Store(newRate(cfg.PerMinute, cfg.Burst))
 	for i := range l.shards {
 		l.shards[i].tat = make(map[uint64]int64)
 	}
 	return l
 }
 
+// Set changes the rate and burst at once, as Config.PerMinute and Config.Burst: perMinute ≤ 0
+// turns limiting off (and forgets every bucket), and a later Set turns it on again with every
+// bucket full. Each key keeps the tokens it has used, which then refill at the new rate; a key
+// never owes more than the new burst. So raising the limit frees a throttled client at once,
+// and lowering it refuses a client that has already used the new burst. Set is safe for
+// concurrent use with Allow; it walks every bucket, so it is meant for rare changes (a
+// setting), not for every request.
+func (l *Limiter) Set(perMinute, burst int) {
+	if l == nil {
+		return
+	}
+	next := newRate(perMinute, burst)
+	for i := range l.shards {
+		l.shards[i].mu.Lock()
+	}
+	defer func() {
+		for i := range l.shards {
+			l.shards[i].mu.Unlock()
+		}
+	}()
+	prev := l.rate.Load()
+	l.rate.Store(next)
+	now := int64(l.now().Sub(l.epoch))
+	for i := range l.shards {
+		s := &l.shards[i]
+		for k, t := range s.tat {
+			if t <= now || next.perMinute <= 0 || prev.perMinute <= 0 {
+				delete(s.tat, k)
+				continue
+			}
+			used := float64(t-now) / float64(prev.interval) // tokens taken and not yet refilled
+			s.tat[k] = now + min(int64(used*float64(next.interval)), next.depth)
+		}
+	}
+}
+
+// Rate returns the rate in force, as Set takes it: requests per minute (0 when off) and burst.
+func (l *Limiter) Rate() (perMinute, burst int) {
+	if l == nil {
+		return 0, 0
+	}
+	r := l.rate.Load()
+	return r.perMinute, r.burst
+}
+
 // Decision is what Allow decided, with what the caller needs for its response headers.
 type Decision struct {
 	// Allowed reports whether the request may proceed.
 	Allowed bool
-	// Limit is Config.PerMinute, the sustained requests per minute; 0 when limiting is off.
+	// Limit is the sustained requests per minute in force (Config.PerMinute, or the last
+	// Set's); 0 when limiting is off.
 	Limit int
 	// Remaining is how many more requests the key may make right now: the whole tokens left in
 	// its bucket after this request, from 0 to Burst-1. Never negative; 0 when refused.
@@ -146,29 +202,34 @@ func (d Decision) SetHeaders(h http.Header) {
 // to 64 bits with a random per-Limiter seed: two keys that collide share a bucket, with odds of
 // about n²/2⁶⁵ for n keys.
 func (l *Limiter) Allow(key string) Decision {
-	if l == nil {
+	if l == nil || l.rate.Load().perMinute <= 0 {
 		return Decision{Allowed: true}
 	}
 	h := maphash.String(l.seed, key)
 	s := &l.shards[h%shards]
 
 	s.mu.Lock()
+	r := l.rate.Load() // under a shard's lock: Set cannot change it while the bucket is read
+	if r.perMinute <= 0 {
+		s.mu.Unlock()
+		return Decision{Allowed: true}
+	}
 	nowT := l.now()
 	now := int64(nowT.Sub(l.epoch))
 	tat, ok := s.tat[h]
 	switch {
 	case !ok || tat < now:
 		tat = now
-	case tat-now > l.depth: // the clock went back: never owe more than a full bucket
-		tat = now + l.depth
+	case tat-now > r.depth: // the clock went back: never owe more than a full bucket
+		tat = now + r.depth
 	}
-	next := tat + l.interval
-	if next-now > l.depth {
+	next := tat + r.interval
+	if next-now > r.depth {
 		s.mu.Unlock()
 		return Decision{
-			Limit:      l.perMinute,
+			Limit:      r.perMinute,
 			Reset:      nowT.Add(time.Duration(tat - now)),
-			RetryAfter: time.Duration(next - now - l.depth),
+			RetryAfter: time.Duration(next - now - r.depth),
 		}
 	}
 	if !ok && len(s.tat) >= l.perShard {
@@ -178,8 +239,8 @@ func (l *Limiter) Allow(key string) Decision {
 	s.mu.Unlock()
 	return Decision{
 		Allowed:   true,
-		Limit:     l.perMinute,
-		Remaining: int((l.depth - (next - now)) / l.interval),
+		Limit:     r.perMinute,
+		Remaining: int((r.depth - (next - now)) / r.interval),
 		Reset:     nowT.Add(time.Duration(next - now)),
 	}
 }

@@ -179,27 +179,162 @@ func TestLimiter_Allow(t *testing.T) {
 }
 
 func TestLimiter_Off(t *testing.T) {
-	var l *limit.Limiter = limit.New(limit.Config{PerMinute: 0, Burst: 20})
-	if l != nil {
-		t.Fatal("New with PerMinute 0 is not nil")
+	for _, tc := range []struct {
+		name string
+		l    *limit.Limiter
+	}{
+		{"nil", nil},
+		{"PerMinute 0", limit.New(limit.Config{PerMinute: 0, Burst: 20})},
+		{"PerMinute negative", limit.New(limit.Config{PerMinute: -5})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := tc.l
+			for range 1000 {
+				d := l.Allow("k")
+				if !d.Allowed {
+					t.Fatal("refused while off")
+				}
+				h := http.Header{}
+				d.SetHeaders(h)
+				if len(h) != 0 {
+					t.Fatalf("headers while off: %v", h)
+				}
+			}
+			if l.Len() != 0 {
+				t.Errorf("Len = %d, want 0", l.Len())
+			}
+			if pm, _ := l.Rate(); pm != 0 {
+				t.Errorf("Rate = %d/min, want 0", pm)
+			}
+		})
 	}
-	for range 1000 {
-		d := l.Allow("k")
-		if !d.Allowed {
-			t.Fatal("refused while off")
+}
+
+// TestLimiter_Set: a rate changed at run time applies to the next request, and each key keeps
+// the tokens it has used.
+func TestLimiter_Set(t *testing.T) {
+	// use takes n tokens of key, failing the test when one is refused.
+	use := func(t *testing.T, l *limit.Limiter, key string, n int) {
+		t.Helper()
+		for i := range n {
+			if !l.Allow(key).Allowed {
+				t.Fatalf("%s: request %d of %d refused", key, i+1, n)
+			}
 		}
-		h := http.Header{}
-		d.SetHeaders(h)
-		if len(h) != 0 {
-			t.Fatalf("headers while off: %v", h)
+	}
+	t.Run("lower", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			l := MustNew(t, limit.Config{}) // 120/min, burst 20
+			use(t, l, "used", 3)
+			l.Set(6, 5) // one token every 10 s
+			if pm, b := l.Rate(); pm != 6 || b != 5 {
+				t.Errorf("Rate = %d, %d; want 6, 5", pm, b)
+			}
+			use(t, l, "used", 2) // 3 of the new 5 are used already
+			d := l.Allow("used")
+			if d.Allowed {
+				t.Fatal("allowed past the new burst")
+			}
+			if got, want := d.Limit, 6; got != want {
+				t.Errorf("Limit = %d, want %d", got, want)
+			}
+			if got, want := d.RetryAfter, 10*time.Second; got != want {
+				t.Errorf("RetryAfter = %v, want %v (one token at the new rate)", got, want)
+			}
+			use(t, l, "fresh", 5)
+			if l.Allow("fresh").Allowed {
+				t.Error("a new key allowed past the new burst")
+			}
+			time.Sleep(10 * time.Second)
+			use(t, l, "fresh", 1)
+		})
+	})
+	t.Run("debt capped at the new burst", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			l := MustNew(t, limit.Config{})
+			use(t, l, "k", limit.DefaultBurst)
+			l.Set(60, 2) // one a second; the key owed 20 tokens, now at most 2
+			if d := l.Allow("k"); d.Allowed || d.RetryAfter != time.Second {
+				t.Fatalf("after lowering the burst: allowed %v, RetryAfter %v; want refused, 1s", d.Allowed, d.RetryAfter)
+			}
+			time.Sleep(2 * time.Second)
+			use(t, l, "k", 2)
+		})
+	})
+	t.Run("raise frees a throttled key", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			l := MustNew(t, limit.Config{PerMinute: 1, Burst: 1})
+			use(t, l, "k", 1)
+			if l.Allow("k").Allowed {
+				t.Fatal("second request at 1/min allowed")
+			}
+			l.Set(limit.DefaultPerMinute, limit.DefaultBurst)
+			d := l.Allow("k") // one token used, at the new rate: 18 left after this one
+			if !d.Allowed || d.Remaining != limit.DefaultBurst-2 {
+				t.Errorf("after raising: allowed %v, Remaining %d; want true, %d", d.Allowed, d.Remaining, limit.DefaultBurst-2)
+			}
+		})
+	})
+	t.Run("off and on", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			l := MustNew(t, limit.Config{PerMinute: 1, Burst: 1})
+			use(t, l, "k", 1)
+			l.Set(0, 1)
+			for range 100 {
+				d := l.Allow("k")
+				h := http.Header{}
+				d.SetHeaders(h)
+				if !d.Allowed || len(h) != 0 {
+					t.Fatalf("while off: allowed %v, headers %v", d.Allowed, h)
+				}
+			}
+			if l.Len() != 0 {
+				t.Errorf("Len = %d while off, want 0", l.Len())
+			}
+			l.Set(1, 2) // on again: every bucket full
+			use(t, l, "k", 2)
+			if l.Allow("k").Allowed {
+				t.Error("allowed past the burst once on again")
+			}
+		})
+	})
+	t.Run("a limiter made off", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			l := limit.New(limit.Config{})
+			use(t, l, "k", 100)
+			l.Set(60, 1)
+			use(t, l, "k", 1)
+			if l.Allow("k").Allowed {
+				t.Error("Set did not turn limiting on")
+			}
+		})
+	})
+	t.Run("nil", func(t *testing.T) {
+		var l *limit.Limiter
+		l.Set(1, 1) // no effect, no panic
+		for i := range 2 {
+			if !l.Allow("k").Allowed {
+				t.Errorf("a nil Limiter refused request %d", i+1)
+			}
 		}
-	}
-	if l.Len() != 0 {
-		t.Errorf("Len = %d, want 0", l.Len())
-	}
-	if limit.New(limit.Config{PerMinute: -5}) != nil {
-		t.Error("New with negative PerMinute is not nil")
-	}
+	})
+	t.Run("concurrent with Allow", func(t *testing.T) {
+		l := limit.New(limit.Config{PerMinute: limit.DefaultPerMinute, Burst: limit.DefaultBurst})
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Go(func() {
+				for i := range 2000 {
+					l.Allow("k" + strconv.Itoa((g*2000+i)%64))
+				}
+			})
+		}
+		wg.Go(func() {
+			for i := range 200 {
+				l.Set(i%3*60, 1+i%7)
+			}
+		})
+		wg.Wait()
+	})
 }
 
 func TestDecision_SetHeaders(t *testing.T) {

@@ -1,0 +1,60 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/ownsona/ownsona/app/console"
+	"github.com/ownsona/ownsona/app/doctor"
+	"github.com/ownsona/ownsona/app/ops"
+)
+
+// What the console's System page reads of the host: the scheduled backups and the doctor's
+// local findings.
+
+// backupFiles lists the scheduled backups in cfg.BackupDir (the files backupNow writes), newest
+// first; none while the directory does not exist yet.
+func (a *App) backupFiles() ([]console.BackupFile, error) {
+	entries, err := os.ReadDir(a.cfg.BackupDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []console.BackupFile
+	for i := len(entries) - 1; i >= 0; i-- { // ReadDir sorts by name: the timestamp, oldest first
+		e := entries[i]
+		name := e.Name()
+		stamp, ok := strings.CutPrefix(strings.TrimSuffix(name, ".db"), backupPrefix)
+		if !ok || !strings.HasSuffix(name, ".db") || !e.Type().IsRegular() {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue // pruned meanwhile
+		}
+		at, err := time.Parse("20060102T150405Z", stamp)
+		if err != nil {
+			at = fi.ModTime()
+		}
+		out = append(out, console.BackupFile{Name: name, Size: fi.Size(), Time: at})
+	}
+	return out, nil
+}
+
+// localDoctor runs the doctor's checks of the file and the configuration as `ownsona doctor`
+// would for this server, without --public: nothing leaves the machine.
+func (a *App) localDoctor(ctx context.Context) (string, error) {
+	cfg := a.cfg
+	var b strings.Builder
+	_, err := doctor.Run(ctx, doctor.Options{DB: cfg.DB, PublicURL: cfg.PublicURL, TLS: cfg.TLS, Domains: cfg.Domains,
+		TrustedProxies: cfg.TrustedProxies, FileSizeWarning: func(n int64) string { return ops.WarnFileSize(runtime.GOARCH, n) },
+		Now: a.now}, &b)
+	return b.String(), err
+}

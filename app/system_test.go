@@ -1,0 +1,50 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSystem_BackupsAndDoctor: the console's System page lists the scheduled backups of
+// --backup-dir, newest first, and the doctor's local findings about this server's file.
+func TestSystem_BackupsAndDoctor(t *testing.T) {
+	clock := newFakeClock()
+	cfg := testConfig(t, clock)
+	cfg.BackupDir = filepath.Join(t.TempDir(), "backups")
+	a := MustOpen(t, cfg)
+	b := newConsoleBrowser(t, "http://127.0.0.1", handlerTransport{a.Handler()})
+	b.signIn()
+	if page := b.page("/console/system"); !strings.Contains(page, "None yet: the first is taken") {
+		t.Errorf("before the first backup (no directory yet):\n%s", page)
+	}
+	var names []string
+	for range 2 {
+		p, err := a.backupNow()
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, filepath.Base(p))
+		clock.Advance(time.Minute) // within the console session's idle timeout
+	}
+	if err := os.WriteFile(filepath.Join(cfg.BackupDir, "notes.txt"), []byte("not a backup"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	files, err := a.backupFiles()
+	if err != nil || len(files) != 2 || files[0].Name != names[1] || files[1].Name != names[0] || files[0].Size == 0 ||
+		!files[0].Time.Equal(clock.Now().Add(-time.Minute).Truncate(time.Second)) {
+		t.Fatalf("backupFiles = %+v, %v; want %v newest first, timed by their names", files, err, names)
+	}
+	page := b.page("/console/system")
+	newest, older := strings.Index(page, names[1]), strings.Index(page, names[0])
+	if newest < 0 || older < newest || strings.Contains(page, "notes.txt") {
+		t.Errorf("the page does not list %v newest first, and only them:\n%s", names, page)
+	}
+	for _, want := range []string{`<span class="badge">ok</span> db ` + cfg.DB, "Doctor"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q:\n%s", want, page)
+		}
+	}
+}
