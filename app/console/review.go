@@ -6,6 +6,7 @@ package console
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -103,6 +104,34 @@ func (c *Console) postKeepOne(q *req) string {
 		c.bad(q, "Choose one of the memories of the group to keep.")
 		return back
 	}
+	merged := q.form.Get("merge") != ""
+	if merged {
+		// Merge: the kept memory takes the text written for the group and every tag of the
+		// group, then the others are forgotten as replaced by it.
+		text := strings.TrimSpace(q.form.Get("text"))
+		if text == "" {
+			c.bad(q, "Nothing merged: write the merged text first.")
+			return back
+		}
+		var tags []string
+		for _, id := range append([]uint64{keep}, others...) {
+			if m, err := c.mem.Get(id); err == nil {
+				for _, t := range m.Tags {
+					if !slices.Contains(tags, t) {
+						tags = append(tags, t)
+					}
+				}
+			}
+		}
+		up, err := c.mem.Update(q.r.Context(), []memory.Patch{{ID: keep, Text: &text, Tags: &tags}}, false)
+		if err == nil && len(up) == 1 {
+			err = up[0].Err
+		}
+		if err != nil {
+			c.bad(q, "Nothing merged: "+describe(err))
+			return back
+		}
+	}
 	res, err := c.mem.Forget(others, memory.Forgetting{Reason: fmt.Sprintf("near duplicate of memory %d (console review)", keep), ReplacedBy: &keep})
 	if err != nil {
 		c.bad(q, "Nothing forgotten: "+describe(err))
@@ -114,7 +143,11 @@ func (c *Console) postKeepOne(q *req) string {
 			n++
 		}
 	}
-	c.ok(q, fmt.Sprintf("Kept memory %d; %s forgotten (in the trash).", keep, plural(n, "near duplicate", "near duplicates")))
+	verb := "Kept"
+	if merged {
+		verb = "Merged the group into"
+	}
+	c.ok(q, fmt.Sprintf("%s memory %d; %s forgotten (in the trash).", verb, keep, plural(n, "near duplicate", "near duplicates")))
 	return back
 }
 

@@ -75,3 +75,28 @@ func TestConsole_Review(t *testing.T) {
 		t.Error("the tag table lost a tag")
 	}
 }
+
+// TestConsole_ReviewMerge: a group of near duplicates merged into one: the chosen memory takes
+// the text written for the group and every tag of the group, the others are forgotten as
+// replaced by it; without a text nothing changes.
+func TestConsole_ReviewMerge(t *testing.T) {
+	f := MustOpen(t)
+	a := f.remember(t, []string{"family"}, "My sister Ana lives in Lisbon")
+	c := f.remember(t, []string{"places"}, "My sister Ana lives in Lisbon.")
+	ids := url.Values{"ids": {fmt.Sprintf("%d,%d", a[0], c[0])}, "keep": {fmt.Sprint(a[0])}, "merge": {"1"}}
+	b := f.signedIn(t)
+
+	wantContains(t, "merge without a text", b.mustPost(t, "/console/review/duplicates", ids), "Nothing merged: write the merged text first.")
+	if f.get(t, c[0]).Deleted() {
+		t.Fatal("a merge without a text forgot a memory")
+	}
+	ids.Set("text", "My sister Ana lives in Lisbon, near the river")
+	wantContains(t, "after merging", b.mustPost(t, "/console/review/duplicates", ids), fmt.Sprintf("Merged the group into memory %d; 1 near duplicate forgotten", a[0]))
+	kept := f.get(t, a[0])
+	if kept.Text != "My sister Ana lives in Lisbon, near the river" || !slices.Equal(kept.Tags, []string{"family", "places"}) {
+		t.Errorf("the kept memory = %q %v, want the merged text and both tags", kept.Text, kept.Tags)
+	}
+	if m := f.get(t, c[0]); !m.Deleted() || m.ReplacedByID == nil || *m.ReplacedByID != a[0] {
+		t.Errorf("the other memory after the merge: %+v, want forgotten, replaced by %d", m, a[0])
+	}
+}
