@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/ownsona/ownsona/oauth"
 	"github.com/ownsona/ownsona/oauth/policy"
@@ -71,7 +70,7 @@ func (c *Console) getConnections(q *req) {
 	live := map[string][]string{} // client id → the scopes of its live grants
 	for _, g := range grants {
 		byClient[g.ClientID] = append(byClient[g.ClientID], grantRow{Scope: strings.Join(g.Scope, " "), Created: g.CreatedAt,
-			Refreshed: g.RefreshedAt, Revoked: g.RevokedAt, Reason: clean(g.RevokeReason, 80)})
+			Refreshed: g.RefreshedAt, Revoked: g.RevokedAt, Reason: policy.Displayable(g.RevokeReason, 80)})
 		if g.RevokedAt == nil {
 			for _, sc := range g.Scope {
 				if !slices.Contains(live[g.ClientID], sc) {
@@ -83,7 +82,7 @@ func (c *Console) getConnections(q *req) {
 	for _, cl := range clients {
 		scope := live[cl.ID]
 		slices.Sort(scope)
-		row := clientRow{ID: cl.ID, Name: clean(cl.Name, 80), Registered: cl.CreatedAt, AuthorizedAt: cl.AuthorizedAt, LastUsed: cl.LastUsedAt,
+		row := clientRow{ID: cl.ID, Name: policy.Displayable(cl.Name, 80), Registered: cl.CreatedAt, AuthorizedAt: cl.AuthorizedAt, LastUsed: cl.LastUsedAt,
 			Scope: strings.Join(scope, " "), Writeable: slices.Contains(scope, policy.ScopeWrite), Grants: byClient[cl.ID]}
 		if row.Name == "" {
 			row.Name = "An unnamed app"
@@ -103,7 +102,7 @@ func (c *Console) getConnections(q *req) {
 	}
 	now := c.now()
 	for _, p := range pats {
-		data.Tokens = append(data.Tokens, tokenRow{ID: p.ID, Name: clean(p.Name, 80), Scope: strings.Join(p.Scope, " "),
+		data.Tokens = append(data.Tokens, tokenRow{ID: p.ID, Name: policy.Displayable(p.Name, 80), Scope: strings.Join(p.Scope, " "),
 			Created: p.CreatedAt, Expires: p.ExpiresAt, LastUsed: p.LastUsedAt, Expired: p.ExpiresAt != nil && !now.Before(*p.ExpiresAt),
 			Writeable: slices.Contains(p.Scope, policy.ScopeWrite)})
 	}
@@ -114,32 +113,12 @@ func (c *Console) getConnections(q *req) {
 func redirectHost(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return clean(raw, 100)
+		return policy.Displayable(raw, 100)
 	}
 	if s := strings.ToLower(u.Scheme); s != "http" && s != "https" {
-		return clean(s, 40) + ": (an app on the device)"
+		return policy.Displayable(s, 40) + ": (an app on the device)"
 	}
-	return clean(u.Host, 100)
-}
-
-// clean makes text that others chose (client and token names) harmless to show, on top of the
-// template's escaping: control, format (bidi overrides, zero-width), private-use and separator
-// characters become U+FFFD, and text beyond max characters is cut with "…".
-func clean(s string, max int) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range s {
-		if r == unicode.ReplacementChar || unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co, unicode.Zl, unicode.Zp) {
-			r = unicode.ReplacementChar
-		}
-		if n == max {
-			b.WriteString("…")
-			break
-		}
-		b.WriteRune(r)
-		n++
-	}
-	return strings.TrimSpace(b.String())
+	return policy.Displayable(u.Host, 100)
 }
 
 func (c *Console) postRevokeClient(q *req) string {
@@ -215,6 +194,6 @@ func (c *Console) postRevokeToken(q *req) string {
 		c.bad(q, "Nothing revoked: no such token.")
 		return back
 	}
-	c.ok(q, fmt.Sprintf("The token %s is revoked: it no longer works.", clean(p.Name, 80)))
+	c.ok(q, fmt.Sprintf("The token %s is revoked: it no longer works.", policy.Displayable(p.Name, 80)))
 	return back
 }

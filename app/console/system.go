@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ownsona/ownsona/app/memory"
+	"github.com/ownsona/ownsona/oauth/policy"
 )
 
 // systemPage is the System page's data.
@@ -112,7 +113,7 @@ func (c *Console) backups(data *systemPage) {
 	files = slices.Clone(files)
 	slices.SortStableFunc(files, func(a, b BackupFile) int { return b.Time.Compare(a.Time) })
 	for _, f := range files[:min(len(files), maxBackupsShown)] {
-		data.BackupFiles = append(data.BackupFiles, backupRow{Name: clean(f.Name, 100), Size: formatSize(f.Size), Time: f.Time})
+		data.BackupFiles = append(data.BackupFiles, backupRow{Name: policy.Displayable(f.Name, 100), Size: formatSize(f.Size), Time: f.Time})
 	}
 }
 

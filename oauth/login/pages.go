@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode"
 
 	"github.com/ownsona/ownsona/oauth/policy"
 )
@@ -114,10 +113,10 @@ func newConsentView(req wireReq, tok, csrf, msg string) consentView {
 		Logout:   PathLogout,
 	}
 	if u, err := url.Parse(req.ClientID); err == nil && u.Scheme == "https" && u.Host != "" {
-		v.ClientHost = clean(u.Host, 253)
+		v.ClientHost = policy.Displayable(u.Host, 253)
 	}
 	for _, s := range req.Scope {
-		v.Scopes = append(v.Scopes, scopeView{Name: clean(s, 64), Desc: scopeText[s]})
+		v.Scopes = append(v.Scopes, scopeView{Name: policy.Displayable(s, 64), Desc: scopeText[s]})
 	}
 	return v
 }
@@ -131,13 +130,13 @@ var scopeText = map[string]string{
 func describeRedirect(raw string) redirectView {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return redirectView{Host: clean(raw, 253)}
+		return redirectView{Host: policy.Displayable(raw, 253)}
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "http", "https":
-		return redirectView{Host: clean(u.Host, 253), Local: isLoopback(u.Hostname())}
+		return redirectView{Host: policy.Displayable(u.Host, 253), Local: isLoopback(u.Hostname())}
 	default:
-		return redirectView{Host: clean(u.Scheme, 64) + ":", App: true}
+		return redirectView{Host: policy.Displayable(u.Scheme, 64) + ":", App: true}
 	}
 }
 
@@ -151,32 +150,10 @@ func isLoopback(host string) bool {
 // displayName is a client's self-declared name as shown: cleaned, at most
 // 80 characters, "An unnamed app" if empty.
 func displayName(s string) string {
-	if s = clean(s, 80); s == "" {
+	if s = policy.Displayable(s, 80); s == "" {
 		return "An unnamed app"
 	}
 	return s
-}
-
-// clean makes client-supplied text harmless to show (escaping is the
-// template's job): control, format (bidi overrides and isolates, zero-width
-// characters), private-use and line/paragraph separator characters and
-// invalid UTF-8 become U+FFFD, and text beyond max characters is cut with
-// "…".
-func clean(s string, max int) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range s {
-		if r == unicode.ReplacementChar || unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co, unicode.Zl, unicode.Zp) {
-			r = unicode.ReplacementChar
-		}
-		if n == max {
-			b.WriteString("…")
-			break
-		}
-		b.WriteRune(r)
-		n++
-	}
-	return strings.TrimSpace(b.String())
 }
 
 // consentCSP returns the extra form-action source for a consent page whose

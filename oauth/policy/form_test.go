@@ -117,3 +117,25 @@ func FuzzParseForm(f *testing.F) {
 		}
 	})
 }
+
+func TestDisplayable(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"Claude", 80, "Claude"},
+		{"  Claude  ", 80, "Claude"},
+		{"Claude\u202egnp.exe", 80, "Claude\ufffdgnp.exe"},
+		{"a\x1b]0;x\x07b", 80, "a\ufffd]0;x\ufffdb"},
+		{"zero\u200bwidth", 80, "zero\ufffdwidth"},
+		{"line\u2028break", 80, "line\ufffdbreak"},
+		{"bad \xff utf-8", 80, "bad \ufffd utf-8"},
+		{"abcdef", 3, "abc…"},
+		{"abc", 3, "abc"},
+	} {
+		if got := Displayable(tc.in, tc.max); got != tc.want {
+			t.Errorf("Displayable(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
+		}
+	}
+}
