@@ -4,7 +4,6 @@ package memory
 // the trash (the console's Trash page).
 
 import (
-	"fmt"
 	"slices"
 )
 
@@ -33,18 +32,7 @@ func (s *Store) Restore(ids []uint64) ([]Restored, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Restored, len(ids))
-	seen := map[uint64]int{}
-	for i, id := range ids {
-		out[i].ID = id
-		if j, dup := seen[id]; dup {
-			out[i].Err = &InputError{Field: fmt.Sprintf("ids[%d]", i), Reason: fmt.Sprintf("memory %d is already listed at ids[%d]", id, j)}
-			continue
-		}
-		seen[id] = i
-		out[i].Err, out[i].Already = errs[id], already[id]
-	}
-	return out, nil
+	return perID[Restored](ids, errs, already), nil
 }
 
 // EmptyTrash erases every forgotten memory for good, with its vector and index entries, in one

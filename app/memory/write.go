@@ -210,18 +210,39 @@ func (s *Store) Forget(ids []uint64, f Forgetting) ([]Forgotten, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Forgotten, len(ids))
+	return perID[Forgotten](ids, errs, already), nil
+}
+
+// idOutcome is the shape of Forgotten and Restored: what became of one id of a list.
+type idOutcome interface {
+	~struct {
+		ID      uint64
+		Already bool
+		Err     error
+	}
+}
+
+// perID lays out the outcome of each of ids in their order, from the errors and the ids that
+// needed no change that modify reported; an id listed again fails there with an *InputError
+// naming where it was listed first.
+func perID[T idOutcome](ids []uint64, errs map[uint64]error, already map[uint64]bool) []T {
+	out := make([]T, len(ids))
 	seen := map[uint64]int{}
 	for i, id := range ids {
-		out[i].ID = id
+		o := struct {
+			ID      uint64
+			Already bool
+			Err     error
+		}{ID: id}
 		if j, dup := seen[id]; dup {
-			out[i].Err = &InputError{Field: fmt.Sprintf("ids[%d]", i), Reason: fmt.Sprintf("memory %d is already listed at ids[%d]", id, j)}
-			continue
+			o.Err = &InputError{Field: fmt.Sprintf("ids[%d]", i), Reason: fmt.Sprintf("memory %d is already listed at ids[%d]", id, j)}
+		} else {
+			seen[id] = i
+			o.Err, o.Already = errs[id], already[id]
 		}
-		seen[id] = i
-		out[i].Err, out[i].Already = errs[id], already[id]
+		out[i] = T(o)
 	}
-	return out, nil
+	return out
 }
 
 func (s *Store) checkReason(reason string) error {
