@@ -51,6 +51,9 @@ type Config struct {
 	Log zerolog.Logger
 	// Now is the clock of recall's time filters and the like. If nil, time.Now.
 	Now func() time.Time
+	// Uploads mints upload tokens and reports imports (prepare_import_upload, import_status).
+	// If nil, those tools are not offered.
+	Uploads Uploads
 }
 
 // Server is the MCP surface of the memory store: an rpc.Server with the tools, resources,
@@ -69,12 +72,13 @@ type Server struct {
 	gate      atomic.Pointer[gate]
 	approvals *approval.Queue
 	askOnly   bool // no console decides: only the client can approve
+	uploads   Uploads
 }
 
 // New builds the MCP surface over cfg.Memories and hangs resource notifications off the
 // store's changes. It fails when the allowlist names a tool ownsona does not have.
 func New(cfg Config) (*Server, error) {
-	s := &Server{mem: cfg.Memories, log: cfg.Log, now: cfg.Now, byName: map[string]*rpc.Tool{}, approvals: cfg.Approvals, askOnly: cfg.AskOnly}
+	s := &Server{mem: cfg.Memories, log: cfg.Log, now: cfg.Now, byName: map[string]*rpc.Tool{}, approvals: cfg.Approvals, askOnly: cfg.AskOnly, uploads: cfg.Uploads}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -84,7 +88,7 @@ func New(cfg Config) (*Server, error) {
 	s.allowlist.Store(ptr(slices.Clone(cfg.Allowlist)))
 	s.SetApproval(cfg.Approval, cfg.ApprovalTimeout)
 	var list []*rpc.Tool
-	for _, family := range [][]*rpc.Tool{s.rememberTools(), s.recallTools(), s.readTools(), s.updateTools(), s.forgetTools(), s.reviewTools(), s.statsTools()} {
+	for _, family := range [][]*rpc.Tool{s.rememberTools(), s.recallTools(), s.readTools(), s.updateTools(), s.forgetTools(), s.reviewTools(), s.statsTools(), s.importTools()} {
 		list = append(list, family...)
 	}
 	for _, t := range list {
@@ -120,7 +124,8 @@ func New(cfg Config) (*Server, error) {
 // catalogue is the order of tools/list (TOOLS.md).
 var catalogue = []string{"remember", "remember_batch", "recall", "search_memory", "build_context_prompt",
 	"list_memories", "get_memory", "update_memory", "update_memory_batch", "confirm", "forget", "forget_batch",
-	"text_search", "find_near_duplicates", "count_memories", "memory_stats", "list_tags", "export_memories"}
+	"text_search", "find_near_duplicates", "count_memories", "memory_stats", "list_tags", "export_memories",
+	"search", "fetch", "prepare_import_upload", "import_status"}
 
 // Names returns the names of ownsona's tools, in the order of tools/list: what an allowlist
 // may name.
