@@ -187,6 +187,7 @@ type capabilities struct {
 	Prompts     *listChanged          `json:"prompts,omitempty"`
 	Resources   *resourceCapabilities `json:"resources,omitempty"`
 	Tools       listChanged           `json:"tools"`
+	Extensions  map[string]any        `json:"extensions,omitempty"`
 }
 
 type initializeResult struct {
@@ -196,11 +197,17 @@ type initializeResult struct {
 	Instructions    string         `json:"instructions,omitempty"`
 }
 
-// initialize negotiates the revision: the client's when supported, else the latest.
+// initialize negotiates the revision: the client's when supported, else the latest. A request
+// without params at all (nil p: seed 001's plain JSON-RPC callers send {"method":"initialize"}
+// alone, in a batch too) gets the latest legacy revision; params without protocolVersion
+// are still refused.
 func (s *Server) initialize(ss *session, p params) (any, error) {
-	asked, err := requiredStr(p, "protocolVersion", "protocolVersion")
-	if err != nil {
-		return nil, err
+	asked := LatestProtocolVersion
+	if p != nil {
+		var err error
+		if asked, err = requiredStr(p, "protocolVersion", "protocolVersion"); err != nil {
+			return nil, err
+		}
 	}
 	var client *Implementation
 	ci, ok, err := object(p, "clientInfo", "clientInfo")
@@ -246,6 +253,9 @@ func (s *Server) capabilities(modern bool) capabilities {
 	}
 	if s.ListResources != nil {
 		caps.Resources = &resourceCapabilities{Subscribe: s.ReadResource != nil, ListChanged: announces("resources")}
+	}
+	if len(s.Extensions) > 0 {
+		caps.Extensions = s.Extensions
 	}
 	return caps
 }
@@ -313,6 +323,7 @@ type toolJSON struct {
 	InputSchema  json.RawMessage  `json:"inputSchema"`
 	OutputSchema json.RawMessage  `json:"outputSchema,omitempty"`
 	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
+	Meta         map[string]any   `json:"_meta,omitempty"`
 }
 
 var objectSchema = json.RawMessage(`{"type":"object"}`)
@@ -333,7 +344,7 @@ func (s *Server) listTools(ctx context.Context, ss *session, p params) (any, err
 	}
 	tools := make([]toolJSON, len(items))
 	for i, t := range items {
-		tools[i] = toolJSON{t.Name, t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations}
+		tools[i] = toolJSON{t.Name, t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations, t.Meta}
 		if len(tools[i].InputSchema) == 0 {
 			tools[i].InputSchema = objectSchema
 		}

@@ -27,7 +27,7 @@ var annotationKeywords = []string{
 var validationKeywords = []string{
 	"type", "properties", "required", "additionalProperties", "enum", "const", "minimum",
 	"maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "minItems",
-	"maxItems", "items", "format", "$ref",
+	"maxItems", "items", "format", "$ref", "anyOf",
 }
 
 var schemaTypes = []string{"object", "array", "string", "integer", "number", "boolean", "null"}
@@ -52,7 +52,8 @@ type schemaNode struct {
 	maxItems   int
 	items      *schemaNode
 	format     string
-	ref        *schemaNode // $ref: the value must also match the schema it points to
+	ref        *schemaNode   // $ref: the value must also match the schema it points to
+	anyOf      []*schemaNode // anyOf: the value must also match one of these
 }
 
 // bound is a numeric limit, kept as written for messages and as a decimal for comparing.
@@ -70,11 +71,12 @@ type Schema struct{ n *schemaNode }
 // written without a fraction or exponent), properties, required,
 // additionalProperties (true or false), enum, const, minimum, maximum, exclusiveMinimum,
 // exclusiveMaximum, minLength, maxLength (in characters), minItems, maxItems, items (one
-// schema), format ("date-time" is checked as RFC 3339; other formats are annotations) and $ref
-// (a JSON Pointer within the same schema, such as "#/$defs/address"; recursion must pass
-// through properties or items), plus annotations such as $schema, $defs and description. Any
-// other keyword is an error, as is a $ref to another document. An empty raw is
-// {"type":"object"}.
+// schema), format ("date-time" is checked as RFC 3339; other formats are annotations), anyOf
+// (a non-empty list of schemas, one of which the value must match: the portable spelling of a
+// list of types, {"anyOf":[{"type":"array"},{"type":"string"}]}) and $ref (a JSON Pointer
+// within the same schema, such as "#/$defs/address"; recursion must pass through properties
+// or items), plus annotations such as $schema, $defs and description. Any other keyword is an
+// error, as is a $ref to another document. An empty raw is {"type":"object"}.
 func CompileSchema(raw json.RawMessage) (*Schema, error) {
 	n, err := compileSchema(raw)
 	if err != nil {
@@ -337,6 +339,21 @@ func (c *schemaCompiler) node(at string, v any) (*schemaNode, error) {
 		}
 		n.format = s
 	}
+	if a, ok := m["anyOf"]; ok {
+		list, ok := a.([]any)
+		if !ok || len(list) == 0 {
+			return nil, fail("anyOf must be a non-empty list of schemas")
+		}
+		for i, x := range list {
+			// The branches describe the same value: no property or item lies between, so a
+			// $ref loop through them is still a loop.
+			sub, err := c.node(joinPath(at, fmt.Sprintf("anyOf[%d]", i)), x)
+			if err != nil {
+				return nil, err
+			}
+			n.anyOf = append(n.anyOf, sub)
+		}
+	}
 	if r, ok := m["$ref"]; ok {
 		s, ok := r.(string)
 		if !ok {
@@ -430,7 +447,12 @@ func (n *schemaNode) validate(root bool, raw []byte) *ArgError {
 		}
 	}
 	t := typeOf(raw)
-	if len(n.types) > 0 && !slices.Contains(n.types, t) && !(t == "integer" && slices.Contains(n.types, "number")) {
+	if len(n.anyOf) > 0 {
+		if err := n.validateAnyOf(root, t, raw); err != nil {
+			return err
+		}
+	}
+	if !n.admits(t) {
 		return bad("must be %s", describeTypes(n.types))
 	}
 	if n.constant != nil || n.enum != nil {
@@ -504,6 +526,45 @@ func (n *schemaNode) validate(root bool, raw []byte) *ArgError {
 		return n.validateObject(root, raw)
 	}
 	return nil
+}
+
+// admits reports whether the node's type keyword lets a value of JSON type t through (an
+// integer is a number too); true without a type keyword.
+func (n *schemaNode) admits(t string) bool {
+	return len(n.types) == 0 || slices.Contains(n.types, t) || t == "integer" && slices.Contains(n.types, "number")
+}
+
+// validateAnyOf checks that raw, of JSON type t, matches one of the anyOf branches. When none
+// does, the error says what a list of types would have said: the violation inside the first
+// branch whose type admits the value ("tags[0]: must be a string"), else "must be an array or
+// a string", naming the branches' types in order.
+func (n *schemaNode) validateAnyOf(root bool, t string, raw []byte) *ArgError {
+	var first, inside *ArgError
+	var types []string
+	for _, b := range n.anyOf {
+		err := b.validate(root, raw)
+		if err == nil {
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+		if inside == nil && len(b.types) > 0 && b.admits(t) {
+			inside = err
+		}
+		for _, bt := range b.types {
+			if !slices.Contains(types, bt) {
+				types = append(types, bt)
+			}
+		}
+	}
+	switch {
+	case inside != nil:
+		return inside
+	case len(types) > 0 && !slices.ContainsFunc(n.anyOf, func(b *schemaNode) bool { return len(b.types) == 0 }):
+		return &ArgError{Reason: "must be " + describeTypes(types)}
+	}
+	return first
 }
 
 func (n *schemaNode) validateObject(root bool, raw []byte) *ArgError {

@@ -48,6 +48,12 @@ func TestCompileSchema(t *testing.T) {
 		{"not JSON", `{"type":}`, "schema is not strict JSON"},
 		{"duplicate key", `{"type":"string","type":"object"}`, "duplicate key"},
 		{"a schema must be an object", `[]`, "a schema must be an object or a boolean"},
+		{"anyOf", `{"properties":{"tags":{"anyOf":[{"type":"array","items":{"type":"string"}},{"type":"string"}],"description":"d"}}}`, ""},
+		{"anyOf not a list", `{"anyOf":{"type":"string"}}`, "anyOf must be a non-empty list of schemas"},
+		{"anyOf empty", `{"anyOf":[]}`, "anyOf must be a non-empty list of schemas"},
+		{"anyOf branch with an unsupported keyword", `{"properties":{"a":{"anyOf":[{"type":"string"},{"pattern":"a"}]}}}`, `properties.a.anyOf[1]: unsupported keyword "pattern"`},
+		{"anyOf branch not a schema", `{"anyOf":["string"]}`, "anyOf[0]: a schema must be an object or a boolean"},
+		{"$ref loop through anyOf", `{"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"}]}},"$ref":"#/$defs/a"}`, `refers back to itself`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := CompileSchema(json.RawMessage(tc.schema))
@@ -74,6 +80,9 @@ func TestSchema_Validate(t *testing.T) {
 		"tags":{"type":["array","string"],"items":{"type":"string","maxLength":3},"minItems":1,"maxItems":2},
 		"items":{"type":"array","items":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}},
 		"maybe":{"type":["string","null"]},
+		"anytags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":3},"minItems":1,"maxItems":2},{"type":"string"}]},
+		"until":{"anyOf":[{"type":"string","format":"date-time"},{"type":"null"}]},
+		"loose":{"anyOf":[{"type":"string"},{"minimum":1}]},
 		"never":false,
 		"open":{"type":"object","properties":{"key":{"type":"string"}}}
 	},"required":["text"],"additionalProperties":false}`
@@ -145,6 +154,19 @@ func TestSchema_Validate(t *testing.T) {
 		{"nested path", obj, `{"text":"a","items":[{"text":"x"},{"text":"y"},{"text":"z"},{"text":7}]}`, "items[3].text", "must be a string"},
 		{"nested required", obj, `{"text":"a","items":[{}]}`, "items[0].text", "is required"},
 		{"nested unknown field", obj, `{"text":"a","items":[{"text":"x","more":1}]}`, "items[0].more", "is not a known field"},
+		{"anyOf array", obj, `{"text":"a","anytags":["a","b"]}`, "", ""},
+		{"anyOf string", obj, `{"text":"a","anytags":"a,b,c,d"}`, "", ""},
+		{"anyOf names the branches' types, as a type list does", obj, `{"text":"a","anytags":5}`, "anytags", "must be an array or a string"},
+		{"anyOf object", obj, `{"text":"a","anytags":{}}`, "anytags", "must be an array or a string"},
+		{"anyOf reports inside the branch of the value's type", obj, `{"text":"a","anytags":["a","long"]}`, "anytags[1]", "has 4 characters; the limit is 3"},
+		{"anyOf too many items", obj, `{"text":"a","anytags":["a","b","c"]}`, "anytags", "has 3 items; the limit is 2"},
+		{"anyOf too few items", obj, `{"text":"a","anytags":[]}`, "anytags", "has 0 items; the minimum is 1"},
+		{"anyOf nullable date-time", obj, `{"text":"a","until":"2026-05-17T14:00:00Z"}`, "", ""},
+		{"anyOf null", obj, `{"text":"a","until":null}`, "", ""},
+		{"anyOf bad date-time", obj, `{"text":"a","until":"tomorrow"}`, "until", `"tomorrow" is not an RFC 3339 date-time such as 2026-05-17T14:00:00Z`},
+		{"anyOf nullable wrong type", obj, `{"text":"a","until":5}`, "until", "must be a string or null"},
+		{"anyOf with an untyped branch", obj, `{"text":"a","loose":2}`, "", ""},
+		{"anyOf with an untyped branch fails in the first", obj, `{"text":"a","loose":0}`, "loose", "must be a string"},
 		{"null allowed", obj, `{"text":"a","maybe":null}`, "", ""},
 		{"null refused", obj, `{"text":null}`, "text", "must be a string"},
 		{"false schema", obj, `{"text":"a","never":1}`, "never", "is not allowed"},

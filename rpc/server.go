@@ -101,6 +101,11 @@ type Server struct {
 	// empty, a random key per process: a state does not survive a restart, and the client is
 	// asked again.
 	StateKey []byte
+	// Extensions are the MCP extensions the server supports, by identifier (such as
+	// "io.modelcontextprotocol/ui"), each with its settings object (marshalled as JSON; an empty
+	// object says "supported, no settings"). They are sent as capabilities.extensions in
+	// initialize and in server/discover. If empty, the member is left out.
+	Extensions map[string]any
 
 	once      sync.Once
 	stateOnce sync.Once
@@ -134,6 +139,9 @@ type Tool struct {
 	ArgumentSchema json.RawMessage
 	OutputSchema   json.RawMessage // omitted if empty
 	Annotations    *ToolAnnotations
+	// Meta is the tool's _meta in tools/list (an extension's metadata, such as MCP Apps'
+	// {"ui": {"resourceUri": "ui://…"}}); it must marshal to a JSON object. Omitted if nil.
+	Meta map[string]any
 	// Handler runs the tool with arguments that passed validation: a JSON object whose keys
 	// are unique. Those not in the schema's properties reach it only when the schema allows
 	// additional properties, and encoding/json matches keys case-insensitively, so a schema
@@ -141,7 +149,8 @@ type Tool struct {
 	Handler func(ctx context.Context, args json.RawMessage) (*ToolResult, error)
 }
 
-// ToolAnnotations are hints about a tool's behaviour; nil hints are omitted.
+// ToolAnnotations are hints about a tool's behaviour; nil hints are omitted, so a server that
+// wants every hint sent (some directories read them all) sets every pointer.
 type ToolAnnotations struct {
 	Title           string `json:"title,omitempty"`
 	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
@@ -196,6 +205,9 @@ type Resource struct {
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
 	MIMEType    string `json:"mimeType,omitempty"`
+	// Meta is the resource's _meta in resources/list (such as MCP Apps' {"ui": {"csp": …}});
+	// it must marshal to a JSON object. Omitted if nil.
+	Meta map[string]any `json:"_meta,omitempty"`
 }
 
 // ResourceTemplate is a family of resources named by an RFC 6570 URI template such as
@@ -215,16 +227,21 @@ type ResourceContents struct {
 	MIMEType string // omitted if empty
 	Text     string
 	Blob     string // base64; when set, the contents are binary and Text is not sent
+	// Meta is the contents' _meta (such as MCP Apps' {"ui": {"csp": …}}); it must marshal to
+	// a JSON object. Omitted if nil.
+	Meta map[string]any
 }
 
-// MarshalJSON writes {"uri","mimeType"?,"text"} or, when Blob is set, {"uri","mimeType"?,"blob"}.
+// MarshalJSON writes {"uri","mimeType"?,"text","_meta"?} or, when Blob is set,
+// {"uri","mimeType"?,"blob","_meta"?}.
 func (rc ResourceContents) MarshalJSON() ([]byte, error) {
 	v := struct {
-		URI      string  `json:"uri"`
-		MIMEType string  `json:"mimeType,omitempty"`
-		Text     *string `json:"text,omitempty"`
-		Blob     string  `json:"blob,omitempty"`
-	}{URI: rc.URI, MIMEType: rc.MIMEType, Blob: rc.Blob}
+		URI      string         `json:"uri"`
+		MIMEType string         `json:"mimeType,omitempty"`
+		Text     *string        `json:"text,omitempty"`
+		Blob     string         `json:"blob,omitempty"`
+		Meta     map[string]any `json:"_meta,omitempty"`
+	}{URI: rc.URI, MIMEType: rc.MIMEType, Blob: rc.Blob, Meta: rc.Meta}
 	if rc.Blob == "" {
 		v.Text = &rc.Text
 	}
@@ -835,6 +852,9 @@ func (s *Server) run(ss *session, c *call) (result any, err error) {
 		if err := s.verifyInput(c.ctx, c.info); err != nil {
 			return nil, err
 		}
+	}
+	if c.req.method == "initialize" && c.req.params == nil {
+		p = nil // no params at all (see initialize)
 	}
 	return h(c.ctx, ss, p)
 }

@@ -216,6 +216,58 @@ func TestServer_Capabilities(t *testing.T) {
 	})
 }
 
+// TestServer_Extensions checks that Extensions are capabilities.extensions in both eras: the
+// initialize result and server/discover.
+func TestServer_Extensions(t *testing.T) {
+	s := &Server{Info: Implementation{Name: "ext", Version: "0"},
+		Extensions: map[string]any{"io.modelcontextprotocol/ui": map[string]any{"mimeTypes": []string{"text/html;profile=mcp-app"}}}}
+	const ext = `"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}`
+	_, got := post(t, s, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`)
+	if want := `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"logging":{},"tools":{"listChanged":false},` + ext + `},"serverInfo":{"name":"ext","version":"0"}}}`; got != want {
+		t.Errorf("initialize:\ngot  %s\nwant %s", got, want)
+	}
+	_, got = post(t, s, `{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "server/discover")
+	if !strings.Contains(got, `"capabilities":{"logging":{},"tools":{"listChanged":false},`+ext+`}`) {
+		t.Errorf("server/discover has no extensions: %s", got)
+	}
+	_, got = post(t, &Server{}, `{"jsonrpc":"2.0","id":3,"method":"initialize"}`)
+	if strings.Contains(got, "extensions") {
+		t.Errorf("without Extensions: %s", got)
+	}
+}
+
+// TestServer_Meta checks that _meta travels on tools, resources and read contents, and is
+// left out when nil.
+func TestServer_Meta(t *testing.T) {
+	handler := func(context.Context, json.RawMessage) (*ToolResult, error) { return &ToolResult{}, nil }
+	ui := map[string]any{"ui": map[string]any{"resourceUri": "ui://x/app.html"}}
+	csp := map[string]any{"ui": map[string]any{"csp": map[string]any{}, "prefersBorder": true}}
+	s := &Server{
+		Tools: []*Tool{{Name: "app", Handler: handler, Meta: ui}, {Name: "plain", Handler: handler}},
+		ListResources: func(context.Context) ([]Resource, error) {
+			return []Resource{{URI: "ui://x/app.html", Name: "app", MIMEType: "text/html;profile=mcp-app", Meta: csp}, {URI: "x:plain", Name: "plain"}}, nil
+		},
+		ReadResource: func(_ context.Context, uri string) ([]ResourceContents, error) {
+			return []ResourceContents{{URI: uri, MIMEType: "text/html;profile=mcp-app", Text: "<p>", Meta: csp}}, nil
+		},
+	}
+	for _, tc := range []struct{ name, body, want string }{
+		{"tools/list", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+			`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"app","inputSchema":{"type":"object"},"_meta":{"ui":{"resourceUri":"ui://x/app.html"}}},{"name":"plain","inputSchema":{"type":"object"}}]}}`},
+		{"resources/list", `{"jsonrpc":"2.0","id":2,"method":"resources/list"}`,
+			`{"jsonrpc":"2.0","id":2,"result":{"resources":[{"uri":"ui://x/app.html","name":"app","mimeType":"text/html;profile=mcp-app","_meta":{"ui":{"csp":{},"prefersBorder":true}}},{"uri":"x:plain","name":"plain"}]}}`},
+		{"resources/read", `{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"ui://x/app.html"}}`,
+			`{"jsonrpc":"2.0","id":3,"result":{"contents":[{"uri":"ui://x/app.html","mimeType":"text/html;profile=mcp-app","text":"<p>","_meta":{"ui":{"csp":{},"prefersBorder":true}}}]}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, got := post(t, s, tc.body); got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestServer_Pagination(t *testing.T) {
 	handler := func(context.Context, json.RawMessage) (*ToolResult, error) { return &ToolResult{}, nil }
 	s := &Server{}
