@@ -233,22 +233,46 @@ func (s *Server) parseRegistration(body []byte) (grant.ClientMeta, error) {
 
 // checkRedirectHost applies the opt-in https redirect host allowlist (SECURITY.md AS-04).
 func (s *Server) checkRedirectHost(raw string) error {
-	if len(s.cfg.RedirectHosts) == 0 || !strings.HasPrefix(raw, "https://") {
+	return checkRedirectHost(raw, s.cfg.RedirectHosts)
+}
+
+func checkRedirectHost(raw string, allowlist []string) error {
+	if len(allowlist) == 0 || !strings.HasPrefix(raw, "https://") {
 		return nil
 	}
 	u, err := url.Parse(raw)
-	if err == nil && slices.Contains(s.cfg.RedirectHosts, u.Hostname()) {
+	if err == nil && slices.Contains(allowlist, u.Hostname()) {
 		return nil
 	}
 	return policy.Errorf(policy.CodeInvalidRedirectURI, "redirect host is not in OWNSONA_REDIRECT_HOSTS")
 }
 
+// CheckRedirectURI says why registration (dynamic or by a client ID metadata document) would
+// refuse the redirect URI raw under a Config's CustomSchemes (nil: the defaults) and
+// RedirectHosts, or returns nil when it would accept it: what ownsona doctor checks of the
+// callbacks that known clients use.
+func CheckRedirectURI(raw string, customSchemes, redirectHosts []string) error {
+	if customSchemes == nil {
+		customSchemes = policy.DefaultCustomSchemes
+	}
+	if err := policy.ValidateRedirectURI(raw, customSchemes); err != nil {
+		return err
+	}
+	return checkRedirectHost(raw, redirectHosts)
+}
+
 // ---- authorization ----
 
 // authorize validates an authorization request completely before anything else and shows the
-// login or consent page. Every error is shown on our own error page, never redirected to the
-// client: before the owner has logged in, nobody may make this server send a browser anywhere
-// (SECURITY.md AS-02, AS-18).
+// login or consent page. An error found before the client and its redirect URI are known good
+// (a malformed or repeated parameter, an unknown client, a redirect URI it did not register) is
+// shown on our own error page and never redirected (SECURITY.md AS-02). One found after them
+// (response type, PKCE, scope, resource, prompt=none) goes back to the client as an error
+// response (RFC 6749 §4.1.2.1, with iss of RFC 9207), so that the client learns what to fix
+// rather than leaving the person on a page it never sees — but only to a redirect URI this
+// server trusts to send a browser to (trustedRedirect); any other gets the error page too, so
+// that nobody can register a client to make this server an open redirector to their site
+// before its owner has approved that client (SECURITY.md AS-18, RFC 9700 §4.11.2).
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET")
@@ -257,7 +281,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	req, status, err := s.authorizationRequest(r.Context(), r.URL.RawQuery)
 	if err != nil {
-		msg := err.Error()
+		code, msg := policy.CodeOf(err), err.Error()
 		var oe *policy.OAuthError
 		if errors.As(err, &oe) {
 			msg = oe.Description
@@ -265,15 +289,81 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 				msg = oe.Code
 			}
 		}
-		s.log.Info().Str("ip", s.cfg.ClientIP(r)).Str("error", policy.CodeOf(err)).Msg("authorization request refused")
+		if req.RedirectURI != "" && s.trustedRedirect(req.ClientID, req.RedirectURI) {
+			loc, lerr := s.errorRedirect(req, code, msg)
+			if lerr == nil {
+				s.log.Info().Str("ip", s.cfg.ClientIP(r)).Str("client_id", req.ClientID).Str("error", code).Msg("authorization request refused; error sent to the client")
+				w.Header().Set("Cache-Control", "no-store")
+				w.Header().Set("Referrer-Policy", "no-referrer")
+				w.Header().Set("Location", loc)
+				w.WriteHeader(http.StatusFound)
+				return
+			}
+		}
+		s.log.Info().Str("ip", s.cfg.ClientIP(r)).Str("error", code).Msg("authorization request refused")
 		login.WriteError(w, status, "This authorization request cannot be completed: "+msg)
 		return
 	}
 	s.pages.Start(w, r, req)
 }
 
+// errorRedirect is the authorization error response of RFC 6749 §4.1.2.1 for req: error,
+// error_description, state when the request had one, and iss (RFC 9207), appended to the
+// redirect URI's own query.
+func (s *Server) errorRedirect(req login.Request, code, description string) (string, error) {
+	params := url.Values{"error": {code}, "error_description": {description}, "iss": {s.ep.Issuer}}
+	if req.State != "" {
+		params.Set("state", req.State)
+	}
+	return appendQuery(req.RedirectURI, params)
+}
+
+// knownClientHosts are the hosts of the hosted assistants' OAuth callbacks (claude.ai,
+// claude.com, chatgpt.com): sending a browser there can only reach those clients.
+var knownClientHosts = []string{"claude.ai", "claude.com", "chatgpt.com"}
+
+// trustedRedirect reports whether this server may send a browser to redirect, a redirect URI
+// that clientID registered, without its owner having seen the client: a loopback URI (a program
+// on the person's own computer), an app's private-use scheme (only allowlisted schemes can be
+// registered), an https host of a hosted assistant, of OWNSONA_REDIRECT_HOSTS or of the client
+// metadata document allowlist, any redirect of a client identified by a metadata document (an
+// allowlisted host vouches for it), and any redirect of a client the owner has approved before.
+// A freshly registered client redirecting to a host of its own choosing is not trusted.
+func (s *Server) trustedRedirect(clientID, redirect string) bool {
+	u, err := url.Parse(redirect)
+	if err != nil {
+		return false
+	}
+	switch {
+	case u.Scheme == "http":
+		if policy.IsLoopbackHost(u.Hostname()) {
+			return true
+		}
+	case u.Scheme != "https":
+		return true // a private-use scheme: registration accepts only allowlisted ones
+	default:
+		host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+		metadataHosts := s.cfg.MetadataHosts
+		if metadataHosts == nil {
+			metadataHosts = cimd.DefaultAllowedHosts
+		}
+		for _, list := range [][]string{knownClientHosts, s.cfg.RedirectHosts, metadataHosts} {
+			if slices.ContainsFunc(list, func(h string) bool { return strings.EqualFold(h, host) }) {
+				return true
+			}
+		}
+	}
+	if strings.HasPrefix(clientID, "https://") {
+		return true
+	}
+	c, err := s.grants.Client(clientID)
+	return err == nil && c.AuthorizedAt != nil
+}
+
 // authorizationRequest parses and checks the query of /authorize, in order: parameters, client,
-// redirect URI, then everything else.
+// redirect URI, then everything else. When the error is one of everything else, the returned
+// request has ClientID, RedirectURI and State filled in, so that the error can go back to the
+// client; else it is empty.
 func (s *Server) authorizationRequest(ctx context.Context, rawQuery string) (login.Request, int, error) {
 	p, err := policy.ParseForm(rawQuery, policy.AuthorizeParams)
 	if err != nil {
@@ -296,26 +386,27 @@ func (s *Server) authorizationRequest(ctx context.Context, rawQuery string) (log
 	case !slices.ContainsFunc(uris, func(reg string) bool { return policy.MatchRedirectURI(reg, redirect) }):
 		return login.Request{}, http.StatusBadRequest, policy.Errorf(policy.CodeInvalidRequest, "redirect_uri is not one the client registered")
 	}
+	back := login.Request{ClientID: clientID, RedirectURI: redirect, State: p["state"]}
 	if err := policy.CheckResponseType(p["response_type"]); err != nil {
-		return login.Request{}, http.StatusBadRequest, err
+		return back, http.StatusBadRequest, err
 	}
 	if err := policy.ValidateChallenge(p["code_challenge"], p["code_challenge_method"]); err != nil {
-		return login.Request{}, http.StatusBadRequest, err
+		return back, http.StatusBadRequest, err
 	}
-	scope, err := policy.ParseScope(p["scope"])
+	scope, _, err := policy.ParseRequestScope(p["scope"])
 	if err != nil {
-		return login.Request{}, http.StatusBadRequest, err
+		return back, http.StatusBadRequest, err
 	}
 	resource := s.ep.Resource
 	if rs, ok := p["resource"]; ok {
 		if !policy.SameResource(rs, s.ep.Resource) {
-			return login.Request{}, http.StatusBadRequest, policy.Errorf(policy.CodeInvalidTarget, "resource is not this server's %s", s.ep.Resource)
+			return back, http.StatusBadRequest, policy.Errorf(policy.CodeInvalidTarget, "resource is not this server's %s", s.ep.Resource)
 		}
 	}
 	if p["prompt"] == "none" {
 		// Consent is asked every time (SECURITY.md AS-25), so a silent authorization is
 		// impossible.
-		return login.Request{}, http.StatusBadRequest, policy.Errorf(policy.CodeConsentRequired, "this server always asks its owner; prompt=none cannot be honoured")
+		return back, http.StatusBadRequest, policy.Errorf(policy.CodeConsentRequired, "this server always asks its owner; prompt=none cannot be honoured")
 	}
 	return login.Request{ClientID: clientID, ClientName: name, RedirectURI: redirect, Scope: scope,
 		State: p["state"], CodeChallenge: p["code_challenge"], Resource: resource}, 0, nil
@@ -422,6 +513,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		resource = s.ep.Resource
 	}
 	var t *grant.Tokens
+	var offline bool // a refresh asked for offline_access
 	switch p["grant_type"] {
 	case "authorization_code":
 		switch {
@@ -433,10 +525,18 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			t, err = s.grants.ExchangeCode(p["code"], clientID, p["redirect_uri"], p["code_verifier"], resource)
 		}
 	case "refresh_token":
+		// A refresh may narrow the memories scopes; offline_access is accepted and changes
+		// nothing (every grant has refresh tokens), so a scope of offline_access alone keeps
+		// the grant's.
 		var scope []string
 		if sc, ok := p["scope"]; ok {
-			if scope, err = policy.ParseScope(sc); err != nil {
+			var named bool
+			if scope, named, err = policy.ParseRequestScope(sc); err != nil {
 				break
+			}
+			offline = slices.Contains(scope, policy.ScopeOfflineAccess)
+			if scope = policy.ResourceScopes(scope); !named {
+				scope = nil
 			}
 		}
 		if p["refresh_token"] == "" {
@@ -450,14 +550,20 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.now()
+	// The access token carries the memories scopes only: offline_access, when the client asked
+	// for it, is in the grant and in the response's scope, never in what the resource checks.
 	at, err := s.keys.Mint(token.Claims{Issuer: s.ep.Issuer, Subject: t.Subject, Audience: t.Resource, ClientID: t.ClientID,
-		Scope: t.Scope, GrantID: t.GrantID, IssuedAt: now, Expiry: now.Add(s.ttl)})
+		Scope: policy.ResourceScopes(t.Scope), GrantID: t.GrantID, IssuedAt: now, Expiry: now.Add(s.ttl)})
 	if err != nil {
 		s.writeOAuthError(w, err)
 		return
 	}
+	granted := t.Scope
+	if offline && !slices.Contains(granted, policy.ScopeOfflineAccess) {
+		granted = append(slices.Clip(granted), policy.ScopeOfflineAccess)
+	}
 	writeOAuthJSON(w, http.StatusOK, tokenResponse{AccessToken: at, TokenType: "Bearer", ExpiresIn: int64(s.ttl / time.Second),
-		RefreshToken: t.RefreshToken, Scope: policy.FormatScope(t.Scope)})
+		RefreshToken: t.RefreshToken, Scope: policy.FormatScope(granted)})
 }
 
 // tokenClient returns the client_id of a token or revocation request: from the body, or from

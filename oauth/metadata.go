@@ -102,7 +102,7 @@ func (e Endpoints) AuthorizationServerMetadata() []byte {
 		RegistrationEndpoint:                   e.Registration,
 		RevocationEndpoint:                     e.Revocation,
 		JWKSURI:                                e.JWKS,
-		ScopesSupported:                        policy.DefaultScopes,
+		ScopesSupported:                        policy.SupportedScopes,
 		ResponseTypesSupported:                 []string{"code"},
 		ResponseModesSupported:                 []string{"query"},
 		GrantTypesSupported:                    []string{"authorization_code", "refresh_token"},

@@ -90,7 +90,7 @@ func TestMetadata_IgnoresHostHeaders(t *testing.T) {
 		"token_endpoint_auth_methods_supported": `["none"]`,
 		"response_types_supported":              `["code"]`,
 		"grant_types_supported":                 `["authorization_code","refresh_token"]`,
-		"scopes_supported":                      `["memories:read","memories:write"]`,
+		"scopes_supported":                      `["memories:read","memories:write","offline_access"]`,
 	} {
 		if b, _ := json.Marshal(as[k]); string(b) != v {
 			t.Errorf("%s = %s, want %s", k, b, v)
@@ -101,6 +101,11 @@ func TestMetadata_IgnoresHostHeaders(t *testing.T) {
 		servers, _ := json.Marshal(pr["authorization_servers"])
 		if pr["resource"] != "https://mem.example.com/mcp" || string(servers) != `["https://mem.example.com"]` {
 			t.Errorf("%s = %v", path, pr)
+		}
+		// offline_access asks the authorization server for refresh tokens; the resource knows
+		// only the memories scopes.
+		if scopes, _ := json.Marshal(pr["scopes_supported"]); string(scopes) != `["memories:read","memories:write"]` {
+			t.Errorf("%s scopes_supported = %s", path, scopes)
 		}
 	}
 	w := httptest.NewRecorder()

@@ -61,6 +61,24 @@ func (s *Server) Authenticate(r *http.Request) (*Principal, *Refusal) {
 		return nil, &Refusal{Status: http.StatusUnauthorized, Scope: all,
 			Description: "authorization required: sign in through this server's OAuth flow, or send a personal access token"}
 	}
+	return s.authenticate(raw)
+}
+
+// AuthenticateToken checks a token that arrived other than in the Authorization header (the
+// access_token tool argument of OWNSONA_ALLOW_ARGUMENT_TOKENS) exactly as Authenticate checks a
+// header's: the same form (RFC 7235 token68, at most 8 KiB), and the same checks of an access
+// token or a personal access token. The caller decides whether such a token may be used at all.
+func (s *Server) AuthenticateToken(raw string) (*Principal, *Refusal) {
+	if raw == "" || len(raw) > maxBearer || !isToken68(raw) {
+		return nil, &Refusal{Status: http.StatusUnauthorized, Code: "invalid_token", Scope: policy.FormatScope(policy.DefaultScopes),
+			Description: "the access_token argument is not a well-formed token"}
+	}
+	return s.authenticate(raw)
+}
+
+// authenticate checks a bearer token of the right form.
+func (s *Server) authenticate(raw string) (*Principal, *Refusal) {
+	all := policy.FormatScope(policy.DefaultScopes)
 	if strings.HasPrefix(raw, token.PrefixPAT) {
 		pat, err := s.pats.Lookup(raw)
 		if err != nil {

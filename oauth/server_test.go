@@ -616,17 +616,22 @@ func TestServer_Flow(t *testing.T) {
 }
 
 // TestServer_AuthorizeRefused is SECURITY.md AS-02, AS-05 (a–c), AS-18, AS-25 (prompt=none),
-// AS-34 and AS-35 at /authorize, and AS-36 (response_type=token): every invalid request gets our
-// own HTML error page, never a redirect to the client, from an anonymous browser and from a
-// logged-in one, and no code is issued.
+// AS-34 and AS-35 at /authorize, and AS-36 (response_type=token): an invalid request gets our
+// own HTML error page, never a redirect, from an anonymous browser and from a logged-in one,
+// and no code is issued, when the client or its redirect URI is not known good (every case,
+// for a client the owner has approved) or when the redirect URI is not one this server trusts
+// (the cases after the client and redirect checks, for a new client at a host of its own:
+// nobody can make this server an open redirector, RFC 9700 §4.11.2).
 func TestServer_AuthorizeRefused(t *testing.T) {
 	t.Parallel()
 	f := MustOpenServer(t)
 	one := f.MustRegister(t, "One", testRedirect)
 	several := f.MustRegister(t, "Several", testRedirect, "https://client.example/other")
+	fresh := f.MustRegister(t, "Fresh", testRedirect) // never approved, redirecting to its own host
 	ch := policy.ChallengeS256(newVerifier())
 	base := func(pairs ...string) string { return authQuery(one, testRedirect, ch, pairs...) }
 
+	// Refused before the client and its redirect URI are known good: always the page.
 	cases := []struct{ name, query, code string }{
 		{"AS-02 unknown client", base("client_id", "cl_unknown"), policy.CodeInvalidClient},
 		{"no client_id", base("client_id", ""), policy.CodeInvalidRequest},
@@ -634,20 +639,6 @@ func TestServer_AuthorizeRefused(t *testing.T) {
 		{"AS-02 redirect_uri with a trailing slash", base("redirect_uri", testRedirect+"/"), policy.CodeInvalidRequest},
 		{"AS-02 redirect_uri of another client", base("redirect_uri", "https://client.example/other"), policy.CodeInvalidRequest},
 		{"AS-02 several registered, none sent", authQuery(several, "", ch), policy.CodeInvalidRequest},
-		{"AS-36 response_type=token", base("response_type", "token"), policy.CodeUnsupportedResponseType},
-		{"AS-36 response_type=code id_token", base("response_type", "code id_token"), policy.CodeUnsupportedResponseType},
-		{"no response_type", base("response_type", ""), policy.CodeInvalidRequest},
-		{"AS-05a no code_challenge", base("code_challenge", ""), policy.CodeInvalidRequest},
-		{"AS-05b method plain", base("code_challenge_method", "plain", "code_challenge", newVerifier()), policy.CodeInvalidRequest},
-		{"AS-05b no method", base("code_challenge_method", ""), policy.CodeInvalidRequest},
-		{"AS-05c short challenge", base("code_challenge", ch[:42]), policy.CodeInvalidRequest},
-		{"AS-05c challenge not base64url", base("code_challenge", strings.Repeat("+", 43)), policy.CodeInvalidRequest},
-		{"AS-18 invalid scope", base("scope", "memories:read admin"), policy.CodeInvalidScope},
-		{"AS-18 prompt=none", base("prompt", "none"), policy.CodeConsentRequired},
-		{"AS-34 foreign resource", base("resource", "https://other.example/mcp"), policy.CodeInvalidTarget},
-		{"AS-34 relative resource", base("resource", "/mcp"), policy.CodeInvalidTarget},
-		{"AS-34 resource with a fragment", base("resource", testResource+"#x"), policy.CodeInvalidTarget},
-		{"AS-34 resource on http", base("resource", "http://mem.example.com/mcp"), policy.CodeInvalidTarget},
 		{"AS-35 duplicate client_id", base() + "&client_id=" + one, policy.CodeInvalidRequest},
 		{"AS-35 duplicate redirect_uri", base() + "&redirect_uri=" + url.QueryEscape(testRedirect), policy.CodeInvalidRequest},
 		{"AS-35 duplicate code_challenge", base() + "&code_challenge=" + ch, policy.CodeInvalidRequest},
@@ -655,6 +646,11 @@ func TestServer_AuthorizeRefused(t *testing.T) {
 		{"AS-35 duplicate resource", base() + "&resource=" + url.QueryEscape(testResource), policy.CodeInvalidRequest},
 		{"AS-35 duplicate empty state", base("state", "") + "&state=&state=", policy.CodeInvalidRequest},
 		{"malformed percent-encoding", base() + "&x=%zz", policy.CodeInvalidRequest},
+	}
+	// Refused after them: the page for the fresh client only (TestServer_AuthorizeErrorRedirect
+	// has the redirects).
+	for _, tc := range afterClientChecks {
+		cases = append(cases, struct{ name, query, code string }{tc.name, authQuery(fresh, testRedirect, ch, tc.pairs...), tc.code})
 	}
 
 	loggedIn := f.browser()
@@ -690,6 +686,136 @@ func TestServer_AuthorizeRefused(t *testing.T) {
 	}
 	if logs := f.logs.String(); !strings.Contains(logs, `"error":"unsupported_response_type"`) {
 		t.Errorf("AS-36: the refusal of response_type=token is not logged as unsupported_response_type")
+	}
+}
+
+// afterClientChecks are authorization requests that are wrong once the client and its redirect
+// URI are known good (pairs adjust authQuery), and their error codes.
+var afterClientChecks = []struct {
+	name  string
+	pairs []string
+	code  string
+}{
+	{"AS-36 response_type=token", []string{"response_type", "token"}, policy.CodeUnsupportedResponseType},
+	{"AS-36 response_type=code id_token", []string{"response_type", "code id_token"}, policy.CodeUnsupportedResponseType},
+	{"no response_type", []string{"response_type", ""}, policy.CodeInvalidRequest},
+	{"AS-05a no code_challenge", []string{"code_challenge", ""}, policy.CodeInvalidRequest},
+	{"AS-05b method plain", []string{"code_challenge_method", "plain", "code_challenge", strings.Repeat("p", 43)}, policy.CodeInvalidRequest},
+	{"AS-05b no method", []string{"code_challenge_method", ""}, policy.CodeInvalidRequest},
+	{"AS-05c short challenge", []string{"code_challenge", strings.Repeat("A", 42)}, policy.CodeInvalidRequest},
+	{"AS-05c challenge not base64url", []string{"code_challenge", strings.Repeat("+", 43)}, policy.CodeInvalidRequest},
+	{"AS-18 invalid scope", []string{"scope", "memories:read admin"}, policy.CodeInvalidScope},
+	{"AS-18 prompt=none", []string{"prompt", "none"}, policy.CodeConsentRequired},
+	{"AS-34 foreign resource", []string{"resource", "https://other.example/mcp"}, policy.CodeInvalidTarget},
+	{"AS-34 relative resource", []string{"resource", "/mcp"}, policy.CodeInvalidTarget},
+	{"AS-34 resource with a fragment", []string{"resource", testResource + "#x"}, policy.CodeInvalidTarget},
+	{"AS-34 resource on http", []string{"resource", "http://mem.example.com/mcp"}, policy.CodeInvalidTarget},
+}
+
+// TestServer_AuthorizeErrorRedirect is RFC 6749 §4.1.2.1 with RFC 9207 (SECURITY.md AS-32): once
+// the client and its redirect URI are known good, and the redirect URI is one this server
+// trusts, an invalid request goes back to the client as a 302 with error, error_description,
+// state (when sent) and iss, each once, appended to the redirect URI's own query, from an
+// anonymous browser; no code is issued. Trusted: loopback, an allowlisted app scheme, the
+// hosted assistants' callbacks, the redirect host allowlist, and any redirect URI of a client
+// the owner has approved before.
+func TestServer_AuthorizeErrorRedirect(t *testing.T) {
+	t.Parallel()
+	f := MustOpenServer(t, func(c *Config) {
+		c.RedirectHosts = []string{"client.example", "apps.example", "claude.ai", "chatgpt.com"}
+	})
+	const (
+		loopback = "http://127.0.0.1:49152/oauth/callback"
+		claude   = "https://claude.ai/api/mcp/auth_callback"
+		chatgpt  = "https://chatgpt.com/connector_platform_oauth_redirect"
+		cursor   = "cursor://anysphere.cursor-mcp/oauth/callback"
+		allowed  = "https://apps.example/cb?tenant=a%20b&x=1"
+	)
+	approved := f.MustRegister(t, "Approved", testRedirect)
+	f.MustAuthorizeClient(t, f.browser(), approved, testRedirect)
+	clients := []struct{ name, client, redirect string }{
+		{"approved client", approved, testRedirect},
+		{"loopback", f.MustRegister(t, "Loopback", loopback), loopback},
+		{"claude.ai", f.MustRegister(t, "Claude", claude), claude},
+		{"chatgpt.com", f.MustRegister(t, "ChatGPT", chatgpt), chatgpt},
+		{"cursor scheme", f.MustRegister(t, "Cursor", cursor), cursor},
+		{"allowlisted host with a query", f.MustRegister(t, "Apps", allowed), allowed},
+	}
+	codes := f.count(t, grant.BucketCodes)
+	b := f.browser()
+	ch := policy.ChallengeS256(newVerifier())
+	for _, c := range clients {
+		for _, tc := range afterClientChecks {
+			t.Run(c.name+"/"+tc.name, func(t *testing.T) {
+				w := b.do(http.MethodGet, "/oauth/authorize?"+authQuery(c.client, c.redirect, ch, tc.pairs...), nil, nil)
+				if w.Code != http.StatusFound || w.Header().Get("Cache-Control") != "no-store" {
+					t.Fatalf("got %d %v, want a 302 to the client", w.Code, w.Header())
+				}
+				loc := w.Header().Get("Location")
+				own, _, _ := strings.Cut(c.redirect, "?")
+				ownQuery := strings.TrimPrefix(c.redirect, own)
+				if !strings.HasPrefix(loc, own+"?") || (ownQuery != "" && !strings.HasPrefix(loc, c.redirect+"&")) {
+					t.Fatalf("Location %s, want %s with the error appended", loc, c.redirect)
+				}
+				u, err := url.Parse(loc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				q, err := url.ParseQuery(u.RawQuery)
+				if err != nil {
+					t.Fatalf("Location query %q: %v", u.RawQuery, err)
+				}
+				want := map[string]string{"error": tc.code, "iss": testPublicURL, "state": testState}
+				if ownQuery != "" {
+					want["tenant"], want["x"] = "a b", "1"
+				}
+				for k, vs := range q {
+					if k == "error_description" {
+						if len(vs) != 1 || vs[0] == "" {
+							t.Errorf("error_description %q", vs)
+						}
+						continue
+					}
+					if len(vs) != 1 || vs[0] != want[k] {
+						t.Errorf("%s = %q, want %q once", k, vs, want[k])
+					}
+					delete(want, k)
+				}
+				if len(want) > 0 || q.Get("error_description") == "" {
+					t.Errorf("missing %v in %s", want, loc)
+				}
+			})
+		}
+	}
+	t.Run("no state", func(t *testing.T) {
+		w := b.do(http.MethodGet, "/oauth/authorize?"+authQuery(approved, testRedirect, ch, "state", "", "scope", "everything"), nil, nil)
+		u, _ := url.Parse(w.Header().Get("Location"))
+		if q := u.Query(); w.Code != http.StatusFound || q.Has("state") || q.Get("error") != policy.CodeInvalidScope || q.Get("iss") != testPublicURL {
+			t.Errorf("got %d %s", w.Code, w.Header().Get("Location"))
+		}
+	})
+	t.Run("trustedRedirect", func(t *testing.T) {
+		g := MustOpenServer(t) // no redirect host allowlist
+		newClient := g.MustRegister(t, "New", "https://client.example/new")
+		for _, tc := range []struct {
+			client, redirect string
+			want             bool
+		}{
+			{"https://claude.ai/oauth/mcp-client.json", "https://anything.example/cb", true}, // a metadata document's
+			{newClient, "https://client.example/new", false},
+			{newClient, "https://claude.com/api/mcp/auth_callback", true},
+			{newClient, "http://localhost:1/cb", true},
+			{newClient, "http://[::1]:1/cb", true},
+			{newClient, "http://client.example/cb", false},
+			{"cl_unknown", "https://client.example/new", false},
+		} {
+			if got := g.s.trustedRedirect(tc.client, tc.redirect); got != tc.want {
+				t.Errorf("trustedRedirect(%s, %s) = %v, want %v", tc.client, tc.redirect, got, tc.want)
+			}
+		}
+	})
+	if got := f.count(t, grant.BucketCodes); got != codes {
+		t.Errorf("%d codes stored after the refused requests, want %d", got, codes)
 	}
 }
 
@@ -1243,9 +1369,17 @@ func TestServer_ConsentAlwaysShown(t *testing.T) {
 		if action, _, _ := formFields(w.Body.String()); w.Code != http.StatusOK || action != login.PathConsent || w.Header().Get("Location") != "" {
 			t.Errorf("got %d %q %v, want the consent page", w.Code, action, w.Header())
 		}
+		// prompt=none: no code; the approved client hears consent_required (AS-25), the new one
+		// at a host of its own gets the error page (AS-18).
 		w = a.b.do(http.MethodGet, "/oauth/authorize?"+q+"&prompt=none", nil, nil)
-		if w.Code != http.StatusBadRequest || w.Header().Get("Location") != "" {
-			t.Errorf("prompt=none: %d %v", w.Code, w.Header())
+		loc, _ := url.Parse(w.Header().Get("Location"))
+		switch {
+		case strings.Contains(q, fresh):
+			if w.Code != http.StatusBadRequest || w.Header().Get("Location") != "" {
+				t.Errorf("prompt=none, new client: %d %v", w.Code, w.Header())
+			}
+		case w.Code != http.StatusFound || loc.Query().Get("error") != policy.CodeConsentRequired || loc.Query().Has("code"):
+			t.Errorf("prompt=none, approved client: %d %v", w.Code, w.Header())
 		}
 	}
 	if got := f.count(t, grant.BucketCodes); got != codes {
@@ -2266,5 +2400,51 @@ func TestServer_SignInUnderAttack(t *testing.T) {
 	}
 	if action, _, _ := formFields(owner.do(http.MethodGet, "/oauth/authorize?"+query(), nil, nil).Body.String()); action != login.PathLogin {
 		t.Errorf("after sign-out /authorize shows %s, want the login form", action)
+	}
+}
+
+// TestServer_OfflineAccess: offline_access is accepted at registration, authorization and the
+// token endpoint; a refresh token is issued with or without it; it never widens the memories
+// scopes and never reaches the access token, while the granted scope string echoes it.
+func TestServer_OfflineAccess(t *testing.T) {
+	t.Parallel()
+	f := MustOpenServer(t)
+	w := f.registerRaw(`{"client_name":"Offline","redirect_uris":["`+testRedirect+`"],"scope":"memories:read offline_access"}`, "")
+	if w.Code != http.StatusCreated {
+		t.Fatalf("registration with offline_access: %d %s", w.Code, w.Body)
+	}
+	client := f.MustRegister(t, "Offline", testRedirect)
+	for _, tc := range []struct {
+		name, scope, granted string
+		resource             []string
+	}{
+		{"read and offline_access", "memories:read offline_access", "memories:read offline_access", []string{policy.ScopeRead}},
+		{"offline_access alone", "offline_access", "memories:read memories:write offline_access", []string{policy.ScopeRead, policy.ScopeWrite}},
+		{"without offline_access", "memories:read", "memories:read", []string{policy.ScopeRead}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := f.MustAuthorizeClient(t, f.browser(), client, testRedirect, "scope", tc.scope)
+			tk := f.MustExchange(t, a)
+			if tk.Body["scope"] != tc.granted || tk.RT == "" {
+				t.Errorf("token response scope %v, refresh token %q; want %q and a refresh token", tk.Body["scope"], tk.RT, tc.granted)
+			}
+			if claims := jwtPart(t, tk.AT, 1); claims["scope"] != policy.FormatScope(tc.resource) {
+				t.Errorf("access token scope claim %v, want %q", claims["scope"], policy.FormatScope(tc.resource))
+			}
+			if p := f.wantAuthorized(t, tk.AT); !slices.Equal(p.Scope, tc.resource) {
+				t.Errorf("principal scope %v, want %v", p.Scope, tc.resource)
+			}
+			// A refresh asking for offline_access alone keeps the grant's memories scopes.
+			rt := f.MustRefresh(t, client, tk.RT, "scope", "offline_access")
+			if s := fmt.Sprint(rt.Body["scope"]); !strings.Contains(s, "offline_access") || jwtPart(t, rt.AT, 1)["scope"] != policy.FormatScope(tc.resource) {
+				t.Errorf("refresh with offline_access: scope %q, claim %v", s, jwtPart(t, rt.AT, 1)["scope"])
+			}
+			// It never widens: write on a read grant is still invalid_scope.
+			if len(tc.resource) == 1 {
+				if status, body := f.refresh(t, client, rt.RT, "scope", "memories:write offline_access"); status != http.StatusBadRequest || body["error"] != policy.CodeInvalidScope {
+					t.Errorf("widening refresh: %d %v", status, body)
+				}
+			}
+		})
 	}
 }

@@ -124,6 +124,8 @@ func newConsentView(req wireReq, tok, csrf, msg string) consentView {
 var scopeText = map[string]string{
 	policy.ScopeRead:  "list, search and read your memories",
 	policy.ScopeWrite: "create, change and delete your memories",
+	// Every grant stays until the owner revokes it; the line says so when the client asks.
+	policy.ScopeOfflineAccess: "stay connected until you revoke its access (refresh tokens)",
 }
 
 // describeRedirect says where the browser goes after the decision.

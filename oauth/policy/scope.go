@@ -14,8 +14,20 @@ const (
 	ScopeWrite = "memories:write"
 )
 
+// ScopeOfflineAccess is OpenID Connect Core §11's request for a refresh
+// token. Clients that follow OIDC send it; ownsona issues a refresh token
+// with every grant anyway, so the scope changes nothing but the granted
+// scope string: it never widens the memories scopes and is never in an
+// access token (ResourceScopes).
+const ScopeOfflineAccess = "offline_access"
+
 // DefaultScopes are granted when a request names no scope.
 var DefaultScopes = []string{ScopeRead, ScopeWrite}
+
+// SupportedScopes are the scopes the authorization server accepts in a
+// request, as its metadata lists them (scopes_supported): the memories
+// scopes and offline_access.
+var SupportedScopes = []string{ScopeRead, ScopeWrite, ScopeOfflineAccess}
 
 // ParseScope parses a space-separated scope parameter. Runs of spaces are
 // allowed; any other whitespace is part of a scope token. An empty or
@@ -47,6 +59,51 @@ func ParseScope(s string) ([]string, error) {
 		out = append(out, DefaultScopes...)
 	}
 	return out, nil
+}
+
+// ParseRequestScope parses the scope parameter of an OAuth request
+// (authorization, token, registration) as ParseScope does, and also accepts
+// ScopeOfflineAccess. named reports whether a memories scope was named: a
+// scope of offline_access alone names none and, like an empty one, means
+// DefaultScopes, so offline_access never widens what a request gets. The
+// result is in the order read, write, offline_access; offline_access is in it
+// only when requested.
+func ParseRequestScope(s string) (scopes []string, named bool, err error) {
+	var offline bool
+	var rest []string
+	for _, tok := range strings.Split(s, " ") {
+		switch tok {
+		case "":
+		case ScopeOfflineAccess:
+			offline = true
+		case ScopeRead, ScopeWrite:
+			rest = append(rest, tok)
+		default:
+			return nil, false, Errorf(CodeInvalidScope, "unknown scope %q; known scopes are %s, %s and %s",
+				truncate(tok, 64), ScopeRead, ScopeWrite, ScopeOfflineAccess)
+		}
+	}
+	named = len(rest) > 0
+	if scopes, err = ParseScope(strings.Join(rest, " ")); err != nil {
+		return nil, false, err
+	}
+	if offline {
+		scopes = append(scopes, ScopeOfflineAccess)
+	}
+	return scopes, named, nil
+}
+
+// ResourceScopes returns the scopes of granted that the resource server
+// checks (the memories scopes), without offline_access: what an access
+// token carries. It is a new slice.
+func ResourceScopes(granted []string) []string {
+	out := make([]string, 0, len(granted))
+	for _, g := range granted {
+		if g != ScopeOfflineAccess {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // FormatScope joins scopes with single spaces, as the scope parameter and

@@ -83,3 +83,46 @@ func TestFormatScope(t *testing.T) {
 		t.Errorf("FormatScope = %q, want %q", got, want)
 	}
 }
+
+func TestParseRequestScope_Table(t *testing.T) {
+	for _, tc := range []struct {
+		name, s string
+		want    []string
+		named   bool
+		wantErr bool
+	}{
+		{"empty is default", "", []string{ScopeRead, ScopeWrite}, false, false},
+		{"offline_access alone is default, not wider", "offline_access", []string{ScopeRead, ScopeWrite, ScopeOfflineAccess}, false, false},
+		{"read with offline_access", "offline_access memories:read", []string{ScopeRead, ScopeOfflineAccess}, true, false},
+		{"offline_access twice", "memories:write offline_access offline_access", []string{ScopeWrite, ScopeOfflineAccess}, true, false},
+		{"read", "memories:read", []string{ScopeRead}, true, false},
+		{"unknown", "offline_access openid", nil, false, true},
+		{"case", "Offline_Access", nil, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, named, err := ParseRequestScope(tc.s)
+			if tc.wantErr {
+				if CodeOf(err) != CodeInvalidScope {
+					t.Fatalf("ParseRequestScope(%q) = %v, %v; want invalid_scope", tc.s, got, err)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got, tc.want) || named != tc.named {
+				t.Errorf("ParseRequestScope(%q) = %v, %v, %v; want %v, %v", tc.s, got, named, err, tc.want, tc.named)
+			}
+			if r := ResourceScopes(got); slices.Contains(r, ScopeOfflineAccess) || len(r) != len(got)-btoi(slices.Contains(got, ScopeOfflineAccess)) {
+				t.Errorf("ResourceScopes(%v) = %v", got, r)
+			}
+		})
+	}
+	if _, err := ParseScope("offline_access"); err == nil {
+		t.Error("ParseScope (personal access tokens) accepts offline_access")
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
