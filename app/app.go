@@ -21,6 +21,7 @@ import (
 	"github.com/ownsona/ownsona/app/ops"
 	"github.com/ownsona/ownsona/app/settings"
 	"github.com/ownsona/ownsona/app/tools"
+	"github.com/ownsona/ownsona/app/uploads"
 	"github.com/ownsona/ownsona/app/web"
 	"github.com/ownsona/ownsona/kv"
 	"github.com/ownsona/ownsona/oauth"
@@ -48,6 +49,7 @@ type App struct {
 	audit     *audit.Log
 	web       *web.Server
 	console   *console.Console // the owner's console, mounted by web at /console
+	uploads   *uploads.Service // upload URLs of large imports and their imports
 
 	closeSocket func() // the admin socket's; nil when not serving
 	health      healthCache
@@ -85,10 +87,12 @@ func Open(cfg Config, stderr io.Writer) (*App, error) {
 		a.Close()
 		return nil, err
 	}
+	a.uploads = uploads.New(uploads.Config{Memories: a.mem, BaseURL: a.publicOrigin, MaxBytes: int64(cfg.MaxUploadMB) << 20, Now: a.now, Log: a.log})
 	a.approvals = approval.New(approval.Config{Now: a.now, OnDecision: a.approvalEnded})
 	a.tools, err = tools.New(tools.Config{Memories: a.mem, Version: cfg.Version, Allowlist: run.Tools,
 		Approval: run.Approval, ApprovalTimeout: run.ApprovalTimeout, Approvals: a.approvals, AskOnly: cfg.standalone,
-		OnCall: a.auditCall, Log: a.log, Now: a.now})
+		OnCall: a.auditCall, Log: a.log, Now: a.now, PublicURL: a.publicOrigin,
+		Uploads: uploadTools{a.uploads}})
 	if err != nil {
 		a.Close()
 		return nil, usageErr("%v", err)
@@ -114,6 +118,7 @@ func Open(cfg Config, stderr io.Writer) (*App, error) {
 		backups = a.backupFiles
 	}
 	a.console.SetSystem(backups, a.localDoctor)
+	a.console.SetImports(func() []memory.ImportJob { return a.uploads.Jobs("") })
 	a.web, err = web.New(a.webConfig(stderr))
 	if err != nil {
 		a.Close()
@@ -143,21 +148,23 @@ func (a *App) webConfig(stderr io.Writer) web.Config {
 		OAuth: oauth.Config{DB: a.db, Username: cfg.LoginUsername, Password: cfg.LoginPassword,
 			AccessTokenTTL: cfg.AccessTokenTTL, CustomSchemes: cfg.RedirectSchemes, RedirectHosts: cfg.RedirectHosts,
 			MetadataHosts: cfg.MetadataHosts, Now: a.now, Log: a.log},
-		PublicURL:      cfg.PublicURL,
-		TrustedProxies: cfg.TrustedProxies,
-		CORSOrigins:    cfg.CORSOrigins,
-		MaxConcurrent:  cfg.MaxConcurrent,
-		Version:        cfg.Version,
-		MCP:            a.mcp,
-		Scope:          a.tools.Scope,
-		Limiter:        a.limiter,
-		Audit:          a.audit,
-		Health:         a.healthChecks,
-		Console:        a.console,
-		RootPEM:        func() ([]byte, error) { return certs.RootPEM(a.db) },
-		Log:            a.log,
-		Now:            a.now,
-		Stderr:         stderr,
+		PublicURL:           cfg.PublicURL,
+		TrustedProxies:      cfg.TrustedProxies,
+		CORSOrigins:         cfg.CORSOrigins,
+		MaxConcurrent:       cfg.MaxConcurrent,
+		Version:             cfg.Version,
+		MCP:                 a.mcp,
+		Scope:               a.tools.Scope,
+		Limiter:             a.limiter,
+		Audit:               a.audit,
+		Health:              a.healthChecks,
+		Console:             a.console,
+		Uploads:             uploadReceiver{a.uploads},
+		RootPEM:             func() ([]byte, error) { return certs.RootPEM(a.db) },
+		Log:                 a.log,
+		Now:                 a.now,
+		Stderr:              stderr,
+		AllowArgumentTokens: cfg.AllowArgumentTokens,
 	}
 }
 
@@ -190,6 +197,10 @@ func (a *App) Close() error {
 	if a.web != nil {
 		errs = append(errs, a.web.Close())
 		a.web = nil
+	}
+	if a.uploads != nil {
+		a.uploads.Close() // running imports end; what they stored stays
+		a.uploads = nil
 	}
 	if a.audit != nil {
 		errs = append(errs, a.audit.Close())
@@ -257,6 +268,19 @@ func (a *App) Handler() http.Handler { return a.web.Handler() }
 
 // Auth is the authorization server; nil until Listen or a configured public URL opens it.
 func (a *App) Auth() *oauth.Server { return a.web.Auth() }
+
+// publicOrigin is the origin clients reach the server at (the authorization server's issuer:
+// the configured public URL, else the listener's); "" before it is known and without a
+// listener (ownsona stdio).
+func (a *App) publicOrigin() string {
+	if a.web == nil {
+		return ""
+	}
+	if auth := a.web.Auth(); auth != nil {
+		return auth.Endpoints().Issuer
+	}
+	return ""
+}
 
 func newEmbedder(cfg Config) (vector.Embedder, error) {
 	switch cfg.Embedder {

@@ -63,6 +63,10 @@ type Config struct {
 	MetadataHosts []string
 	// TrustedProxies are the CIDRs whose X-Forwarded-For is believed for the client address.
 	TrustedProxies []string
+	// AllowArgumentTokens lets a tools/call without an Authorization header carry its token as
+	// the argument access_token or accessToken (seed 001's compatibility clients); never over
+	// plain HTTP from another machine. If false (the default), only the header counts.
+	AllowArgumentTokens bool
 
 	// TLS is how serve gets HTTPS: off (plain HTTP, behind a proxy or tunnel that terminates
 	// TLS), local (ownsona's own certificate authority), acme (Let's Encrypt or ACMECA) or
@@ -105,6 +109,8 @@ type Config struct {
 	// MaxConcurrent bounds the requests served at once (event streams aside); beyond it, 503.
 	// If zero, 64.
 	MaxConcurrent int
+	// MaxUploadMB caps a file uploaded for import (prepare_import_upload), in MiB. If zero, 64.
+	MaxUploadMB int
 	// CORSOrigins are the browser origins allowed to call /mcp and read the discovery
 	// documents. If unset, https://claude.ai.
 	CORSOrigins []string
@@ -150,6 +156,7 @@ func NewConfig() Config {
 		RateLimit:       120,
 		RateBurst:       20,
 		MaxConcurrent:   64,
+		MaxUploadMB:     64,
 		CORSOrigins:     []string{"https://claude.ai"},
 		BackupEvery:     24 * time.Hour,
 		BackupKeep:      7,
@@ -163,7 +170,7 @@ func NewConfig() Config {
 type setting struct {
 	flag, env, help string
 	serveOnly       bool
-	ptr             any // *string, *int, *float64, *time.Duration or *[]string (comma-separated)
+	ptr             any // *string, *int, *float64, *bool, *time.Duration or *[]string (comma-separated)
 }
 
 func (c *Config) settings() []setting {
@@ -178,6 +185,7 @@ func (c *Config) settings() []setting {
 		{"redirect-hosts", "OWNSONA_REDIRECT_HOSTS", "if set, the only https redirect hosts clients may register, comma-separated", true, &c.RedirectHosts},
 		{"metadata-hosts", "OWNSONA_METADATA_HOSTS", "hosts whose OAuth client metadata documents are fetched, comma-separated", true, &c.MetadataHosts},
 		{"trusted-proxies", "OWNSONA_TRUSTED_PROXIES", "CIDRs of reverse proxies whose X-Forwarded-For is trusted, comma-separated", true, &c.TrustedProxies},
+		{"allow-argument-tokens", "OWNSONA_ALLOW_ARGUMENT_TOKENS", "accept a token in the access_token or accessToken argument of a tools/call sent without an Authorization header (1 or 0)", true, &c.AllowArgumentTokens},
 		{"tls", "OWNSONA_TLS", "HTTPS: off (behind a proxy or tunnel), local (own CA), acme (Let's Encrypt) or files", true, &c.TLS},
 		{"domain", "OWNSONA_DOMAIN", "the names to serve HTTPS for, comma-separated (required with --tls acme)", true, &c.Domains},
 		{"acme-email", "OWNSONA_ACME_EMAIL", "contact address for the ACME account (optional)", true, &c.ACMEEmail},
@@ -192,6 +200,7 @@ func (c *Config) settings() []setting {
 		{"approval", "OWNSONA_APPROVAL", "calls that wait for the owner's approval: off, hard-delete, destructive or writes", false, &c.Approval},
 		{"approval-timeout", "OWNSONA_APPROVAL_TIMEOUT", "how long a call waits for approval before it ends unapproved (10s to 15m)", false, &c.ApprovalTimeout},
 		{"max-concurrent", "OWNSONA_MAX_CONCURRENT", "authenticated MCP requests served at once, beyond it 503; other requests share a quarter of it (event streams aside)", true, &c.MaxConcurrent},
+		{"max-upload-mb", "OWNSONA_MAX_UPLOAD_MB", "largest file an import upload URL takes, in MiB", true, &c.MaxUploadMB},
 		{"cors-origins", "OWNSONA_CORS_ORIGINS", "browser origins allowed to call /mcp and the discovery documents, comma-separated", true, &c.CORSOrigins},
 		{"backup-dir", "OWNSONA_BACKUP_DIR", "directory for scheduled backups while serving (off if empty)", true, &c.BackupDir},
 		{"backup-every", "OWNSONA_BACKUP_EVERY", "interval of scheduled backups", true, &c.BackupEvery},
@@ -231,6 +240,15 @@ func parseValue(name string, ptr any, s string) error {
 			return usageErr("%s: %q is not a number", name, s)
 		}
 		*p = v
+	case *bool:
+		switch strings.ToLower(s) {
+		case "1", "true", "yes", "on":
+			*p = true
+		case "0", "false", "no", "off":
+			*p = false
+		default:
+			return usageErr("%s: %q is not 1 or 0 (true or false)", name, s)
+		}
 	case *time.Duration:
 		v, err := time.ParseDuration(s)
 		if err != nil {
@@ -267,10 +285,15 @@ func loadConfig(cmd string, args []string, getenv func(string) string, extra fun
 		if s.flag == "" || (s.serveOnly && cmd != "serve" && cmd != "doctor") {
 			continue
 		}
-		fs.Func(s.flag, s.help, func(v string) error {
+		set := func(v string) error {
 			c.sources[s.flag] = "flag --" + s.flag
 			return parseValue("--"+s.flag, s.ptr, v)
-		})
+		}
+		if _, ok := s.ptr.(*bool); ok {
+			fs.BoolFunc(s.flag, s.help, set) // --flag alone means true
+			continue
+		}
+		fs.Func(s.flag, s.help, set)
 	}
 	if extra != nil {
 		extra(fs)
@@ -329,6 +352,8 @@ func (c *Config) validate() error {
 	switch {
 	case c.MaxConcurrent < 1 || c.MaxConcurrent > 100_000:
 		return usageErr("max-concurrent: %d is outside 1..100000", c.MaxConcurrent)
+	case c.MaxUploadMB < 1 || c.MaxUploadMB > 16_384:
+		return usageErr("max-upload-mb: %d is outside 1..16384", c.MaxUploadMB)
 	case c.BackupEvery < time.Minute:
 		return usageErr("backup-every: %s is shorter than 1m", c.BackupEvery)
 	case c.BackupKeep < 1:

@@ -704,9 +704,9 @@ func TestToolsAllowlist_ResourcesAndPrompts(t *testing.T) {
 		completes     bool
 	}{
 		{"write only", []string{"remember"}, nil, 0, nil, false, false},
-		{"list and recall", []string{"remember", "list_memories", "recall"}, []string{"ownsona://memories/recent"}, 0,
+		{"list and recall", []string{"remember", "list_memories", "recall"}, []string{"ownsona://memories/recent", "ui://ownsona/memories.html"}, 0,
 			[]string{"recall-context", "summarize-memories"}, true, false},
-		{"every tool", nil, []string{"ownsona://memories/recent", "ownsona://tags", "ownsona://stats"}, 1,
+		{"every tool", nil, []string{"ownsona://memories/recent", "ownsona://tags", "ownsona://stats", "ui://ownsona/memories.html"}, 1,
 			[]string{"recall-context", "review-duplicates", "tidy-tags", "summarize-memories"}, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -360,8 +360,8 @@ func newSDKOAuth(t *testing.T, scopes ...string) *sdkOAuth {
 	return o
 }
 
-// connectSDK connects the SDK client to srv through the OAuth handler.
-func connectSDK(t *testing.T, ctx context.Context, srv *testServer, o *sdkOAuth) *mcp.ClientSession {
+// connectOAuthSDK connects the SDK client to srv through the OAuth handler.
+func connectOAuthSDK(t *testing.T, ctx context.Context, srv *testServer, o *sdkOAuth) *mcp.ClientSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-oauth-test", Version: "1.0.0"}, nil)
 	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL, OAuthHandler: o.handler,
@@ -437,7 +437,7 @@ func TestOAuthSDK_FullFlow(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	o := newSDKOAuth(t)
-	s := connectSDK(t, ctx, srv, o)
+	s := connectOAuthSDK(t, ctx, srv, o)
 	if n := o.logins.Load(); n != 1 {
 		t.Fatalf("authorizations = %d, want 1", n)
 	}
@@ -544,7 +544,7 @@ func TestOAuthSDK_ReadScope(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	o := newSDKOAuth(t, policy.ScopeRead)
-	s := connectSDK(t, ctx, srv, o)
+	s := connectOAuthSDK(t, ctx, srv, o)
 
 	want := readOnlyTools(MustOpen(t, testConfig(t, nil)))
 	if got := sdkToolNames(t, ctx, s); !slices.Equal(got, want) {

@@ -8,8 +8,10 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/ownsona/ownsona/app/doctor"
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/ops"
+	"github.com/ownsona/ownsona/app/tools"
 	"github.com/ownsona/ownsona/kv"
 )
 
@@ -41,9 +44,10 @@ func commands() []command {
 		cmds = append(cmds, command{c.Name, c.Synopsis, c.Run})
 	}
 	return append(cmds,
-		command{"doctor", "doctor [--public] [flags]\tcheck the file's permissions and the public URL, issuer and resource;\n" +
+		command{"doctor", "doctor [--public] [--client NAME] [flags]\tcheck the file's permissions and the public URL, issuer and resource;\n" +
 			"\t--public also DNS, port 443, the certificate, the OAuth discovery documents and\n" +
-			"\tthe 401 that hosted assistants need (--env-file, --resolver, --timeout: see --help)", runDoctor},
+			"\tthe 401 that hosted assistants need; --client claude|chatgpt|claude-code|cursor also\n" +
+			"\twhat that client is known to need (--env-file, --resolver, --timeout: see --help)", runDoctor},
 		command{"version", "version\tprint the version", func(_ context.Context, env *ops.Env, args []string) error {
 			if len(args) > 0 && !isHelp(args[0]) {
 				return usageErr("version: takes no arguments")
@@ -328,10 +332,11 @@ func Getenv(key string) string { return strings.TrimSpace(os.Getenv(key)) }
 // fails.
 func runDoctor(ctx context.Context, env *ops.Env, args []string) error {
 	var public bool
-	var envFile, resolver string
+	var envFile, resolver, client string
 	var timeout time.Duration
 	extra := func(fs *flag.FlagSet) {
 		fs.BoolVar(&public, "public", false, "also check DNS, port 443, the certificate and the discovery documents from outside")
+		fs.StringVar(&client, "client", "", "also check what this client is known to need: "+strings.Join(doctor.Clients, ", ")+" (claude and chatgpt imply --public)")
 		fs.StringVar(&envFile, "env-file", "", "the service's environment file (KEY=VALUE lines), read as systemd does")
 		fs.StringVar(&resolver, "resolver", "", "DNS server for --public, e.g. 1.1.1.1:53 (default the system's)")
 		fs.DurationVar(&timeout, "timeout", 0, "bound of each network check (default 5s)")
@@ -375,6 +380,16 @@ func runDoctor(ctx context.Context, env *ops.Env, args []string) error {
 	tlsDefaults(&cfg)
 	opts.DB, opts.PublicURL, opts.TLS, opts.Domains = cfg.DB, cfg.PublicURL, cfg.TLS, cfg.Domains
 	opts.TrustedProxies = cfg.TrustedProxies
+	if client != "" {
+		if !slices.Contains(doctor.Clients, client) {
+			return usageErr("doctor: --client %q is not one of %s", client, strings.Join(doctor.Clients, ", "))
+		}
+		if opts.Tools, err = doctorTools(cfg); err != nil {
+			return fmt.Errorf("doctor: %w", err)
+		}
+		opts.KnownClient = client
+		opts.RedirectSchemes, opts.RedirectHosts, opts.MetadataHosts = cfg.RedirectSchemes, cfg.RedirectHosts, cfg.MetadataHosts
+	}
 	problems, err := doctor.Run(ctx, opts, env.Stdout)
 	if err != nil {
 		return err
@@ -386,6 +401,45 @@ func runDoctor(ctx context.Context, env *ops.Env, args []string) error {
 		return errors.New("doctor: 1 problem")
 	}
 	return fmt.Errorf("doctor: %d problems", problems)
+}
+
+// doctorTools lists ownsona's tools as clients see them in tools/list, with the configuration's
+// OWNSONA_TOOLS applied (an allowlist the console saved in the file is not read: serve may hold
+// it). They come from the tool catalogue itself, built over an empty store in a temporary file,
+// so that doctor needs no running server and never opens the real file for them.
+func doctorTools(cfg Config) ([]doctor.Tool, error) {
+	dir, err := os.MkdirTemp("", "ownsona-doctor-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	db, err := kv.Open(filepath.Join(dir, "tools.db"), kv.Options{Migrations: memory.Migrations})
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	mem, err := memory.Open(db, memory.Config{MaxTextChars: cfg.MaxTextChars, DedupThreshold: cfg.DedupThreshold})
+	if err != nil {
+		return nil, err
+	}
+	defer mem.Close()
+	ts, err := tools.New(tools.Config{Memories: mem, Version: cfg.Version})
+	if err != nil {
+		return nil, err
+	}
+	var out []doctor.Tool
+	for _, t := range ts.RPC.Tools {
+		if len(cfg.Tools) > 0 && !slices.Contains(cfg.Tools, t.Name) {
+			continue
+		}
+		dt := doctor.Tool{Name: t.Name}
+		if a := t.Annotations; a != nil {
+			dt.Annotations, dt.Title = true, a.Title
+			dt.ReadOnly, dt.Destructive, dt.Idempotent, dt.OpenWorld = a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint, a.OpenWorldHint
+		}
+		out = append(out, dt)
+	}
+	return out, nil
 }
 
 // cutValue removes a flag and its value ("--name V", "--name=V", "-name V", "-name=V") from

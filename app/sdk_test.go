@@ -21,9 +21,10 @@ import (
 // the real HTTP server over Streamable HTTP.
 
 var allTools = []string{
-	"build_context_prompt", "confirm", "count_memories", "export_memories", "find_near_duplicates",
-	"forget", "forget_batch", "get_memory", "list_memories", "list_tags", "memory_stats", "recall",
-	"remember", "remember_batch", "search_memory", "text_search", "update_memory", "update_memory_batch",
+	"build_context_prompt", "confirm", "count_memories", "export_memories", "fetch", "find_near_duplicates",
+	"forget", "forget_batch", "get_memory", "import_status", "list_memories", "list_tags", "memory_stats",
+	"prepare_import_upload", "recall", "remember", "remember_batch", "search", "search_memory", "text_search",
+	"update_memory", "update_memory_batch",
 }
 
 // sdkPayload calls a tool and decodes its structured payload.
@@ -145,7 +146,7 @@ func exerciseSDK(t *testing.T, s *mcp.ClientSession, wantClient, wantVersion str
 	}
 
 	res, err := s.ListResources(ctx, nil)
-	if err != nil || len(res.Resources) != 3 {
+	if err != nil || len(res.Resources) != 4 { // recent, tags, stats and the MCP App
 		t.Fatalf("resources: %v %v", res, err)
 	}
 	tmpl, err := s.ListResourceTemplates(ctx, nil)

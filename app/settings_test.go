@@ -59,7 +59,7 @@ func TestSettings_Allowlist(t *testing.T) {
 	}{
 		{"tools", "tools/list", "tools", "name", nil, []string{"remember", "recall"}},
 		{"prompts", "prompts/list", "prompts", "name", nil, []string{"recall-context"}},
-		{"resources", "resources/list", "resources", "uri", nil, nil},
+		{"resources", "resources/list", "resources", "uri", nil, []string{"ui://ownsona/memories.html"}},
 		{"templates", "resources/templates/list", "resourceTemplates", "uriTemplate", nil, nil},
 	} {
 		if got := listed(t, a, tc.method, tc.member, tc.field, tc.header...); !slices.Equal(got, tc.want) {

@@ -102,6 +102,7 @@ type Console struct {
 	cop      *http.CrossOriginProtection
 	mux      *http.ServeMux
 	started  time.Time
+	imports  func() []memory.ImportJob // the System page's recent imports (SetImports); nil: none
 }
 
 // New returns the console for cfg. It fails only when a required field is missing.

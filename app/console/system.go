@@ -36,6 +36,45 @@ type systemPage struct {
 	DoctorSummary string
 	DoctorOK      bool // no FAIL among the findings
 	DoctorError   bool
+	// Imports are the recent uploaded imports, newest first; HasImports is false when the
+	// server takes no uploads.
+	HasImports bool
+	Imports    []importRow
+}
+
+// importRow is one uploaded import on the System page.
+type importRow struct {
+	memory.ImportJob
+	Filename, Client string // displayable
+	Errors           []string
+	More             int // failures not listed
+}
+
+// maxImportsShown bounds the imports listed, and maxImportErrorsShown the errors of each.
+const (
+	maxImportsShown      = 20
+	maxImportErrorsShown = 5
+)
+
+// SetImports gives the System page the recent imports (every principal's: the owner sees
+// all). Call it before the console serves.
+func (c *Console) SetImports(imports func() []memory.ImportJob) { c.imports = imports }
+
+// recentImports fills the page's list of imports.
+func (c *Console) recentImports(data *systemPage) {
+	if c.imports == nil {
+		return
+	}
+	data.HasImports = true
+	jobs := c.imports()
+	for _, j := range jobs[:min(len(jobs), maxImportsShown)] {
+		row := importRow{ImportJob: j, Filename: policy.Displayable(j.Filename, 100), Client: policy.Displayable(j.Client, 100)}
+		for _, e := range j.Errors[:min(len(j.Errors), maxImportErrorsShown)] {
+			row.Errors = append(row.Errors, policy.Displayable(e.String(), 300))
+		}
+		row.More = max(j.Failed-len(row.Errors), 0)
+		data.Imports = append(data.Imports, row)
+	}
 }
 
 type check struct{ Name, State string }
@@ -94,6 +133,7 @@ func (c *Console) getSystem(q *req) {
 		})
 	}
 	c.backups(&data)
+	c.recentImports(&data)
 	c.doctor(q.r.Context(), &data)
 	c.show(q, http.StatusOK, "system", "System", "system", data)
 }

@@ -34,6 +34,20 @@ type Options struct {
 	// Public adds the network checks of what hosted assistants need: DNS, TLS, the discovery
 	// documents and the 401 of the MCP endpoint.
 	Public bool
+	// KnownClient, when set, adds the checks of what that client is known to need (doctor
+	// --client): one of Clients
+	// (claude for Claude.ai and the connectors of Claude Desktop, chatgpt, claude-code,
+	// cursor). The hosted ones, claude and chatgpt, imply Public; for the others the discovery
+	// documents are fetched from the public URL (loopback included) without the DNS and
+	// certificate checks, unless Public asks for them.
+	KnownClient string
+	// Tools are the tools a client lists (ownsona's catalogue with OWNSONA_TOOLS applied), for
+	// the KnownClient checks.
+	Tools []Tool
+	// RedirectSchemes, RedirectHosts and MetadataHosts are serve's settings of those names, for
+	// the KnownClient checks of the client's redirect URIs and metadata document. If nil, serve's
+	// defaults.
+	RedirectSchemes, RedirectHosts, MetadataHosts []string
 
 	// Timeout bounds each network call: a lookup, a TLS handshake, one request. If zero,
 	// DefaultTimeout.
@@ -87,20 +101,30 @@ type checker struct {
 	problems int
 	warnings int
 	client   *http.Client
+	prm      map[string]any // the protected-resource document the network checks fetched
+	as       *serverDoc     // the authorization-server document they fetched
 }
 
 // Run checks the setup that o describes, writes one line per finding to w, and returns the
 // number of problems (FAIL lines). err is a write error or ctx's, never a finding.
 func Run(ctx context.Context, o Options, w io.Writer) (problems int, err error) {
+	if r, ok := knownClient(o.KnownClient); ok && r.hosted {
+		o.Public = true
+	}
 	c := newChecker(o, w)
 	c.checkFile()
 	site, siteOK := c.checkConfig()
-	if o.Public && ctx.Err() == nil {
-		if siteOK {
-			c.checkPublic(ctx, site)
-		} else {
-			c.report(warn, "network checks skipped", "fix the public URL above, then run doctor --public again")
-		}
+	switch {
+	case ctx.Err() != nil:
+	case o.Public && siteOK:
+		c.checkPublic(ctx, site)
+	case o.Public:
+		c.report(warn, "network checks skipped", "fix the public URL above, then run doctor --public again")
+	case o.KnownClient != "" && siteOK:
+		c.docsOnly(ctx, site) // a local client: the documents it reads, without DNS or certificate checks
+	}
+	if o.KnownClient != "" && ctx.Err() == nil {
+		c.checkClient(site, siteOK)
 	}
 	if err := ctx.Err(); err != nil {
 		return c.problems, fmt.Errorf("doctor: %w", err)

@@ -45,6 +45,7 @@ func (c *checker) checkPublic(ctx context.Context, s site) {
 	}
 	prm := c.checkResourceDoc(ctx, s, s.issuer+"/.well-known/oauth-protected-resource")
 	prmMCP := c.checkResourceDoc(ctx, s, s.issuer+"/.well-known/oauth-protected-resource/mcp")
+	c.prm = prmMCP
 	if prm != nil && prmMCP != nil && !reflect.DeepEqual(prm, prmMCP) {
 		c.report(warn, "the two protected-resource documents differ", "serve the same document at /.well-known/oauth-protected-resource and /.well-known/oauth-protected-resource/mcp")
 	}
@@ -315,6 +316,7 @@ func (c *checker) checkServerDoc(ctx context.Context, s site) {
 	if !c.getJSON(ctx, s, url, &doc) {
 		return
 	}
+	c.as = &doc
 	other := fmt.Sprintf(fixOtherServer, url)
 	problems := c.problems
 	if doc.Issuer != s.issuer {
@@ -340,7 +342,7 @@ func (c *checker) checkServerDoc(ctx context.Context, s site) {
 		{"authorization_endpoint", doc.AuthorizationEndpoint},
 		{"token_endpoint", doc.TokenEndpoint},
 	} {
-		if u, err := parseURL(ep.url); err != nil || u.Scheme != "https" || u.Host == "" {
+		if u, err := parseURL(ep.url); err != nil || (u.Scheme != "https" && (s.https || u.Scheme != "http")) || u.Host == "" {
 			c.report(fail, fmt.Sprintf("%s has no absolute https %s (%q)", url, ep.name, ep.url), other)
 		}
 	}
@@ -390,7 +392,7 @@ func (c *checker) checkChallenge(ctx context.Context, s site, want map[string]an
 		c.report(fail, fmt.Sprintf("%s answered 401 with WWW-Authenticate %q, without a Bearer resource_metadata", what, strings.Join(header, ", ")),
 			"connectors find the authorization server through resource_metadata (RFC 9728 §5.1): "+fixRunning)
 		return
-	case err != nil || !u.IsAbs() || u.Scheme != "https" || u.Host == "":
+	case err != nil || !u.IsAbs() || (u.Scheme != "https" && (s.https || u.Scheme != "http")) || u.Host == "":
 		c.report(fail, fmt.Sprintf("%s answered 401 with resource_metadata %q, not an absolute https URL", what, meta),
 			"connectors need an absolute https URL there: set OWNSONA_PUBLIC_URL to the https origin connectors use")
 		return

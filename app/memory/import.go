@@ -1,19 +1,14 @@
 package memory
 
-// Import: memories from ownsona's export, the export_memories tool's output, or the knowledge
-// graph of the reference MCP memory server.
+// Import: memories from ownsona's export and from the files of other memory servers (the
+// formats are in import_formats.go and import_text.go), streamed into the store in batches.
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
-	"errors"
+	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
-
-	"github.com/ownsona/ownsona/app/memtext"
 )
 
 // importBatch is how many memories one transaction stores.
@@ -21,10 +16,43 @@ const importBatch = 200
 
 // ImportStats is what an import did.
 type ImportStats struct {
-	Read     int // memories read from the input
-	Imported int // stored
-	Skipped  int // already stored (a re-import adds nothing twice)
-	Bad      int // lines or items that could not be read or were refused, each reported
+	Format   string // the format read: one of ImportFormats
+	Read     int    // memories read from the input
+	Imported int    // stored
+	Skipped  int    // already stored (a re-import adds nothing twice)
+	Bad      int    // lines or items that could not be read or were refused, each reported
+}
+
+// ImportError is one line or item of the input that was not imported, and why. Line is set
+// for formats read line by line (JSON Lines, Markdown and text), Item (from 1) for the
+// elements of a JSON document; the other is zero.
+type ImportError struct {
+	Line  int    `json:"line,omitempty"`
+	Item  int    `json:"item,omitempty"`
+	Error string `json:"error"`
+}
+
+// String reads "line 3: not JSON: …" or "item 3: …".
+func (e ImportError) String() string {
+	if e.Line == 0 && e.Item != 0 {
+		return fmt.Sprintf("item %d: %s", e.Item, e.Error)
+	}
+	return fmt.Sprintf("line %d: %s", e.Line, e.Error)
+}
+
+// ImportOptions tune ImportFrom.
+type ImportOptions struct {
+	// Format is the input's format (ImportFormats, or an alias ParseImportFormat takes). If
+	// empty, it is detected from the content (DetectImportFormat).
+	Format string
+	// Client, when set, is the source_client of every imported memory: the principal that
+	// uploaded the file. If empty, ownsona records keep theirs and others get "import".
+	Client string
+	// Progress is told the counts so far after each stored batch and every few hundred
+	// items read, from the importing goroutine. Optional.
+	Progress func(ImportStats)
+	// OnError is told of each line or item not imported, in input order. Optional.
+	OnError func(ImportError)
 }
 
 // importRecord is one memory to import, with the id it had in the source (0 if none).
@@ -32,94 +60,205 @@ type importRecord struct {
 	Memory
 	oldID    uint64
 	oldRepBy *uint64
-	line     int
-	textOnly bool // a foreign record without times of its own: the same text is the same memory
+	textOnly bool // a record without times of its own: the same text is the same memory
 }
 
-// Import reads memories from r and stores those not stored yet. It takes ownsona's export
-// (JSON Lines with a header, see Export), the export_memories tool's output (a document with
-// "memories", or an MCP tool result with it in structuredContent), and the knowledge graph of
-// @modelcontextprotocol/server-memory (JSON Lines of entities and relations). Each memory is
-// checked as remember checks it; a bad line is reported on log with its number and skipped,
-// and the rest goes in. Ownsona records keep every field (times, tombstones, expiry, source);
-// ids are re-assigned and replaced_by_id follows them. A memory with the same text and creation
-// time (for graph records, the same text) is already stored and skipped. Progress of large
-// inputs goes to log too. err is an input that cannot be read at all, or a storage failure.
+// itemPos is where an item sits in the input: its line, or its index in a document.
+type itemPos struct{ line, item int }
+
+// Import reads memories from r, in whichever format ImportFrom detects, and stores those not
+// stored yet. Each line or item not imported is written to log as "line N: why" (or "item N:
+// why"), and the progress of large inputs too. See ImportFrom.
 func (s *Store) Import(r io.Reader, log io.Writer) (ImportStats, error) {
-	recs, st, err := s.parseImport(r, log)
-	if err != nil {
-		return st, err
+	return s.ImportFrom(context.Background(), r, ImportOptions{
+		OnError: func(e ImportError) { fmt.Fprintln(log, e.String()) },
+	})
+}
+
+// ImportFrom reads memories from r and stores those not stored yet. The formats are those of
+// ImportFormats: ownsona's export (JSON Lines with a header, see Export), the export_memories
+// tool's output, the knowledge graph of @modelcontextprotocol/server-memory,
+// mcp-memory-service's JSON export, Mem0's and OpenMemory's exports (JSON, JSON Lines, or
+// OpenMemory's zip), and Markdown or plain text; gzip-compressed input is read too.
+//
+// Each memory is checked as remember checks it (secret-looking text included); a line or
+// item that fails is reported to opt.OnError and skipped, never half stored, and the rest
+// goes in. Ownsona records keep every field (times, tombstones, expiry, source); ids are
+// re-assigned and replaced_by_id follows them. Records of other formats keep their creation
+// time where they have one. A memory with the same text and creation time (for records
+// without a time, the same text) is already stored and skipped. Memories are stored in
+// batches as they are read, each batch in one transaction that tells the OnChange hooks.
+// err is an input that cannot be read at all, a storage failure, or ctx ending; what was
+// stored before it stays.
+func (s *Store) ImportFrom(ctx context.Context, r io.Reader, opt ImportOptions) (ImportStats, error) {
+	format := ""
+	if opt.Format != "" {
+		f, err := ParseImportFormat(opt.Format)
+		if err != nil {
+			return ImportStats{}, err
+		}
+		format = f
 	}
+	im := &importer{s: s, ctx: ctx, opt: opt, newID: map[uint64]uint64{}, seen: map[string]uint64{}}
 	// Idempotence: what is stored already (same text, same creation time) is skipped; its id
 	// still maps the source's, so replaced_by_id links to it.
-	seen := map[string]uint64{}
 	s.Each(Filter{IncludeDeleted: true}, func(m *Memory) bool {
-		seen[importKey(m)] = m.ID
-		seen["\x00"+m.Text] = m.ID
+		im.seen[importKey(m)] = m.ID
+		im.seen["\x00"+m.Text] = m.ID
 		return true
 	})
-	newID := map[uint64]uint64{}
-	var todo []*importRecord
+	in, closeIn, err := unwrapInput(r)
+	if err != nil {
+		return im.st, err
+	}
+	defer closeIn()
+	br := bufio.NewReaderSize(in, 1<<20)
+	head, _ := br.Peek(1 << 20)
+	if format == "" {
+		if format, err = DetectImportFormat(head); err != nil {
+			return im.st, err
+		}
+	}
+	im.st.Format = format
+	if err := im.read(br, format, head); err != nil {
+		if ferr := im.flush(); ferr == nil {
+			im.report()
+		}
+		return im.st, err
+	}
+	if err := im.flush(); err != nil {
+		return im.st, err
+	}
+	if err := im.link(); err != nil {
+		return im.st, err
+	}
+	im.report()
+	return im.st, nil
+}
+
+// importer streams checked records into the store, a batch at a time.
+type importer struct {
+	s     *Store
+	ctx   context.Context
+	opt   ImportOptions
+	st    ImportStats
+	seen  map[string]uint64 // importKey → stored id (0: in this import, not stored yet)
+	newID map[uint64]uint64 // the source's id → ours
+	batch []*importRecord
+	links []*importRecord // stored records whose source named a replacement
+	items int             // items read since the last progress report
+}
+
+// add checks the records of one item and queues them, all or none: a record that fails
+// makes the whole item bad. Records already stored are counted as skipped.
+func (im *importer) add(pos itemPos, recs []*importRecord, err error) error {
 	for _, rec := range recs {
+		if err != nil {
+			break
+		}
+		if im.opt.Client != "" {
+			rec.SourceClient = im.opt.Client
+		}
+		err = im.s.checkImported(&rec.Memory)
+	}
+	if err != nil {
+		im.bad(pos, err)
+		return nil
+	}
+	if len(im.batch)+len(recs) > importBatch {
+		if err := im.flush(); err != nil {
+			return err
+		}
+	}
+	for _, rec := range recs {
+		im.st.Read++
 		key := importKey(&rec.Memory)
 		if rec.textOnly {
 			key = "\x00" + rec.Text
 		}
-		if id, ok := seen[key]; ok {
-			st.Skipped++
+		if id, ok := im.seen[key]; ok {
+			im.st.Skipped++
 			if rec.oldID != 0 && id != 0 {
-				newID[rec.oldID] = id
+				im.newID[rec.oldID] = id
 			}
 			continue
 		}
-		seen[key] = 0 // the same memory twice in one file is imported once
-		todo = append(todo, rec)
+		im.seen[key] = 0 // the same memory twice in one file is imported once
+		im.batch = append(im.batch, rec)
 	}
-	for start := 0; start < len(todo); start += importBatch {
-		batch := todo[start:min(start+importBatch, len(todo))]
-		items := make([]*newMemory, len(batch))
-		for i, rec := range batch {
-			items[i] = &newMemory{Memory: rec.Memory, Policy: DedupInsert}
+	if im.items++; im.items >= 500 {
+		im.report()
+	}
+	return nil
+}
+
+// bad reports an item that was not imported.
+func (im *importer) bad(pos itemPos, err error) {
+	im.st.Bad++
+	if im.opt.OnError != nil {
+		im.opt.OnError(ImportError{Line: pos.line, Item: pos.item, Error: err.Error()})
+	}
+}
+
+// flush stores the queued batch in one transaction.
+func (im *importer) flush() error {
+	if len(im.batch) == 0 {
+		return nil
+	}
+	if err := im.ctx.Err(); err != nil {
+		return err
+	}
+	items := make([]*newMemory, len(im.batch))
+	for i, rec := range im.batch {
+		items[i] = &newMemory{Memory: rec.Memory, Policy: DedupInsert}
+	}
+	res, err := im.s.insert(items)
+	if err != nil {
+		return err
+	}
+	for i, rec := range im.batch {
+		rec.ID = res[i].ID
+		if rec.oldID != 0 {
+			im.newID[rec.oldID] = rec.ID
 		}
-		res, err := s.insert(items)
-		if err != nil {
-			return st, err
-		}
-		for i, rec := range batch {
-			if rec.oldID != 0 {
-				newID[rec.oldID] = res[i].ID
-			}
-			rec.ID = res[i].ID
-		}
-		st.Imported += len(batch)
-		if len(todo) > importBatch {
-			fmt.Fprintf(log, "imported %d/%d\n", st.Imported, len(todo))
+		if rec.oldRepBy != nil {
+			im.links = append(im.links, rec)
 		}
 	}
-	// Tombstones that named their replacement point to its new id.
+	im.st.Imported += len(im.batch)
+	im.batch = im.batch[:0]
+	im.report()
+	return nil
+}
+
+// link points tombstones that named their replacement at its new id.
+func (im *importer) link() error {
 	links := map[uint64]uint64{}
-	for _, rec := range todo {
-		if rec.oldRepBy == nil {
-			continue
-		}
-		if to, ok := newID[*rec.oldRepBy]; ok {
+	for _, rec := range im.links {
+		if to, ok := im.newID[*rec.oldRepBy]; ok {
 			links[rec.ID] = to
 		}
 	}
-	if len(links) > 0 {
-		ids := make([]uint64, 0, len(links))
-		for id := range links {
-			ids = append(ids, id)
-		}
-		if _, err := s.modify(ids, func(m *Memory) (bool, error) {
-			to := links[m.ID]
-			m.ReplacedByID = &to
-			return true, nil
-		}, nil); err != nil {
-			return st, err
-		}
+	if len(links) == 0 {
+		return nil
 	}
-	return st, nil
+	ids := make([]uint64, 0, len(links))
+	for id := range links {
+		ids = append(ids, id)
+	}
+	_, err := im.s.modify(ids, func(m *Memory) (bool, error) {
+		to := links[m.ID]
+		m.ReplacedByID = &to
+		return true, nil
+	}, nil)
+	return err
+}
+
+func (im *importer) report() {
+	im.items = 0
+	if im.opt.Progress != nil {
+		im.opt.Progress(im.st)
+	}
 }
 
 // importKey identifies a memory across imports.
@@ -132,7 +271,7 @@ func (s *Store) checkImported(m *Memory) error {
 	if m.CreatedAt.IsZero() {
 		m.CreatedAt = now
 		if m.Importance == 0 {
-			m.Importance = 0.5
+			m.Importance = DefaultImportance
 		}
 	}
 	if m.UpdatedAt.IsZero() {
@@ -151,182 +290,4 @@ func (s *Store) checkImported(m *Memory) error {
 		m.CaptureMode = CaptureImport
 	}
 	return s.check(m)
-}
-
-// parseImport reads every record of r in whichever format it is.
-func (s *Store) parseImport(r io.Reader, log io.Writer) ([]*importRecord, ImportStats, error) {
-	var st ImportStats
-	br := bufio.NewReaderSize(r, 1<<20)
-	if isDocument(br) {
-		return s.parseDocument(br, log)
-	}
-	var recs []*importRecord
-	sc := bufio.NewScanner(br)
-	sc.Buffer(make([]byte, 64<<10), 8<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		line := bytes.TrimSpace(sc.Bytes())
-		if n == 1 {
-			line = bytes.TrimPrefix(line, []byte("\ufeff"))
-		}
-		if len(line) == 0 {
-			continue
-		}
-		var probe struct {
-			Format string `json:"format"`
-			Type   string `json:"type"`
-		}
-		if err := json.Unmarshal(line, &probe); err != nil {
-			st.Bad++
-			fmt.Fprintf(log, "line %d: not JSON: %v\n", n, err)
-			continue
-		}
-		switch {
-		case probe.Format != "":
-			if probe.Format != exportFormat {
-				return nil, st, fmt.Errorf("line %d: format %q is not %s", n, probe.Format, exportFormat)
-			}
-		case probe.Type == "entity" || probe.Type == "relation":
-			rs, err := graphRecords(line, probe.Type)
-			for _, rec := range rs {
-				if err == nil {
-					err = s.checkImported(&rec.Memory)
-				}
-			}
-			if err != nil {
-				st.Bad++
-				fmt.Fprintf(log, "line %d: %v\n", n, err)
-				continue
-			}
-			for _, rec := range rs {
-				rec.line = n
-				st.Read++
-				recs = append(recs, rec)
-			}
-		default:
-			rec, err := s.memoryRecord(line)
-			if err != nil {
-				st.Bad++
-				fmt.Fprintf(log, "line %d: %v\n", n, err)
-				continue
-			}
-			rec.line = n
-			st.Read++
-			recs = append(recs, rec)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, st, fmt.Errorf("line %d: %w", n+1, err)
-	}
-	return recs, st, nil
-}
-
-// isDocument reports whether the input is one JSON document (export_memories output, possibly
-// pretty-printed) rather than JSON Lines: its first line is not a whole JSON value, or is one
-// with a "memories" list.
-func isDocument(br *bufio.Reader) bool {
-	b, _ := br.Peek(1 << 20)
-	b = bytes.TrimPrefix(bytes.TrimLeft(b, " \t\r\n"), []byte("\ufeff"))
-	first, _, _ := bytes.Cut(b, []byte("\n"))
-	var probe map[string]json.RawMessage
-	if err := json.Unmarshal(first, &probe); err != nil {
-		return len(b) > 0 && b[0] == '{'
-	}
-	_, mems := probe["memories"]
-	_, sc := probe["structuredContent"]
-	return mems || sc
-}
-
-// parseDocument reads export_memories output: {"memories": [...]} or an MCP tool result with
-// it in structuredContent.
-func (s *Store) parseDocument(r io.Reader, log io.Writer) ([]*importRecord, ImportStats, error) {
-	var st ImportStats
-	var doc struct {
-		Memories          []json.RawMessage `json:"memories"`
-		StructuredContent *struct {
-			Memories []json.RawMessage `json:"memories"`
-		} `json:"structuredContent"`
-	}
-	if err := json.NewDecoder(io.LimitReader(r, 1<<30)).Decode(&doc); err != nil {
-		return nil, st, fmt.Errorf("not an export_memories document: %w", err)
-	}
-	items := doc.Memories
-	if items == nil && doc.StructuredContent != nil {
-		items = doc.StructuredContent.Memories
-	}
-	if items == nil {
-		return nil, st, errors.New(`not an export_memories document: no "memories" list`)
-	}
-	var recs []*importRecord
-	for i, raw := range items {
-		rec, err := s.memoryRecord(raw)
-		if err != nil {
-			st.Bad++
-			fmt.Fprintf(log, "memory %d: %v\n", i+1, err)
-			continue
-		}
-		rec.line = i + 1
-		st.Read++
-		recs = append(recs, rec)
-	}
-	return recs, st, nil
-}
-
-// memoryRecord reads one ownsona memory, checking it as remember would.
-func (s *Store) memoryRecord(raw []byte) (*importRecord, error) {
-	var m Memory
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("not an ownsona memory: %v", err)
-	}
-	rec := &importRecord{Memory: m, oldID: m.ID, oldRepBy: m.ReplacedByID}
-	rec.ID, rec.ReplacedByID = 0, nil
-	if err := s.checkImported(&rec.Memory); err != nil {
-		return nil, err
-	}
-	return rec, nil
-}
-
-// graphRecords turns a knowledge-graph line into memories: an entity's observations, tagged by
-// its type and name, or a relation as a sentence tagged by both ends.
-func graphRecords(line []byte, kind string) ([]*importRecord, error) {
-	var e struct {
-		Name         string   `json:"name"`
-		EntityType   string   `json:"entityType"`
-		Observations []string `json:"observations"`
-		From         string   `json:"from"`
-		To           string   `json:"to"`
-		RelationType string   `json:"relationType"`
-	}
-	if err := json.Unmarshal(line, &e); err != nil {
-		return nil, fmt.Errorf("not a knowledge-graph %s: %v", kind, err)
-	}
-	tags := func(names ...string) []string {
-		var out []string
-		for _, n := range names {
-			if t, err := memtext.NormalizeTag(n); err == nil && t != "" {
-				out = append(out, t)
-			}
-		}
-		return out
-	}
-	var recs []*importRecord
-	switch kind {
-	case "entity":
-		if e.Name == "" {
-			return nil, errors.New("an entity without a name")
-		}
-		for _, o := range e.Observations {
-			recs = append(recs, &importRecord{Memory: Memory{Text: e.Name + ": " + o, Tags: tags(e.EntityType, e.Name), SourceProvider: "server-memory"}, textOnly: true})
-		}
-	case "relation":
-		if e.From == "" || e.To == "" || e.RelationType == "" {
-			return nil, errors.New("a relation needs from, to and relationType")
-		}
-		text := e.From + " " + strings.ReplaceAll(e.RelationType, "_", " ") + " " + e.To
-		recs = append(recs, &importRecord{Memory: Memory{Text: text, Tags: tags(e.From, e.To), SourceProvider: "server-memory"}, textOnly: true})
-	}
-	return recs, nil
 }

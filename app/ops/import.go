@@ -1,33 +1,45 @@
 package ops
 
-// `ownsona import FILE|-`: memories from an export, the export_memories tool's output, or the
-// knowledge graph of the reference MCP memory server. Through the admin socket this process
-// reads FILE and streams it to the server, whose store tells its subscribers what changed.
+// `ownsona import [--format F] FILE|-`: memories from ownsona's export, the export_memories
+// tool's output, the reference MCP memory server's knowledge graph, mcp-memory-service's and
+// Mem0/OpenMemory's exports, or Markdown and text — the formats prepare_import_upload takes.
+// Through the admin socket this process reads FILE and streams it to the server, whose store
+// tells its subscribers what changed.
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/kv"
 )
 
 func importCmd(ctx context.Context, env *Env, args []string) error {
-	fs := newFlags("import", "import FILE|- [--db PATH]",
-		"Imports memories from FILE, or from standard input with -: ownsona's export, the\n"+
-			"export_memories tool's output, or the knowledge graph of @modelcontextprotocol/server-memory.\n"+
+	fs := newFlags("import", "import [--format FORMAT] FILE|- [--db PATH]",
+		"Imports memories from FILE, or from standard input with -, in one of these formats\n"+
+			"(detected from the content unless --format names it; gzip-compressed files too):\n"+
+			"  ownsona             ownsona export, or the export_memories tool's output\n"+
+			"  server-memory       the knowledge graph of @modelcontextprotocol/server-memory (memory.jsonl)\n"+
+			"  mcp-memory-service  mcp-memory-service's JSON export\n"+
+			"  mem0                Mem0's export (JSON or JSON Lines), OpenMemory's export zip\n"+
+			"  markdown            Markdown or text: a memory per paragraph or list item, headings as tags\n"+
 			"Each memory is checked as remember checks it; a bad line is reported with its number and\n"+
 			"skipped. What is already stored is skipped too, so a re-import adds nothing twice. The\n"+
 			"database is created if there is none.")
 	db := dbFlags(fs, env)
+	format := fs.String("format", "auto", "the file's format: auto, "+strings.Join(memory.ImportFormats, ", "))
 	operands, err := parse(env, fs, args)
 	if err != nil {
 		return err
 	}
 	if len(operands) != 1 {
-		return Usagef("import: name one FILE, or - for standard input (ownsona export, export_memories output, or a server-memory knowledge graph)")
+		return Usagef("import: name one FILE, or - for standard input (formats: %s)", strings.Join(memory.ImportFormats, ", "))
+	}
+	if _, err := memory.ParseImportFormat(*format); err != nil {
+		return Usagef("import: --format: %v", err)
 	}
 	var in io.Reader
 	var name string
@@ -48,7 +60,7 @@ func importCmd(ctx context.Context, env *Env, args []string) error {
 		defer f.Close()
 		in = f
 	}
-	if handled, err := env.forward(ctx, *db, request{Args: []string{"import", "-"}, StdinName: name}, in); handled {
+	if handled, err := env.forward(ctx, *db, request{Args: forwardArgs(*format), StdinName: name}, in); handled {
 		return err
 	}
 	store, done, err := env.memories(*db)
@@ -56,9 +68,13 @@ func importCmd(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer done()
-	st, err := store.Import(in, env.Stderr)
+	st, err := store.ImportFrom(ctx, in, memory.ImportOptions{Format: *format,
+		OnError: func(e memory.ImportError) { fmt.Fprintln(env.Stderr, e.String()) }})
 	if err != nil {
 		return fmt.Errorf("import %s: %w", name, err)
+	}
+	if st.Format != "" {
+		fmt.Fprintf(env.Stderr, "read %s as %s\n", name, st.Format)
 	}
 	fmt.Fprintf(env.Stdout, "imported %d of %s from %s (%d already stored, %s)\n",
 		st.Imported, plural(st.Read, "memory", "memories"), name, st.Skipped, plural(st.Bad, "bad line", "bad lines"))
@@ -69,6 +85,15 @@ func importCmd(ctx context.Context, env *Env, args []string) error {
 		return fmt.Errorf("import: skipped %s (listed above)", plural(st.Bad, "bad line", "bad lines"))
 	}
 	return nil
+}
+
+// forwardArgs are the arguments the server runs for an import whose file this process
+// streams to it.
+func forwardArgs(format string) []string {
+	if f, _ := memory.ParseImportFormat(format); f != "" {
+		return []string{"import", "--format", f, "-"}
+	}
+	return []string{"import", "-"}
 }
 
 // memories is the memory store of the database at path: the running server's, or one opened

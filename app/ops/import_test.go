@@ -51,6 +51,25 @@ func TestImport(t *testing.T) {
 			t.Errorf("OpenMemories called %d times, want 1", opened)
 		}
 	})
+	t.Run("markdown, by its content and by --format", func(t *testing.T) {
+		notes := "# Garden\n\n- Tomatoes go in after the last frost\n- Basil likes the south window\n"
+		out := mustRun(t, newEnv(db, notes), "import", "-")
+		if want := "imported 2 of 2 memories from standard input (0 already stored, 0 bad lines)\n"; out != want {
+			t.Errorf("output %q, want %q", out, want)
+		}
+		// The same JSON line read as text is one paragraph.
+		line := `{"text":"Keeps bees"}`
+		out = mustRun(t, newEnv(db, line), "import", "--format", "text", "-")
+		if want := "imported 1 of 1 memory from standard input (0 already stored, 0 bad lines)\n"; out != want {
+			t.Errorf("output %q, want %q", out, want)
+		}
+	})
+	t.Run("an unknown format", func(t *testing.T) {
+		_, _, err := run(t, newEnv(db, ""), "import", "--format", "csv", "-")
+		if err == nil || !strings.Contains(err.Error(), `"csv" is not one of ownsona, server-memory`) {
+			t.Errorf("err = %v", err)
+		}
+	})
 	t.Run("a missing file", func(t *testing.T) {
 		_, _, err := run(t, newEnv(db, ""), "import", filepath.Join(dir, "none.jsonl"))
 		if err == nil || !strings.Contains(err.Error(), "no such file") {

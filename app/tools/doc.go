@@ -13,14 +13,20 @@
 // remember.go (remember, remember_batch), recall.go (recall, search_memory,
 // build_context_prompt), read.go (list_memories, get_memory, text_search, export_memories),
 // update.go (update_memory, update_memory_batch, confirm), forget.go (forget, forget_batch),
-// stats.go (find_near_duplicates, count_memories, memory_stats, list_tags), resources.go,
-// prompts.go. Each holds a tool's argument type, its handler and its payload together.
+// stats.go (find_near_duplicates, count_memories, memory_stats, list_tags), connectors.go
+// (OpenAI's search and fetch, for ChatGPT connectors and deep research, in OpenAI's payload
+// shapes), resources.go, prompts.go. Each holds a tool's argument type, its handler and its
+// payload together. mcpapp.go is the MCP App (io.modelcontextprotocol/ui): the ui:// resource
+// embedded from ui/memories.html that recall, search_memory and list_memories name in their
+// _meta, and the extension in the capabilities.
 //
 // # Arguments described once
 //
 // A tool's input schema is derived from its argument type (schema.go: json names, desc and
 // schema tags), so the schema clients validate against and the struct the handler decodes
-// cannot disagree. rpc validates arguments against the schema before the handler runs; batch
+// cannot disagree. A schema names one type at a time (anyOf branches for tags and nullable
+// times), which clients with a single-type schema dialect accept. Every tool's annotations
+// carry its title and all four hints. rpc validates arguments against the schema before the handler runs; batch
 // tools validate each item themselves, so one bad item fails alone.
 //
 // # Errors

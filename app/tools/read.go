@@ -78,6 +78,7 @@ func (s *Server) readTools() []*rpc.Tool {
 			name: "list_memories", title: "List memories",
 			desc: "List memories newest first, with filters; page with next_cursor (or offset)." + asData,
 			ann:  readOnly(), out: schema{"memories": memories, "next_cursor": typeString}, run: s.listMemories,
+			meta: appMeta(),
 		}),
 		newTool(s, def[idArgs]{
 			name: "get_memory", title: "Get a memory",

@@ -107,8 +107,8 @@ const recallDesc = "Search the user's memories by meaning and keywords; returns 
 func (s *Server) recallTools() []*rpc.Tool {
 	out := schema{"matches": arrayOf(memorySchema), "query_embedding_time_ms": typeNumber, "search_time_ms": typeNumber, "warning": typeString}
 	return []*rpc.Tool{
-		newTool(s, def[recallArgs]{name: "recall", title: "Recall memories", desc: recallDesc, ann: readOnly(), out: out, run: s.recall}),
-		newTool(s, def[recallArgs]{name: "search_memory", title: "Search memories (alias of recall)", desc: "Alias of recall. " + recallDesc, ann: readOnly(), out: out, run: s.recall}),
+		newTool(s, def[recallArgs]{name: "recall", title: "Recall memories", desc: recallDesc, ann: readOnly(), out: out, run: s.recall, meta: appMeta()}),
+		newTool(s, def[recallArgs]{name: "search_memory", title: "Search memories (alias of recall)", desc: "Alias of recall. " + recallDesc, ann: readOnly(), out: out, run: s.recall, meta: appMeta()}),
 		newTool(s, def[contextPromptArgs]{
 			name: "build_context_prompt", title: "Build a prompt with context",
 			desc: "Find the memories relevant to the user's prompt and return one prompt that lists them as known facts followed by the user's prompt, within max_chars characters (most relevant facts first)." + asData,

@@ -17,6 +17,7 @@ var resources = []rpc.Resource{
 	{URI: "ownsona://memories/recent", Name: "recent-memories", Title: "Recent memories", Description: "The 20 newest active memories", MIMEType: "application/json"},
 	{URI: "ownsona://tags", Name: "tags", Title: "Tags", Description: "Every tag with its number of active memories", MIMEType: "application/json"},
 	{URI: "ownsona://stats", Name: "stats", Title: "Statistics", Description: "memory_stats of the store", MIMEType: "application/json"},
+	appResource,
 }
 
 var resourceTemplates = []rpc.ResourceTemplate{
@@ -48,9 +49,14 @@ func (s *Server) readResource(ctx context.Context, uri string) ([]rpc.ResourceCo
 		key = "ownsona://memories/{id}"
 	}
 	if tool, ok := readsWith[key]; ok && !s.allowed(key) {
+		if key == appURI {
+			tool = "recall, search_memory or list_memories"
+		}
 		return nil, notAllowed(uri, tool)
 	}
 	switch uri {
+	case appURI:
+		return readApp(), nil
 	case "ownsona://memories/recent":
 		mems, _ := s.mem.List(memory.Filter{}, memory.Page{Limit: 20})
 		return jsonText(uri, map[string]any{"memories": nonNil(mems)})

@@ -14,11 +14,16 @@ package tools
 //	enum=a|b|c     the allowed strings
 //	time           an RFC 3339 timestamp (format date-time; the description says so)
 //	format=F       format F, description as given
-//	nullable       null is allowed too
+//	nullable       null is allowed too (anyOf the property's schema and {"type":"null"})
 //	id             a memory id (integer from 1, described as such); on a slice, its items are
 //
 // Embedded structs lend their fields. The types tagsArg (tags as an array or a comma-separated
 // string) and batch[T] (an array of T, decoded item by item) describe themselves.
+//
+// Every schema names one type at a time: a value of several types is anyOf branches of one
+// type each ({"anyOf":[{"type":"array",…},{"type":"string"}]}), never "type": [...], which
+// clients that map tool schemas onto a single-type dialect (several model providers' function
+// declarations) reject or mangle. MCP Inspector's --strict run reports such lists.
 
 import (
 	"encoding/json"
@@ -125,13 +130,16 @@ func propertyOf(t reflect.Type, desc string, opts map[string]string) schema {
 		s["format"] = f
 	}
 	if _, ok := opts["nullable"]; ok {
-		s["type"] = []string{s["type"].(string), "null"}
+		s = orNull(s)
 	}
 	if desc != "" {
 		s["description"] = desc
 	}
 	return s
 }
+
+// orNull is s or null: {"anyOf":[s,{"type":"null"}]}.
+func orNull(s schema) schema { return schema{"anyOf": []schema{s, typeNull}} }
 
 // bound sets the lower and upper bound keywords from min= and max=.
 func bound(s schema, opts map[string]string, lo, hi string, float bool) {
@@ -236,6 +244,7 @@ var (
 	typeNumber  = schema{"type": "number"}
 	typeInteger = schema{"type": "integer"}
 	typeBoolean = schema{"type": "boolean"}
+	typeNull    = schema{"type": "null"}
 )
 
 // idSchema is a memory id: bbolt's sequence numbers, which never reach 2^63 (a larger number
@@ -246,8 +255,7 @@ var idSchema = schema{"type": "integer", "description": "memory id", "minimum": 
 const maxID int64 = math.MaxInt64
 
 var tagsSchema = schema{
-	"type":        []string{"array", "string"},
-	"items":       schema{"type": "string"},
+	"anyOf":       []schema{arrayOf(typeString), typeString},
 	"description": "tags, as an array or a comma-separated string; normalized to lowercase [a-z0-9-]",
 }
 

@@ -51,6 +51,11 @@ type Config struct {
 	Log zerolog.Logger
 	// Now is the clock of recall's time filters and the like. If nil, time.Now.
 	Now func() time.Time
+	// PublicURL returns the origin clients reach the server at (https://mem.example.com), for
+	// the console URLs of search and fetch results; it is asked at each call, as the origin may
+	// be known only once the server listens. If nil or it returns "", those URLs are the
+	// console path alone (/console/memories/12).
+	PublicURL func() string
 	// Uploads mints upload tokens and reports imports (prepare_import_upload, import_status).
 	// If nil, those tools are not offered.
 	Uploads Uploads
@@ -73,12 +78,13 @@ type Server struct {
 	approvals *approval.Queue
 	askOnly   bool // no console decides: only the client can approve
 	uploads   Uploads
+	publicURL func() string // nil: URLs are paths
 }
 
 // New builds the MCP surface over cfg.Memories and hangs resource notifications off the
 // store's changes. It fails when the allowlist names a tool ownsona does not have.
 func New(cfg Config) (*Server, error) {
-	s := &Server{mem: cfg.Memories, log: cfg.Log, now: cfg.Now, byName: map[string]*rpc.Tool{}, approvals: cfg.Approvals, askOnly: cfg.AskOnly, uploads: cfg.Uploads}
+	s := &Server{mem: cfg.Memories, log: cfg.Log, now: cfg.Now, byName: map[string]*rpc.Tool{}, approvals: cfg.Approvals, askOnly: cfg.AskOnly, uploads: cfg.Uploads, publicURL: cfg.PublicURL}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -88,7 +94,7 @@ func New(cfg Config) (*Server, error) {
 	s.allowlist.Store(ptr(slices.Clone(cfg.Allowlist)))
 	s.SetApproval(cfg.Approval, cfg.ApprovalTimeout)
 	var list []*rpc.Tool
-	for _, family := range [][]*rpc.Tool{s.rememberTools(), s.recallTools(), s.readTools(), s.updateTools(), s.forgetTools(), s.reviewTools(), s.statsTools(), s.importTools()} {
+	for _, family := range [][]*rpc.Tool{s.rememberTools(), s.recallTools(), s.readTools(), s.updateTools(), s.forgetTools(), s.reviewTools(), s.statsTools(), s.connectorTools(), s.importTools()} {
 		list = append(list, family...)
 	}
 	for _, t := range list {
@@ -105,6 +111,7 @@ func New(cfg Config) (*Server, error) {
 		Permit:            s.permit,
 		Visible:           s.visible,
 		ListChanged:       []string{"tools", "prompts", "resources"},
+		Extensions:        extensions(),
 		Owner:             owner,
 		OnCall:            cfg.OnCall,
 		ListResources:     s.listResources,
@@ -196,6 +203,7 @@ var readsWith = map[string]string{
 	"tidy-tags":                 "list_tags",
 	"summarize-memories":        "list_memories",
 	"completion/complete":       "list_tags", // completions are tag names
+	appURI:                      "recall",    // or search_memory or list_memories: see allowedBy
 }
 
 // allowed reports whether the allowlist in force lets the tool called name (or a resource or
@@ -205,6 +213,9 @@ func (s *Server) allowed(name string) bool { return allowedBy(*s.allowlist.Load(
 func allowedBy(allowlist []string, name string) bool {
 	if len(allowlist) == 0 {
 		return true
+	}
+	if name == appURI {
+		return slices.ContainsFunc(appTools, func(t string) bool { return slices.Contains(allowlist, t) })
 	}
 	if tool, ok := readsWith[name]; ok {
 		name = tool

@@ -107,7 +107,7 @@ func (s *Server) statsTools() []*rpc.Tool {
 			out: schema{
 				"total": typeInteger, "active": typeInteger, "soft_deleted": typeInteger,
 				"expired": typeInteger, "avg_importance": typeNumber,
-				"oldest_created_at": schema{"type": []string{"string", "null"}}, "newest_created_at": schema{"type": []string{"string", "null"}},
+				"oldest_created_at": orNull(typeString), "newest_created_at": orNull(typeString),
 				"top_tags":    tagCounts,
 				"by_provider": arrayOf(schema{"type": "object", "properties": schema{"provider": typeString, "count": typeInteger}}),
 				"embedder":    schema{"type": "object"},

@@ -94,6 +94,12 @@ type def[In any] struct {
 	describe func(ctx context.Context, in In, text bool) (string, error)
 	// batchProp names the batch[T] property validated item by item; "" for none.
 	batchProp string
+	// meta is the tool's _meta in tools/list (appMeta: the MCP App that shows its result); nil
+	// for none.
+	meta map[string]any
+	// outSchema, when set, is the whole output schema, for a payload that does not begin with
+	// "ok" (OpenAI's search and fetch); out is then unused.
+	outSchema schema
 }
 
 // newTool builds the rpc.Tool of d. Argument errors go back to rpc (-32602 or an isError
@@ -102,8 +108,15 @@ type def[In any] struct {
 // a storage error.
 func newTool[In any](s *Server, d def[In]) *rpc.Tool {
 	in := schemaOf[In]()
+	out := d.outSchema
+	if out == nil {
+		out = output(d.out)
+	}
+	// The title is in the annotations too: Anthropic's connector directory reads it there.
+	ann := *d.ann
+	ann.Title = d.title
 	t := &rpc.Tool{Name: d.name, Title: d.title, Description: d.desc, InputSchema: mustJSON(in),
-		OutputSchema: mustJSON(output(d.out)), Annotations: d.ann}
+		OutputSchema: mustJSON(out), Annotations: &ann, Meta: d.meta}
 	if d.batchProp != "" {
 		t.ArgumentSchema = mustJSON(loose(in, d.batchProp))
 	}
@@ -197,6 +210,9 @@ func decodeError(prefix string, err error) error {
 
 func ptr[T any](v T) *T { return &v }
 
+// readOnly and writes are a tool's annotations: every hint is set, true or false, as some
+// clients and directories read an absent hint as unknown rather than as its default. newTool
+// adds the title.
 func readOnly() *rpc.ToolAnnotations {
 	return &rpc.ToolAnnotations{ReadOnlyHint: ptr(true), DestructiveHint: ptr(false), IdempotentHint: ptr(true), OpenWorldHint: ptr(false)}
 }

@@ -31,7 +31,9 @@ func (t *nullableTime) UnmarshalJSON(b []byte) error {
 }
 
 func (nullableTime) describe(desc string, _ map[string]string) schema {
-	return schema{"type": []string{"string", "null"}, "format": "date-time", "description": desc}
+	s := orNull(schema{"type": "string", "format": "date-time"})
+	s["description"] = desc
+	return s
 }
 
 type updateItemArgs struct {

@@ -3,12 +3,14 @@ package web
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/ownsona/ownsona/oauth"
@@ -87,18 +89,24 @@ func (s *Server) trusted(ip string) bool {
 // requireAuth guards the MCP endpoint: a valid bearer token, and for a tools/call the scope the
 // tool needs (403 with a step-up challenge). The principal goes into the request's context for
 // the tools (source_client) and for rpc.Server.Permit, which enforces scopes again for every
-// message, batches included.
+// message, batches included. With Config.AllowArgumentTokens, a POST without an Authorization
+// header may carry its token in its tools/call arguments instead (argumentToken).
 func (s *Server) requireAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		slot := slotFrom(r.Context())
 		p, ref := s.auth.Authenticate(r)
+		var release func()
+		defer func() {
+			if release != nil {
+				release()
+			}
+		}()
 		switch {
 		case ref != nil: // no valid token: the shared pool, behind its address's share
-			release, ok := s.admitOther(w, r)
-			if !ok {
+			var ok bool
+			if release, ok = s.admitOther(w, r); !ok {
 				return
 			}
-			defer release()
 		case isStream(r):
 			if !s.pools.perOwner.TryAcquire(p.Key()) {
 				w.Header().Set("Retry-After", "10")
@@ -106,25 +114,30 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 					"too_many_streams", fmt.Sprintf("this client has %d event streams open, the most one client may; close one", maxStreamsPerPrincipal))
 				return
 			}
-			defer s.pools.perOwner.Release(p.Key())
+			key := p.Key()
+			release = func() { s.pools.perOwner.Release(key) }
 		default: // authenticated calls: a pool no other traffic can take
 			if !s.pools.mcp.TryAcquire() {
 				writeBusy(w, "the server is at its limit of concurrent requests")
 				return
 			}
-			defer s.pools.mcp.Release()
+			release = s.pools.mcp.Release
 		}
 		// The body is read ahead (the rpc server refuses larger ones): refusals echo the
 		// request's id, server/discover is told apart, and a call the token's scopes do not
 		// cover is refused with a step-up challenge. An unauthenticated body is read only when
-		// small: it is not worth more to whoever sent it.
+		// small: it is not worth more to whoever sent it — unless it may carry its token in
+		// its arguments (no Authorization header, AllowArgumentTokens).
 		limit := int64(maxPeek)
-		if ref != nil {
+		noHeader := ref != nil && ref.Code == ""
+		if ref != nil && !(noHeader && s.cfg.AllowArgumentTokens) {
 			limit = maxPeekAnonymous
 		}
 		var msgs []peekedMessage
-		if r.Method == http.MethodPost && r.ContentLength <= limit && (ref == nil || r.ContentLength >= 0) {
-			body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+		var body []byte
+		if r.Method == http.MethodPost && r.ContentLength <= limit && (limit == maxPeek || r.ContentLength >= 0) {
+			var err error
+			body, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
 			if err != nil {
 				writeRPCError(w, http.StatusBadRequest, nil, rpc.CodeInvalidRequest, "could not read the request body", "invalid_request", err.Error())
 				return
@@ -136,11 +149,53 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 			}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
 			if int64(len(body)) <= limit {
 				msgs = peekMessages(body)
+			} else {
+				body = nil
 			}
 		}
 		var id json.RawMessage
 		if len(msgs) == 1 {
 			id = msgs[0].ID
+		}
+		if ref == nil && s.cfg.AllowArgumentTokens && mayCarryToken(body) {
+			// The header wins (seed 001's order); a token also sent in the arguments is
+			// ignored, and removed so that the tool's schema does not refuse it.
+			if _, stripped, problem, found := argumentToken(body, msgs); found && problem == "" {
+				r.Body = struct {
+					io.Reader
+					io.Closer
+				}{bytes.NewReader(stripped), r.Body}
+				r.ContentLength = int64(len(stripped))
+			}
+		}
+		if noHeader && len(msgs) > 0 && mayCarryToken(body) {
+			if tok, stripped, problem, found := argumentToken(body, msgs); found {
+				switch argRef := s.checkArgumentToken(r, problem); {
+				case argRef != nil:
+					ref = argRef
+				default:
+					ap, aref := s.auth.AuthenticateToken(tok)
+					if aref != nil {
+						ref = aref
+						break
+					}
+					// Authenticated: the tool sees its arguments without the token, and the call
+					// moves to the authenticated pool.
+					release()
+					release = nil
+					if !s.pools.mcp.TryAcquire() {
+						writeBusy(w, "the server is at its limit of concurrent requests")
+						return
+					}
+					release = s.pools.mcp.Release
+					p, ref = ap, nil
+					r.Body = struct {
+						io.Reader
+						io.Closer
+					}{bytes.NewReader(stripped), r.Body}
+					r.ContentLength = int64(len(stripped))
+				}
+			}
 		}
 		if ref != nil {
 			if !s.allowKey(w, s.ipKey(r), id) { // token guessing is limited by address
@@ -180,6 +235,302 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(oauth.WithPrincipal(r.Context(), p)))
 	})
+}
+
+// ---- tokens in tool arguments (seed 001, OWNSONA_ALLOW_ARGUMENT_TOKENS) ----
+
+// Argument tokens serve JSON-RPC clients that cannot set an Authorization header: a tools/call
+// sent without one may carry its token as the argument access_token, or accessToken (seed
+// 001's order: the header, then access_token, then accessToken). The rules:
+//
+//   - only with Config.AllowArgumentTokens; otherwise such a call is refused like any call
+//     without a header (401), with a description that says why;
+//   - only in tools/call arguments: initialize, tools/list and every other method need the
+//     header;
+//   - a batch is authenticated as a whole: every message in it must be a tools/call carrying
+//     the same token, or the whole batch is refused;
+//   - never over plain HTTP from another machine (checkArgumentToken);
+//   - verified like a header token (AuthenticateToken: audience, scopes, revocation, personal
+//     access tokens), limited per client like one, and removed from the arguments before the
+//     rpc server sees them, so that schemas with additionalProperties: false accept the call
+//     and no tool, log or audit entry ever holds it.
+
+// mayCarryToken is a cheap look for an argument token's name before argumentToken walks the
+// body. A name spelled with escapes slips past it, and stays in the arguments: the tool's schema
+// refuses it, and without a header the call is refused.
+func mayCarryToken(body []byte) bool {
+	return bytes.Contains(body, []byte(`"access_token"`)) || bytes.Contains(body, []byte(`"accessToken"`))
+}
+
+// argumentTokenKeys are the argument names that may carry a token, in the order they are read.
+var argumentTokenKeys = []string{"access_token", "accessToken"}
+
+// argumentToken finds the token that msgs (the peeked messages of body) carry in their tools/call
+// arguments, and returns it with body rewritten without it. found is false when no message
+// carries one; problem, when not empty, says which rule the request breaks.
+func argumentToken(body []byte, msgs []peekedMessage) (tok string, stripped []byte, problem string, found bool) {
+	objects, err := argumentObjects(body)
+	if err != nil {
+		return "", nil, "", false
+	}
+	var tokens []string
+	for _, o := range objects {
+		switch {
+		case o.bad:
+			return "", nil, problemMalformed, true
+		case o.token != "":
+			tokens = append(tokens, o.token)
+		}
+	}
+	switch {
+	case len(tokens) == 0:
+		return "", nil, "", false
+	case len(tokens) != len(msgs) || len(objects) != len(msgs) || slices.ContainsFunc(tokens, func(t string) bool { return t != tokens[0] }):
+		return "", nil, problemBatch, true // every message must be a tools/call carrying the same token
+	}
+	stripped = slices.Clone(body)
+	for i := len(objects) - 1; i >= 0; i-- { // from the end, so that earlier offsets hold
+		o := objects[i]
+		stripped = slices.Concat(stripped[:o.start], o.rewritten, stripped[o.end:])
+	}
+	return tokens[0], stripped, "", true
+}
+
+// What argumentToken reports of a request that breaks the rules.
+const (
+	problemMalformed = "the access_token (or accessToken) argument must be a non-empty string and appear once"
+	problemBatch     = "a token in tool arguments authenticates only tools/call messages: in a batch, every message must be " +
+		"a tools/call carrying the same access_token; initialize, tools/list and other methods need the Authorization header"
+)
+
+// checkArgumentToken refuses an argument token when the setting does not allow one, when the
+// request breaks the rules (problem), or when it came over plain HTTP from another machine; nil
+// when the token may be verified.
+func (s *Server) checkArgumentToken(r *http.Request, problem string) *oauth.Refusal {
+	refuse := func(code, why string) *oauth.Refusal {
+		return &oauth.Refusal{Status: http.StatusUnauthorized, Code: code, Scope: policy.FormatScope(policy.DefaultScopes), Description: why}
+	}
+	switch {
+	case !s.cfg.AllowArgumentTokens:
+		return refuse("", "authorization required: send the token in the Authorization header as \"Bearer <token>\"; "+
+			"tokens in tool arguments are accepted only when the server runs with OWNSONA_ALLOW_ARGUMENT_TOKENS=1")
+	case problem != "":
+		return refuse("invalid_request", problem)
+	case !s.secureTransport(r):
+		return refuse("invalid_request", "a token in tool arguments is refused over plain HTTP from another machine: it crossed the network "+
+			"unencrypted (revoke it); use the server's https URL, or the Authorization header")
+	}
+	return nil
+}
+
+// secureTransport reports whether r reached this server without crossing a network in clear
+// text: over TLS, from this machine (a local client, or a local proxy or tunnel that terminated
+// TLS, unless its X-Forwarded-Proto says http), or through a trusted proxy whose
+// X-Forwarded-Proto says https.
+func (s *Server) secureTransport(r *http.Request) bool {
+	if r.TLS != nil {
+		return true
+	}
+	peer, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		peer = r.RemoteAddr
+	}
+	proto := strings.ToLower(strings.TrimSpace(r.Header.Get("X-Forwarded-Proto")))
+	switch {
+	case LoopbackHost(peer):
+		return proto == "" || proto == "https"
+	case s.trusted(peer):
+		return proto == "https"
+	}
+	return false
+}
+
+// argumentObject is the arguments object of one tools/call message: its place in the body, and
+// the object again without the token members.
+type argumentObject struct {
+	start, end int    // the object's bytes in the body
+	rewritten  []byte // the object without access_token and accessToken; nil when it had neither
+	token      string // the token it carried, by argumentTokenKeys' order; "" if none
+	bad        bool   // a token member that is not a string, or appears twice
+}
+
+// argumentObjects walks body (one message or a batch) and returns, for each tools/call message
+// in order, its arguments object (a message without one counts with a zero argumentObject).
+// Everything it does not cut is left byte for byte as it was — duplicate keys included, for the
+// rpc server to refuse (SECURITY.md MT-04).
+func argumentObjects(body []byte) ([]argumentObject, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	first, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	var out []argumentObject
+	message := func() error {
+		method, args, err := walkMessage(dec, body)
+		if err != nil {
+			return err
+		}
+		if method == "tools/call" {
+			out = append(out, args)
+		} else {
+			out = append(out, argumentObject{})
+		}
+		return nil
+	}
+	switch first {
+	case json.Delim('{'):
+		if err := message(); err != nil {
+			return nil, err
+		}
+	case json.Delim('['):
+		for dec.More() {
+			t, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			if t != json.Delim('{') {
+				return nil, errors.New("a batch element is not an object")
+			}
+			if err := message(); err != nil {
+				return nil, err
+			}
+		}
+	default:
+		return nil, errors.New("not a JSON-RPC message")
+	}
+	return out, nil
+}
+
+// walkMessage reads one message object after its '{': its method and its params.arguments.
+func walkMessage(dec *json.Decoder, body []byte) (method string, args argumentObject, err error) {
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return "", args, err
+		}
+		switch k {
+		case "method":
+			var m any
+			if err := dec.Decode(&m); err != nil {
+				return "", args, err
+			}
+			method, _ = m.(string)
+		case "params":
+			if !nextIs(dec, body, '{') {
+				if err := skipValue(dec); err != nil {
+					return "", args, err
+				}
+				continue
+			}
+			if _, err := dec.Token(); err != nil {
+				return "", args, err
+			}
+			for dec.More() {
+				pk, err := dec.Token()
+				if err != nil {
+					return "", args, err
+				}
+				if pk == "arguments" && nextIs(dec, body, '{') {
+					if args, err = walkArguments(dec, body); err != nil {
+						return "", args, err
+					}
+					continue
+				}
+				if err := skipValue(dec); err != nil {
+					return "", args, err
+				}
+			}
+			if _, err := dec.Token(); err != nil { // '}'
+				return "", args, err
+			}
+		default:
+			if err := skipValue(dec); err != nil {
+				return "", args, err
+			}
+		}
+	}
+	_, err = dec.Token() // '}'
+	return method, args, err
+}
+
+// walkArguments reads an arguments object and cuts its token members out of a copy.
+func walkArguments(dec *json.Decoder, body []byte) (argumentObject, error) {
+	o := argumentObject{start: skipSpace(body, int(dec.InputOffset()), ":")}
+	if _, err := dec.Token(); err != nil { // '{'
+		return o, err
+	}
+	type member struct{ start, end int }
+	var kept []member
+	found := map[string]string{}
+	cut := false
+	for dec.More() {
+		start := skipSpace(body, int(dec.InputOffset()), ",")
+		k, err := dec.Token()
+		if err != nil {
+			return o, err
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return o, err
+		}
+		key, _ := k.(string)
+		if !slices.Contains(argumentTokenKeys, key) {
+			kept = append(kept, member{start, int(dec.InputOffset())})
+			continue
+		}
+		cut = true
+		var v string
+		if _, dup := found[key]; dup || json.Unmarshal(raw, &v) != nil {
+			o.bad = true
+		}
+		found[key] = v
+	}
+	if _, err := dec.Token(); err != nil { // '}'
+		return o, err
+	}
+	o.end = int(dec.InputOffset())
+	if !cut {
+		return argumentObject{}, nil
+	}
+	for _, key := range argumentTokenKeys {
+		if v := found[key]; v != "" {
+			o.token = v
+			break
+		}
+	}
+	if o.token == "" {
+		o.bad = true // present, but empty
+	}
+	o.rewritten = append(o.rewritten, '{')
+	for i, m := range kept {
+		if i > 0 {
+			o.rewritten = append(o.rewritten, ',')
+		}
+		o.rewritten = append(o.rewritten, body[m.start:m.end]...)
+	}
+	o.rewritten = append(o.rewritten, '}')
+	return o, nil
+}
+
+// nextIs reports whether the next value the decoder reads starts with c.
+func nextIs(dec *json.Decoder, body []byte, c byte) bool {
+	i := skipSpace(body, int(dec.InputOffset()), ":,")
+	return i < len(body) && body[i] == c
+}
+
+// skipSpace returns the offset of the first byte at or after i that is neither JSON whitespace
+// nor one of the separators in seps.
+func skipSpace(body []byte, i int, seps string) int {
+	for i < len(body) && (strings.IndexByte(" \t\r\n", body[i]) >= 0 || strings.IndexByte(seps, body[i]) >= 0) {
+		i++
+	}
+	return i
+}
+
+func skipValue(dec *json.Decoder) error {
+	var raw json.RawMessage
+	return dec.Decode(&raw)
 }
 
 // maxPeek is the largest body requireAuth reads ahead (the rpc server refuses larger ones), and

@@ -6,6 +6,7 @@ package web
 import (
 	"encoding/json"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -49,15 +50,9 @@ func (s *Server) serveServerCard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ep := s.auth.Endpoints()
-	name := "ownsona"
-	if u, err := url.Parse(ep.Issuer); err == nil {
-		labels := strings.Split(u.Hostname(), ".")
-		slices.Reverse(labels)
-		name = strings.Join(labels, ".") + "/mcp"
-	}
 	card := map[string]any{
 		"$schema":     serverCardSchema,
-		"name":        name,
+		"name":        serverCardName(ep.Issuer),
 		"title":       "ownsona personal memory",
 		"description": "A personal memory server: remember facts and recall them by meaning. Self-hosted; OAuth 2.1.",
 		"version":     s.cfg.Version,
@@ -70,6 +65,23 @@ func (s *Server) serveServerCard(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	writeCacheable(w, card)
+}
+
+// serverCardName is the card's name for the public origin issuer: the host's labels reversed,
+// as reverse-DNS names go ("mem.example.com" → "com.example.mem/mcp"), but an IP address as it
+// is ("192.0.2.7/mcp", "2001:db8::1/mcp"): its octets reversed name nothing.
+func serverCardName(issuer string) string {
+	u, err := url.Parse(issuer)
+	if err != nil || u.Hostname() == "" {
+		return "ownsona"
+	}
+	host := u.Hostname()
+	if _, err := netip.ParseAddr(host); err == nil {
+		return host + "/mcp"
+	}
+	labels := strings.Split(host, ".")
+	slices.Reverse(labels)
+	return strings.Join(labels, ".") + "/mcp"
 }
 
 // serveCatalog lists the server card (the site-level catalog of the server-card extension).

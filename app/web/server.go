@@ -71,6 +71,11 @@ type Config struct {
 	// not make is refused with 403 and a step-up challenge before it reaches MCP. If nil, only
 	// MCP's own Permit refuses such calls (inside a 200 answer).
 	Scope func(tool string) (scope string, known bool)
+	// AllowArgumentTokens lets a tools/call without an Authorization header carry its token
+	// as the argument access_token or accessToken (seed 001's compatibility clients): verified
+	// like a header token and removed before the tool sees its arguments; never over plain
+	// HTTP from another machine. If false, such a call is refused with 401.
+	AllowArgumentTokens bool
 	// Limiter is the rate limit per client and per address. If nil, no rate limiting.
 	Limiter *limit.Limiter
 	// Audit records every MCP request. If nil, none is recorded.
@@ -82,6 +87,10 @@ type Config struct {
 	// RootPEM returns the local CA's root certificate for /ca.crt (TLS "local" only). If nil,
 	// /ca.crt is 404 as under other modes.
 	RootPEM func() ([]byte, error)
+	// Uploads takes the files of large imports at UploadPath + id (upload.go), each with its
+	// own one-time token instead of an access token, its own size cap and a read timeout
+	// suited to large bodies. If nil, those paths are 404 like any unknown one.
+	Uploads UploadReceiver
 	// Console is the owner's console (app/console), served at /console and every path below it
 	// behind the same security headers, Host check, gate and per-address rate limit as the OAuth
 	// pages; it sets its own Content-Security-Policy. If nil, those paths are 404 like any
@@ -385,6 +394,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/.well-known/mcp/server-card.json", s.serveServerCard)
 	mux.HandleFunc("/.well-known/mcp/catalog.json", s.serveCatalog)
 	mux.HandleFunc("/ca.crt", s.serveCACert)
+	if s.cfg.Uploads != nil {
+		mux.HandleFunc(UploadPath, s.serveUpload)
+	}
 	if s.cfg.Console != nil {
 		mux.Handle("/console", s.cfg.Console)
 		mux.Handle("/console/", s.cfg.Console)
@@ -452,6 +464,7 @@ func (s *Server) checkHost(next http.Handler) http.Handler {
 		if h, _, err := net.SplitHostPort(host); err == nil {
 			host = h
 		}
+		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]") // an IPv6 literal without a port
 		if !LoopbackHost(host) && !strings.EqualFold(strings.TrimSuffix(host, "."), public) {
 			writeJSON(w, http.StatusMisdirectedRequest, map[string]string{"error": "misdirected_request",
 				"error_description": "this server answers only to its public name and to localhost, 127.0.0.1 and [::1]"})

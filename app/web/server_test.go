@@ -458,7 +458,7 @@ func TestServer_Handler(t *testing.T) {
 		{
 			name: "server card", method: "GET", url: "/.well-known/mcp/server-card.json",
 			wantStatus: http.StatusOK,
-			wantBody: []string{`"name":"1.0.0.127/mcp"`, `"version":"9.9.9-test"`,
+			wantBody: []string{`"name":"127.0.0.1/mcp"`, `"version":"9.9.9-test"`,
 				`{"supportedProtocolVersions":`, `"type":"streamable-http","url":"http://127.0.0.1:8080/mcp"`,
 				`"url":"http://127.0.0.1:8080/mcp/sse"`,
 				`"protectedResourceMetadata":"http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp"`},

@@ -17,12 +17,14 @@ export const ALL_TOOLS = [
   'remember', 'remember_batch', 'recall', 'search_memory', 'build_context_prompt', 'list_memories',
   'get_memory', 'update_memory', 'update_memory_batch', 'confirm', 'forget', 'forget_batch',
   'text_search', 'find_near_duplicates', 'count_memories', 'memory_stats', 'list_tags', 'export_memories',
+  'search', 'fetch', 'prepare_import_upload', 'import_status',
 ];
 
 // The tools a memories:read token may call (the read-only ones); the others need memories:write.
 export const READ_TOOLS = [
   'recall', 'search_memory', 'build_context_prompt', 'list_memories', 'get_memory', 'text_search',
   'find_near_duplicates', 'count_memories', 'memory_stats', 'list_tags', 'export_memories',
+  'search', 'fetch', 'import_status',
 ];
 
 // defer runs fn when test t ends, after every function deferred later (last in, first out, so a

@@ -349,3 +349,93 @@ test('oauth: a replayed authorization code is refused and revokes the tokens iss
   assert.equal(refresh.status, 400);
   assert.equal((await refresh.json()).error, 'invalid_grant');
 });
+
+test('oauth: once client and redirect URI are known good, an invalid request goes back to the client as an error with state and iss', { timeout: 60000 }, async (t) => {
+  const srv = await startServe(t);
+  const meta = await (await fetch(`${srv.origin}/.well-known/oauth-authorization-server`, { signal: AbortSignal.timeout(10000) })).json();
+  const reg = await fetch(`${srv.origin}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: 'ownsona e2e errors', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
+    signal: AbortSignal.timeout(10000),
+  });
+  assert.equal(reg.status, 201);
+  const { client_id } = await reg.json();
+  const challenge = randomBytes(32).toString('base64url');
+  const authorize = (params) => fetch(`${meta.authorization_endpoint}?${new URLSearchParams({
+    response_type: 'code', client_id, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256',
+    state: 'st-e2e', resource: srv.url, ...params,
+  })}`, { redirect: 'manual', signal: AbortSignal.timeout(10000) });
+  for (const [params, error] of [
+    [{ scope: 'memories:read admin' }, 'invalid_scope'],
+    [{ code_challenge: '' }, 'invalid_request'],
+    [{ response_type: 'token' }, 'unsupported_response_type'],
+    [{ resource: 'https://other.example/mcp' }, 'invalid_target'],
+  ]) {
+    const res = await authorize(params);
+    assert.equal(res.status, 302, `${error}: a redirect to the client`);
+    const loc = new URL(res.headers.get('location'));
+    assert.equal(loc.origin + loc.pathname, REDIRECT);
+    assert.equal(loc.searchParams.get('error'), error);
+    assert.ok(loc.searchParams.get('error_description'));
+    assert.equal(loc.searchParams.get('state'), 'st-e2e');
+    assert.equal(loc.searchParams.get('iss'), meta.issuer, 'RFC 9207 iss, byte for byte the metadata issuer');
+    assert.equal(loc.searchParams.get('code'), null);
+  }
+  // An unregistered redirect URI is never redirected to.
+  const res = await authorize({ redirect_uri: 'http://127.0.0.1:33419/elsewhere', scope: 'admin' });
+  assert.equal(res.status, 400);
+  assert.equal(res.headers.get('location'), null);
+});
+
+test('oauth: offline_access is accepted and listed, never widens the grant, and a refresh token comes either way', { timeout: 60000 }, async (t) => {
+  const srv = await startServe(t);
+  const meta = await (await fetch(`${srv.origin}/.well-known/oauth-authorization-server`, { signal: AbortSignal.timeout(10000) })).json();
+  assert.deepEqual(meta.scopes_supported, ['memories:read', 'memories:write', 'offline_access']);
+  const net = recorder();
+  const provider = new TestProvider({ clientName: 'ownsona e2e offline' });
+  assert.equal(await auth(provider, { serverUrl: new URL(srv.url), scope: 'memories:read offline_access', fetchFn: net.fetch }), 'REDIRECT');
+  assert.equal(new URL(provider.authorizations[0].url).searchParams.get('scope'), 'memories:read offline_access');
+  assert.equal(await auth(provider, { serverUrl: new URL(srv.url), authorizationCode: provider.code, fetchFn: net.fetch }), 'AUTHORIZED');
+  assert.equal(provider.current.scope, 'memories:read offline_access');
+  assert.ok(provider.current.refresh_token, 'a refresh token');
+  const claims = await jwtClaims(meta.jwks_uri, provider.current.access_token);
+  assert.equal(claims.scope, 'memories:read', 'the access token carries the memories scopes only');
+  const { client, transport } = connect(srv, provider, net, 'ownsona-e2e-offline');
+  await client.connect(transport);
+  defer(t, () => client.close());
+  const names = (await client.listTools()).tools.map((x) => x.name);
+  for (const n of READ_TOOLS) assert.ok(names.includes(n), `${n} is listed`);
+  for (const n of ALL_TOOLS.filter((x) => !READ_TOOLS.includes(x))) assert.ok(!names.includes(n), `${n} needs memories:write: not listed`);
+});
+
+test('oauth: OWNSONA_ALLOW_ARGUMENT_TOKENS=1 lets a plain JSON-RPC client send its token as the access_token argument', { timeout: 60000 }, async (t) => {
+  const call = (srv, args, headers = {}) => fetch(srv.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'remember', arguments: args } }),
+    signal: AbortSignal.timeout(10000),
+  });
+  const off = await startServe(t, { pats: { script: undefined } });
+  const refused = await call(off, { text: 'needs the setting', access_token: off.tokens.script });
+  assert.equal(refused.status, 401);
+  assert.match(refused.headers.get('www-authenticate'), /^Bearer resource_metadata="/);
+  assert.match((await refused.json()).error.data.error_description, /OWNSONA_ALLOW_ARGUMENT_TOKENS=1/);
+
+  const on = await startServe(t, { pats: { script: undefined }, env: { OWNSONA_ALLOW_ARGUMENT_TOKENS: '1' } });
+  for (const key of ['access_token', 'accessToken']) {
+    const res = await call(on, { text: `stored with ${key}`, [key]: on.tokens.script });
+    assert.equal(res.status, 200);
+    const body = await res.json();
+    assert.equal(body.result.isError, false, JSON.stringify(body));
+    assert.equal(body.result.structuredContent.ok, true);
+  }
+  const list = await fetch(on.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/list', params: { arguments: { access_token: on.tokens.script } } }),
+    signal: AbortSignal.timeout(10000),
+  });
+  assert.equal(list.status, 401, 'only tools/call may carry the token in its arguments');
+  assert.ok(!on.log().includes(on.tokens.script), 'the token is never logged');
+});

@@ -1,0 +1,319 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// importFixture reads a file of testdata/import.
+func importFixture(tb testing.TB, name string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "import", name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// toolAs calls a tool over the real handler with token and returns its payload.
+func toolAs(tb testing.TB, a *App, token, name string, args any) map[string]any {
+	tb.Helper()
+	argJSON, _ := json.Marshal(args)
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, name, argJSON)
+	rec := mcpRequest(a.Handler(), "Bearer "+token, body, "MCP-Protocol-Version", "2025-11-25")
+	var env struct {
+		Result *toolResult `json:"result"`
+	}
+	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &env) != nil || env.Result == nil {
+		tb.Fatalf("%s: %d %s", name, rec.Code, rec.Body)
+	}
+	return env.Result.StructuredContent
+}
+
+// ticket is what prepare_import_upload returned.
+type ticket struct{ id, url, token string }
+
+func prepareAs(tb testing.TB, a *App, token, filename string) ticket {
+	tb.Helper()
+	p := toolAs(tb, a, token, "prepare_import_upload", map[string]any{"filename": filename})
+	if p["ok"] != true {
+		tb.Fatalf("prepare_import_upload: %v", p)
+	}
+	t := ticket{p["upload_id"].(string), p["upload_url"].(string), p["upload_token"].(string)}
+	if !strings.HasPrefix(t.url, "http://127.0.0.1/mcp/upload/") || !strings.HasPrefix(t.token, "osu_") || len(t.token) != 4+43 {
+		tb.Fatalf("ticket %+v", t)
+	}
+	if !strings.Contains(p["curl"].(string), "--data-binary @"+filename) || p["max_bytes"] != float64(64<<20) {
+		tb.Errorf("payload %v", p)
+	}
+	return t
+}
+
+// upload POSTs body to url with the bearer token (none when ""); header adds headers.
+func upload(a *App, url, token string, body io.Reader, header ...string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, url, body)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	rec := httptest.NewRecorder()
+	a.Handler().ServeHTTP(rec, req)
+	return rec
+}
+
+// waitImport polls import_status until the import id leaves waiting and running.
+func waitImport(tb testing.TB, a *App, token, id string) map[string]any {
+	tb.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		p := toolAs(tb, a, token, "import_status", map[string]any{"id": id})
+		if p["ok"] != true {
+			tb.Fatalf("import_status: %v", p)
+		}
+		job := p["imports"].([]any)[0].(map[string]any)
+		if s := job["state"]; s != "running" && s != "waiting" {
+			return job
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("import %s still %v", id, job["state"])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// wantUploadError checks a refusal: its status and its error code.
+func wantUploadError(tb testing.TB, rec *httptest.ResponseRecorder, status int, code string) {
+	tb.Helper()
+	var m map[string]any
+	json.Unmarshal(rec.Body.Bytes(), &m)
+	if rec.Code != status || m["error"] != code || m["error_description"] == "" {
+		tb.Errorf("got %d %s; want %d %s with a description", rec.Code, rec.Body, status, code)
+	}
+}
+
+// TestUpload_Flow: a client prepares an upload, POSTs the file with the upload token alone,
+// and follows the import, which records it as the memories' source_client; the token works
+// once, and another client sees nothing of the import.
+func TestUpload_Flow(t *testing.T) {
+	a := MustOpen(t, testConfig(t, newFakeClock()))
+	owner, other := patFor(t, a), testPAT(t, a)
+	tk := prepareAs(t, a, owner, "ownsona.jsonl")
+	if p := toolAs(t, a, owner, "import_status", map[string]any{"id": tk.id}); p["imports"].([]any)[0].(map[string]any)["state"] != "waiting" {
+		t.Errorf("before the upload: %v", p)
+	}
+
+	file := importFixture(t, "ownsona.jsonl")
+	rec := upload(a, tk.url, tk.token, bytes.NewReader(file))
+	if rec.Code != http.StatusAccepted || !strings.Contains(rec.Body.String(), `"state":"running"`) {
+		t.Fatalf("upload: %d %s", rec.Code, rec.Body)
+	}
+	job := waitImport(t, a, owner, tk.id)
+	errs, _ := json.Marshal(job["errors"])
+	if job["state"] != "done" || job["format"] != "ownsona" || job["read"] != 3.0 || job["imported"] != 3.0 || job["failed"] != 1.0 ||
+		job["bytes"] != float64(len(file)) || !strings.Contains(string(errs), `"error":"text looks like a secret (aws-access-key)`) || !strings.Contains(string(errs), `"line":5}`) {
+		t.Errorf("job %v", job)
+	}
+	list := mustOK(t, a, "list_memories", map[string]any{"limit": 10})
+	for _, m := range list["memories"].([]any) {
+		if c := m.(map[string]any)["source_client"]; c != "pat:test" {
+			t.Errorf("source_client %v, want the uploader's pat:test", c)
+		}
+	}
+
+	t.Run("the token works once", func(t *testing.T) {
+		wantUploadError(t, upload(a, tk.url, tk.token, bytes.NewReader(file)), http.StatusUnauthorized, "upload_token_used")
+	})
+	t.Run("another client sees nothing of it", func(t *testing.T) {
+		if p := toolAs(t, a, other, "import_status", map[string]any{}); len(p["imports"].([]any)) != 0 {
+			t.Errorf("import_status of another client: %v", p)
+		}
+		if p := toolAs(t, a, other, "import_status", map[string]any{"id": tk.id}); p["ok"] != false || p["error"].(map[string]any)["code"] != "NOT_FOUND" {
+			t.Errorf("import_status(id) of another client: %v", p)
+		}
+	})
+	t.Run("the console shows it", func(t *testing.T) {
+		b := newConsoleBrowser(t, "http://127.0.0.1", handlerTransport{a.Handler()})
+		b.signIn()
+		page := b.page("/console/system")
+		for _, want := range []string{"ownsona.jsonl</code> from pat:test, ownsona", "3 read, 3 imported, 0 already stored, 1 failed", "line 5: text looks like a secret"} {
+			if !strings.Contains(page, want) {
+				t.Errorf("the System page lacks %q", want)
+			}
+		}
+	})
+}
+
+// TestUpload_Refused: every way an upload is refused, each with a status and an error that
+// says what was wrong.
+func TestUpload_Refused(t *testing.T) {
+	clock := newFakeClock()
+	a := MustOpen(t, testConfig(t, clock))
+	owner, other := patFor(t, a), testPAT(t, a)
+	mine, theirs := prepareAs(t, a, owner, "a.md"), prepareAs(t, a, other, "b.md")
+	small := func() io.Reader { return strings.NewReader("Likes tea.\n") }
+
+	for _, tt := range []struct {
+		name   string
+		url    string
+		token  string
+		body   io.Reader
+		header []string
+		status int
+		code   string
+	}{
+		{"no token", mine.url, "", small(), nil, 401, "upload_token_required"},
+		{"an access token", mine.url, owner, small(), nil, 401, "access_token_not_accepted"},
+		{"a made-up token", mine.url, "osu_" + strings.Repeat("A", 43), small(), nil, 401, "invalid_upload_token"},
+		{"another client's token at this URL", mine.url, theirs.token, small(), nil, 403, "wrong_upload_url"},
+		{"the token at an unknown URL", "http://127.0.0.1/mcp/upload/nope", mine.token, small(), nil, 403, "wrong_upload_url"},
+		{"a declared size past the cap", mine.url, mine.token, strings.NewReader("x"), []string{"Content-Length", fmt.Sprint(64<<20 + 1)}, 413, "upload_too_large"},
+		{"an empty file", mine.url, mine.token, strings.NewReader("\n"), nil, 400, "empty_upload"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodPost, tt.url, tt.body)
+			if tt.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tt.token)
+			}
+			if len(tt.header) == 2 {
+				req.ContentLength = 64<<20 + 1
+			}
+			rec := httptest.NewRecorder()
+			a.Handler().ServeHTTP(rec, req)
+			wantUploadError(t, rec, tt.status, tt.code)
+		})
+	}
+	t.Run("a body past the cap", func(t *testing.T) {
+		// Chunked (no Content-Length): refused once the 64 MiB are read; the token stays good.
+		body := io.MultiReader(bytes.NewReader(bytes.Repeat([]byte("Likes tea.\n"), 64<<20/11+1)))
+		rec := upload(a, mine.url, mine.token, body, "Transfer-Encoding", "chunked")
+		wantUploadError(t, rec, http.StatusRequestEntityTooLarge, "upload_too_large")
+		if rec := upload(a, mine.url, mine.token, small()); rec.Code != http.StatusAccepted {
+			t.Errorf("after a refused size, the token: %d %s", rec.Code, rec.Body)
+		}
+		waitImport(t, a, owner, mine.id)
+	})
+	t.Run("the upload token where an access token is expected", func(t *testing.T) {
+		rec := mcpRequest(a.Handler(), "Bearer "+theirs.token, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+		if rec.Code != http.StatusUnauthorized || !strings.Contains(rec.Body.String(), "invalid_token") {
+			t.Errorf("/mcp with an upload token: %d %s", rec.Code, rec.Body)
+		}
+	})
+	t.Run("an expired token", func(t *testing.T) {
+		clock.Advance(10*time.Minute + time.Second)
+		wantUploadError(t, upload(a, theirs.url, theirs.token, small()), http.StatusUnauthorized, "upload_token_expired")
+		p := toolAs(t, a, other, "import_status", map[string]any{"id": theirs.id})
+		if s := p["imports"].([]any)[0].(map[string]any)["state"]; s != "expired" {
+			t.Errorf("state %v, want expired", s)
+		}
+	})
+	t.Run("a read-only token cannot prepare an upload", func(t *testing.T) {
+		rec := mcpRequest(a.Handler(), "Bearer "+testPAT(t, a, "memories:read"),
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"prepare_import_upload","arguments":{"filename":"x"}}}`)
+		if rec.Code != http.StatusForbidden {
+			t.Errorf("prepare_import_upload with memories:read: %d %s", rec.Code, rec.Body)
+		}
+	})
+}
+
+// TestUpload_Formats: each fixture goes in through the upload route, raw or as a form field.
+func TestUpload_Formats(t *testing.T) {
+	for _, tt := range []struct {
+		file, format     string
+		imported, failed float64
+		multipart        bool
+	}{
+		{"ownsona.jsonl", "ownsona", 3, 1, false},
+		{"server-memory.jsonl", "server-memory", 4, 2, true},
+		{"mcp-memory-service.json", "mcp-memory-service", 3, 1, false},
+		{"mem0.json", "mem0", 2, 1, true},
+		{"openmemory-memories.json", "mem0", 2, 1, false},
+		{"openmemory.jsonl", "mem0", 3, 1, false},
+		{"notes.md", "markdown", 7, 1, true},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			a := MustOpen(t, testConfig(t, newFakeClock()))
+			tok := patFor(t, a)
+			tk := prepareAs(t, a, tok, tt.file)
+			body, header := io.Reader(bytes.NewReader(importFixture(t, tt.file))), []string(nil)
+			if tt.multipart {
+				var buf bytes.Buffer
+				mw := multipart.NewWriter(&buf)
+				mw.WriteField("note", "ignored")
+				fw, _ := mw.CreateFormFile("file", tt.file)
+				fw.Write(importFixture(t, tt.file))
+				mw.Close()
+				body, header = &buf, []string{"Content-Type", mw.FormDataContentType()}
+			}
+			if rec := upload(a, tk.url, tk.token, body, header...); rec.Code != http.StatusAccepted {
+				t.Fatalf("upload: %d %s", rec.Code, rec.Body)
+			}
+			job := waitImport(t, a, tok, tk.id)
+			if job["state"] != "done" || job["format"] != tt.format || job["imported"] != tt.imported || job["failed"] != tt.failed {
+				t.Errorf("job %v", job)
+			}
+		})
+	}
+}
+
+// TestUpload_SDK: the Go SDK, over Streamable HTTP, prepares an upload and follows it; the
+// file goes to the listener with a plain HTTP client, as curl would send it.
+func TestUpload_SDK(t *testing.T) {
+	cfg := testConfig(t, nil)
+	cfg.PublicURL = "" // taken from the bound address
+	a := MustOpen(t, cfg)
+	if err := a.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-test", Version: "1.0.0"}, nil)
+	hc := &http.Client{Transport: bearerTransport{patFor(t, a)}}
+	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + a.Addr() + "/mcp", HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	p := sdkPayload(t, s, "prepare_import_upload", map[string]any{"filename": "notes.md", "format": "markdown"})
+	url, tok := p["upload_url"].(string), p["upload_token"].(string)
+	if want := "http://" + a.Addr() + "/mcp/upload/"; !strings.HasPrefix(url, want) {
+		t.Fatalf("upload_url %q, want it under %s", url, want)
+	}
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(importFixture(t, "notes.md")))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("upload: %d", resp.StatusCode)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		st := sdkPayload(t, s, "import_status", map[string]any{})
+		job := st["imports"].([]any)[0].(map[string]any)
+		if job["state"] == "done" {
+			if job["imported"] != 7.0 || job["format"] != "markdown" {
+				t.Errorf("job %v", job)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %v", job)
+		}
+	}
+}
