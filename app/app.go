@@ -82,7 +82,7 @@ func Open(cfg Config, stderr io.Writer) (*App, error) {
 	}
 	run := a.settings.Get()
 	a.mem, err = memory.Open(a.db, memory.Config{Embedder: emb, Now: a.now, Log: a.log,
-		MaxTextChars: cfg.MaxTextChars, DedupThreshold: cfg.DedupThreshold})
+		MaxTextChars: cfg.MaxTextChars, DedupThreshold: cfg.DedupThreshold, Location: cfg.loc()})
 	if err != nil {
 		a.Close()
 		return nil, err

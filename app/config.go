@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	_ "time/tzdata" // OWNSONA_TIMEZONE on hosts without a zone database
 
 	"github.com/ownsona/ownsona/app/approval"
 	"github.com/ownsona/ownsona/app/ops"
@@ -26,6 +27,9 @@ type Config struct {
 	Addr string
 	// LogLevel is debug, info, warn or error. If empty, info.
 	LogLevel string
+	// Timezone is the IANA name of the time zone of the calendar in questions ("yesterday",
+	// "last week": recall's time words), such as Europe/Berlin. If empty, the host's.
+	Timezone string
 	// MaxTextChars caps a memory's text, in characters. If zero, 16000.
 	MaxTextChars int
 	// DedupThreshold is the similarity at or above which a stored memory counts as a near
@@ -208,6 +212,7 @@ func (c *Config) settings() []setting {
 		{"audit-max-age", "OWNSONA_AUDIT_MAX_AGE", "how long audit entries are kept", false, &c.AuditMaxAge},
 		{"audit-max-entries", "OWNSONA_AUDIT_MAX_ENTRIES", "how many audit entries are kept", false, &c.AuditMaxEntries},
 		{"log-level", "OWNSONA_LOG_LEVEL", "debug, info, warn or error", false, &c.LogLevel},
+		{"timezone", "OWNSONA_TIMEZONE", "time zone of the calendar in questions (\"last week\"), an IANA name such as Europe/Berlin; empty: the host's", false, &c.Timezone},
 		{"max-text-chars", "OWNSONA_MAX_TEXT_CHARS", "longest memory text, in characters", false, &c.MaxTextChars},
 		{"dedup-threshold", "OWNSONA_DEDUP_THRESHOLD", "similarity (0.5-1) at which a new memory is reported as a near duplicate", false, &c.DedupThreshold},
 		{"embedder", "OWNSONA_EMBEDDER", "builtin, model2vec:DIR, openai or none", false, &c.Embedder},
@@ -307,6 +312,28 @@ func loadConfig(cmd string, args []string, getenv func(string) string, extra fun
 	return c, fs.Args(), c.validate()
 }
 
+// location is the time zone Timezone names; time.Local when it is empty. The zone database is
+// compiled into the binary (time/tzdata), so a Pi without one still knows Europe/Berlin.
+func (c *Config) location() (*time.Location, error) {
+	if c.Timezone == "" {
+		return time.Local, nil
+	}
+	loc, err := time.LoadLocation(c.Timezone)
+	if err != nil || c.Timezone == "Local" {
+		return nil, usageErr("timezone: %q is not an IANA time zone such as Europe/Berlin or UTC", c.Timezone)
+	}
+	return loc, nil
+}
+
+// loc is location for a validated Config.
+func (c *Config) loc() *time.Location {
+	loc, err := c.location()
+	if err != nil {
+		return time.Local
+	}
+	return loc
+}
+
 // validate checks values that parsed but make no sense.
 func (c *Config) validate() error {
 	switch {
@@ -367,6 +394,9 @@ func (c *Config) validate() error {
 		if u, err := url.Parse(o); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Path != "" || u.RawQuery != "" {
 			return usageErr("cors-origins: %q is not an origin such as https://claude.ai", o)
 		}
+	}
+	if _, err := c.location(); err != nil {
+		return err
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -21,7 +21,12 @@ import (
 // personal access token, pinned to pin ("" for the SDK's default, 2026-07-28).
 func connectSDK(t *testing.T, pin string) (*App, *mcp.ClientSession) {
 	t.Helper()
-	cfg := testConfig(t, nil)
+	return connectSDKWith(t, testConfig(t, nil), pin)
+}
+
+// connectSDKWith is connectSDK over a server with cfg.
+func connectSDKWith(t *testing.T, cfg Config, pin string) (*App, *mcp.ClientSession) {
+	t.Helper()
 	cfg.PublicURL = "" // taken from the bound address
 	a := MustOpen(t, cfg)
 	if err := a.Listen(); err != nil {

@@ -1,12 +1,18 @@
 package app
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestRecall_ByMeaningOutOfTheBox: with nothing configured and no network, recall finds
 // memories that share no word with the question, through the builtin embedder (issue 4), and
 // leaves unrelated memories out.
 func TestRecall_ByMeaningOutOfTheBox(t *testing.T) {
-	a := MustOpen(t, testConfig(t, newFakeClock()))
+	clock := newFakeClock()
+	a := MustOpen(t, testConfig(t, clock))
+	// Unrelated facts told on different days: none is another's context (a memory written
+	// just before or after, which recall also credits).
 	for _, text := range []string{
 		"my son lives in Los Angeles",
 		"I prefer dark roast",
@@ -17,6 +23,7 @@ func TestRecall_ByMeaningOutOfTheBox(t *testing.T) {
 		"we went to Tokyo last spring",
 	} {
 		mustOK(t, a, "remember", map[string]any{"text": text})
+		clock.Advance(24 * time.Hour)
 	}
 	for _, tc := range []struct {
 		query, want string

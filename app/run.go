@@ -96,7 +96,7 @@ func openMemories(db *kv.DB, getenv func(string) string, stderr io.Writer) (*mem
 		return nil, err
 	}
 	return memory.Open(db, memory.Config{Embedder: emb, Log: newLogger(stderr, cfg.LogLevel),
-		MaxTextChars: cfg.MaxTextChars, DedupThreshold: cfg.DedupThreshold})
+		MaxTextChars: cfg.MaxTextChars, DedupThreshold: cfg.DedupThreshold, Location: cfg.loc()})
 }
 
 // configFor parses a serving command's settings; done is true when --help was asked for (and

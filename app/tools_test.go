@@ -187,6 +187,7 @@ func TestTools_RecallFiltersBeforeTopK(t *testing.T) {
 	for i := range 60 {
 		mustOK(t, a, "remember", map[string]any{"text": fmt.Sprintf("garden tomato garden tomato note %d", i), "dedup_policy": "insert"})
 	}
+	clock.Advance(time.Hour) // a later conversation: the notes are not its context
 	weak := mustOK(t, a, "remember", map[string]any{"text": "an old tomato recipe from grandma", "tags": "family"})
 	p := mustOK(t, a, "recall", map[string]any{"query": "garden tomato", "tags": []string{"family"}})
 	matches := p["matches"].([]any)

@@ -100,3 +100,38 @@ func BenchmarkTokenize(b *testing.B) {
 		terms(text)
 	}
 }
+
+// BenchmarkBM25_SearchContext measures the cost of context: the same queries on the same index
+// without it (Search) and with every document's two neighbours on each side (ids ±1, ±2, as a
+// store written in one sitting has them).
+func BenchmarkBM25_SearchContext(b *testing.B) {
+	const n = 100_000
+	docs, word := synthCorpus(n)
+	idx := NewBM25()
+	for i, d := range docs {
+		idx.Add(uint64(i+1), d)
+	}
+	for id := uint64(1); id <= n; id++ {
+		var near []uint64
+		for _, j := range []uint64{id - 2, id - 1, id + 1, id + 2} {
+			if j >= 1 && j <= n {
+				near = append(near, j)
+			}
+		}
+		idx.SetContext(id, near, Speaks)
+	}
+	queries := make([]string, 256)
+	for i := range queries {
+		queries[i] = word() + " " + word() + " " + word() + " " + word()
+	}
+	for _, w := range []float32{0, ContextLexicalWeight} {
+		b.Run(fmt.Sprintf("docs=%dk/context=%.2g", n/1000, w), func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				idx.SearchContext(queries[i%len(queries)], 50, nil, w, nil)
+				i++
+			}
+		})
+	}
+}

@@ -102,8 +102,8 @@ func TestBM25_SearchFilter(t *testing.T) {
 				t.Errorf("result %d does not pass the filter", r.ID)
 			}
 		}
-		if calls != 500 {
-			t.Errorf("filter called %d times, want once per matching document (500)", calls)
+		if calls > 500 {
+			t.Errorf("filter called %d times, want at most once per matching document (500)", calls)
 		}
 	})
 	t.Run("rejecting everything", func(t *testing.T) {

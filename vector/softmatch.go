@@ -59,7 +59,30 @@ const BuiltinSoftWeight float32 = 1.6
 // norms (200 KiB, a few milliseconds, once per process). SoftMatch is safe for concurrent use,
 // also with changes to counts. If the asset is corrupt (a build error, which Load reports)
 // every score is 0.
-func (*Builtin) SoftMatch(query string, texts []string, counts *WordCounts) []float32 {
+func (b *Builtin) SoftMatch(query string, texts []string, counts *WordCounts) []float32 {
+	return b.SoftMatchContext(query, texts, nil, 0, counts)
+}
+
+// ContextSoftWeight is the discount of a match found in a text's context in SoftMatchContext:
+// a query word scores max(own, ContextSoftWeight × its best among the neighbours' texts).
+// Chosen with ContextLexicalWeight (see there) by leave-one-conversation-out cross-validation
+// on the LoCoMo dev split.
+const ContextSoftWeight float32 = 0.8
+
+// SoftMatchContext is SoftMatch where a text is also read with its context, the texts written
+// with it: context[i] lists the indices in texts of text i's neighbours (i past the end of
+// context, or an empty list, means none), and each query word scores its best over the text's
+// own words or, discounted by w, over its neighbours' words, whichever is higher:
+//
+//	Σ_q weight(q) · max(best_own(q), w · max_{n ∈ context(i)} best_n(q)) / Σ_q weight(q)
+//
+// So a text that shares no word with the question while its neighbour does ("I've always had a
+// great respect for our military" after "What inspired you to join it?") scores up to w of
+// what the neighbour does, and its own words still count in full. Give each text once, the
+// candidates' and their neighbours' together: each is read once however many candidates it is
+// context for. Scores are one per text, in order (a text given only as context is scored too).
+// w = 0 or no context is SoftMatch.
+func (*Builtin) SoftMatchContext(query string, texts []string, context [][]int, w float32, counts *WordCounts) []float32 {
 	out := make([]float32, len(texts))
 	st, err := loadSoft()
 	if err != nil || len(texts) == 0 {
@@ -82,9 +105,10 @@ func (*Builtin) SoftMatch(query string, texts []string, counts *WordCounts) []fl
 	rows := make(map[int32]int32, 128)
 	var offs []int32
 	scores := make([]float32, 0, 128*n)
-	best := make([]float32, n) // per query word: its best score in the current text
+	// best[i*n+j] is query word j's best score among text i's words.
+	best := make([]float32, len(texts)*n)
 	for i, t := range texts {
-		clear(best)
+		bi := best[i*n : (i+1)*n]
 		// Tokenize splits at every space, so a text's words are its fields' words.
 		for f := range strings.FieldsSeq(t) {
 			span, ok := fields[f]
@@ -108,12 +132,20 @@ func (*Builtin) SoftMatch(query string, texts []string, counts *WordCounts) []fl
 			}
 			for _, at := range offs[span[0]:span[1]] {
 				for j, c := range scores[at : int(at)+n] {
-					best[j] = max(best[j], c)
+					bi[j] = max(bi[j], c)
 				}
 			}
 		}
+	}
+	for i := range texts {
+		bi := best[i*n : (i+1)*n]
 		var num float64
-		for j, c := range best {
+		for j, c := range bi {
+			if w > 0 && i < len(context) {
+				for _, nb := range context[i] {
+					c = max(c, w*best[nb*n+j])
+				}
+			}
 			num += float64(q.weight[j]) * float64(c)
 		}
 		out[i] = float32(num / den)

@@ -33,6 +33,11 @@ func newTopK(k int) topK {
 	return topK{k: k, items: make([]Scored, 0, min(k, 64))}
 }
 
+// wants reports whether offer would keep s now.
+func (t *topK) wants(s Scored) bool {
+	return t.k > 0 && (len(t.items) < t.k || better(s, t.items[0]))
+}
+
 // offer considers s for the top k.
 func (t *topK) offer(s Scored) {
 	if t.k <= 0 {

@@ -135,6 +135,9 @@ type Query struct {
 	Filter   Filter  // applied before the top-k cut, never after
 	Limit    int     // at most this many matches
 	MinScore float32 // drop matches scoring below this
+	// TimeWords lets the question's own time words ("last week", "in March") set a window of
+	// creation times when Filter has none (TimeWindow); recall and search set it.
+	TimeWords bool
 }
 
 // Match is one search result.
@@ -150,14 +153,28 @@ type Found struct {
 	SearchTime  time.Duration
 	LexicalOnly bool   // an embedder is configured but could not answer this query in full
 	Warning     string // why, for the payload
+	// TimeWindow is the window the question's time words set (Query.TimeWords); nil if none.
+	TimeWindow *TimeWindow
 }
 
 // Search ranks the memories that pass q.Filter by the fusion of BM25, vector cosine and (with
-// the builtin embedder) the soft term match. When the embedder fails, it answers from BM25
-// alone and says so in Found.Warning.
+// the builtin embedder) the soft term match. BM25 and the soft term match also read each
+// memory's context, the active memories written with it (ContextWindow): a neighbour's words
+// count for it at a discount. When the embedder fails, it answers from BM25 alone and says so
+// in Found.Warning.
 func (s *Store) Search(ctx context.Context, q Query) Found {
 	query, f, limit, minScore := q.Text, &q.Filter, q.Limit, q.MinScore
 	var out Found
+	if q.TimeWords {
+		out.TimeWindow, query = s.timeWindow(query, f, s.now())
+		if out.TimeWindow != nil && !hasWords(query) { // "last week?": the window is the question
+			now := s.now()
+			s.mu.RLock()
+			defer s.mu.RUnlock()
+			out.Matches = s.newestLocked(f, now, limit)
+			return out
+		}
+	}
 	var qvec []float32
 	if s.emb != nil {
 		start := time.Now()
@@ -176,11 +193,11 @@ func (s *Store) Search(ctx context.Context, q Query) Found {
 	defer s.mu.RUnlock()
 	filter := func(id uint64) bool { m := s.mems[id]; return m != nil && f.match(m, now) }
 	k := max(4*limit, 50)
-	lexical := s.lex.Search(query, k, filter)
+	lexical := s.lex.SearchContext(query, k, filter, s.ctxLex, s.speaks(now))
 	var ranked []vector.Scored
 	if qvec != nil && s.dense != nil && len(qvec) == s.dense.Dim() {
 		dense := vector.AtLeast(s.dense.Search(qvec, k, filter), s.minCos, s.margin)
-		ranked = s.fuse(query, lexical, dense, limit)
+		ranked = s.fuse(query, lexical, dense, now, limit)
 		if n := len(s.pending); n > 0 {
 			out.Warning = fmt.Sprintf("%d memories are still being embedded; they are found by lexical search only until then", n)
 		}
@@ -196,6 +213,9 @@ func (s *Store) Search(ctx context.Context, q Query) Found {
 		}
 		out.Matches = append(out.Matches, Match{Memory: s.mems[r.ID].Clone(), Score: round4(r.Score)})
 	}
+	if len(out.Matches) == 0 && out.TimeWindow != nil && minScore <= 0 {
+		out.Matches = s.newestLocked(f, now, limit)
+	}
 	out.SearchTime = time.Since(start)
 	return out
 }
@@ -205,19 +225,42 @@ func (s *Store) Search(ctx context.Context, q Query) Found {
 // weighted by how rare they are in this store; in [0, 1]) added as it is, not min-max
 // normalized like the two lists, so that a handful of candidates in a small store are not
 // stretched apart. On the LoCoMo dev split this lifts recall@10 from 0.660 to 0.684 (min-max
-// soft scores: 0.683, and worse on small stores). The weights are divided by their sum so that
-// scores stay in [0, 1]. The caller holds s.mu.
-func (s *Store) fuse(query string, lexical, dense []vector.Scored, limit int) []vector.Scored {
+// soft scores: 0.683, and worse on small stores). A candidate's soft match also reads its
+// context's texts (SoftMatchContext). The weights are divided by their sum so that scores stay
+// in [0, 1]. The caller holds s.mu.
+func (s *Store) fuse(query string, lexical, dense []vector.Scored, now time.Time, limit int) []vector.Scored {
 	if s.soft == nil {
 		return vector.Fuse(lexical, dense, s.wLex, s.wDense, limit)
 	}
 	ids := vector.Candidates(lexical, dense)
-	texts := make([]string, len(ids))
+	texts := make([]string, len(ids), 2*len(ids))
 	for i, id := range ids {
 		texts[i] = s.mems[id].Text
 	}
+	var near [][]int // near[i]: the indices in texts of candidate i's context, which follow the candidates
+	if s.ctxSoft > 0 {
+		near = make([][]int, len(ids))
+		at := make(map[uint64]int, 2*len(ids))
+		for i, id := range ids {
+			at[id] = i
+		}
+		var nb []uint64
+		for i, id := range ids {
+			nb = s.activeNeighboursLocked(nb[:0], id, now)
+			for _, n := range nb {
+				j, ok := at[n]
+				if !ok {
+					j = len(texts)
+					at[n] = j
+					texts = append(texts, s.mems[n].Text)
+				}
+				near[i] = append(near[i], j)
+			}
+		}
+	}
 	sum := s.wLex + s.wDense + s.wSoft
-	return vector.FuseBonus(lexical, dense, s.wLex/sum, s.wDense/sum, ids, s.soft.SoftMatch(query, texts, s.words), s.wSoft/sum, limit)
+	soft := s.soft.SoftMatchContext(query, texts, near, s.ctxSoft, s.words)[:len(ids)]
+	return vector.FuseBonus(lexical, dense, s.wLex/sum, s.wDense/sum, ids, soft, s.wSoft/sum, limit)
 }
 
 // Stats counts the whole store.

@@ -24,18 +24,20 @@ import (
 // file before the cache changes, so a reader never sees a memory the file does not hold. All
 // methods are safe for concurrent use; the memories they return are copies the caller owns.
 type Store struct {
-	db             *kv.DB
-	emb            vector.Embedder // nil: lexical search only
-	wLex, wDense   float32         // Fuse weights of BM25 and of the embedder's cosine
-	minCos, margin float32         // dense hits below this cosine, or this far below the best, are dropped
-	soft           *vector.Builtin // re-ranks candidates by soft term match; nil for other embedders
-	wSoft          float32
-	words          *vector.WordCounts // the store's word counts, which weigh soft matches; nil without soft
-	embID          string             // emb.Info().String(); "" when emb is nil
-	now            func() time.Time
-	log            zerolog.Logger
-	maxText        int
-	dedupThreshold float32
+	db              *kv.DB
+	emb             vector.Embedder // nil: lexical search only
+	wLex, wDense    float32         // Fuse weights of BM25 and of the embedder's cosine
+	minCos, margin  float32         // dense hits below this cosine, or this far below the best, are dropped
+	soft            *vector.Builtin // re-ranks candidates by soft term match; nil for other embedders
+	wSoft           float32
+	ctxLex, ctxSoft float32            // how much a memory's context counts, in BM25 and in the soft match
+	words           *vector.WordCounts // the store's word counts, which weigh soft matches; nil without soft
+	embID           string             // emb.Info().String(); "" when emb is nil
+	now             func() time.Time
+	loc             *time.Location // of the calendar in questions; nil: time.Local
+	log             zerolog.Logger
+	maxText         int
+	dedupThreshold  float32
 
 	writeMu sync.Mutex // serializes writers: one Update and its cache change at a time
 
@@ -43,9 +45,12 @@ type Store struct {
 	mems    map[uint64]*Memory
 	ids     []uint64 // every stored id, ascending
 	lex     *vector.BM25
-	dense   *vector.Dense       // nil when emb is nil or its dimension is not yet known
-	pending map[uint64]struct{} // memories that lack a vector of the current embedder
-	embErr  string              // the last embedding failure, "" once embedding works again
+	links   map[uint64]contextLink  // every stored memory's place in its context group (context.go)
+	tails   map[contextGroup]uint64 // each context group's newest memory
+	near    map[uint64][]uint64     // the memories with a context: their neighbours (context.go)
+	dense   *vector.Dense           // nil when emb is nil or its dimension is not yet known
+	pending map[uint64]struct{}     // memories that lack a vector of the current embedder
+	embErr  string                  // the last embedding failure, "" once embedding works again
 
 	hookMu   sync.Mutex
 	onChange []func(ids []uint64)
@@ -71,7 +76,19 @@ type Config struct {
 	// GraphThreshold is the number of vectors from which an HNSW graph serves searches. If
 	// zero, vector.DefaultGraphThreshold.
 	GraphThreshold int
+	// Context, if set, replaces how much the words of a memory's context count in search,
+	// for measuring it (app/internal/evalsvc); {0, 0} searches without context. If nil,
+	// vector.ContextLexicalWeight and vector.ContextSoftWeight.
+	Context *ContextWeights
+	// Location is the time zone of the calendar in questions ("yesterday", "last week"). If
+	// nil, time.Local.
+	Location *time.Location
 }
+
+// ContextWeights are how much the words of a memory's context (the memories written with it,
+// see ContextWindow) count for it in search: Lexical is the share of a neighbour's BM25 score
+// credited to the memory, Soft the discount of a neighbour's soft term match.
+type ContextWeights struct{ Lexical, Soft float32 }
 
 // Open loads every memory and vector of db into the caches and starts the background embedder
 // when one is configured. db must have Migrations applied. Close stops the embedder; the caller
@@ -87,17 +104,25 @@ func Open(db *kv.DB, cfg Config) (*Store, error) {
 		db:             db,
 		emb:            cfg.Embedder,
 		now:            cfg.Now,
+		loc:            cfg.Location,
 		log:            cfg.Log,
 		maxText:        cfg.MaxTextChars,
 		dedupThreshold: float32(cfg.DedupThreshold),
 		mems:           make(map[uint64]*Memory),
 		lex:            vector.NewBM25(),
+		links:          make(map[uint64]contextLink),
+		tails:          make(map[contextGroup]uint64),
+		near:           make(map[uint64][]uint64),
 		pending:        make(map[uint64]struct{}),
 		wake:           make(chan struct{}, 1),
 		done:           make(chan struct{}),
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	s.ctxLex, s.ctxSoft = vector.ContextLexicalWeight, vector.ContextSoftWeight
+	if cfg.Context != nil {
+		s.ctxLex, s.ctxSoft = cfg.Context.Lexical, cfg.Context.Soft
 	}
 	s.wLex, s.wDense, s.minCos = 0.5, 0.5, -1
 	if b, ok := s.emb.(*vector.Builtin); ok {
@@ -124,6 +149,7 @@ func Open(db *kv.DB, cfg Config) (*Store, error) {
 			s.mems[m.ID] = m
 			s.ids = append(s.ids, m.ID)
 			s.lex.Add(m.ID, m.Text)
+			s.linkLocked(m, true) // in id order, as they were written
 			s.countWords(m.Text, "")
 			return nil
 		})
@@ -154,6 +180,7 @@ func Open(db *kv.DB, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load memories: %w", err)
 	}
+	s.nearAllLocked()
 	if s.dense != nil {
 		// One parallel build over everything loaded, in the background: searches are exact
 		// until it is done.
@@ -438,6 +465,7 @@ func (s *Store) insert(items []*newMemory) ([]insertResult, error) {
 		s.mems[m.ID] = m
 		s.ids = append(s.ids, m.ID)
 		s.lex.Add(m.ID, m.Text)
+		s.linkLocked(m, false)
 		s.countWords(m.Text, "")
 		if it.Vector != nil {
 			s.addVectorLocked(m.ID, it.Vector)
@@ -568,6 +596,9 @@ func (s *Store) modifyLocked(ids []uint64, change func(m *Memory) (bool, error),
 				wake = true
 			}
 		}
+		if voiceOf(m) != voiceOf(s.mems[id]) { // forgotten words count for nobody
+			s.lex.SetContext(id, s.near[id], voiceOf(m))
+		}
 		s.mems[id] = m
 	}
 	s.mu.Unlock()
@@ -620,6 +651,9 @@ func (s *Store) eraseLocked(ids []uint64) error {
 	}
 	gone := make(map[uint64]bool, len(ids))
 	s.mu.Lock()
+	for _, id := range ids {
+		s.unlinkLocked(id) // while the neighbours on either side are still in s.mems
+	}
 	for _, id := range ids {
 		gone[id] = true
 		s.countWords("", s.mems[id].Text)

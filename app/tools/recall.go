@@ -38,7 +38,9 @@ type contextPromptArgs struct {
 
 // query checks the search arguments and makes the query for text (the argument named field).
 func (in *searchArgs) query(field, text string) (memory.Query, error) {
-	q := memory.Query{Text: strings.TrimSpace(text), Limit: defaultRecall}
+	// A question (recall, search) may say when by its own words; a user's prompt to build
+	// context for is not searched by time.
+	q := memory.Query{Text: strings.TrimSpace(text), Limit: defaultRecall, TimeWords: field == "query"}
 	if q.Text == "" {
 		return q, rpc.InvalidArgument(field, "is empty")
 	}
@@ -83,7 +85,24 @@ type recallPayload struct {
 	QueryEmbeddingTimeMS float64        `json:"query_embedding_time_ms"`
 	SearchTimeMS         float64        `json:"search_time_ms"`
 	Warning              string         `json:"warning,omitempty"`
+	TimeWindow           *timeWindow    `json:"time_window,omitempty"`
 	text                 string
+}
+
+// timeWindow is the window of creation times the question's own time words set ("last
+// week"): since inclusive, until exclusive, null for an open end; phrase as the question has it.
+type timeWindow struct {
+	Since  *time.Time `json:"since"`
+	Until  *time.Time `json:"until"`
+	Phrase string     `json:"phrase"`
+}
+
+// timeWindowOf is w in a payload; nil for none.
+func timeWindowOf(w *memory.TimeWindow) *timeWindow {
+	if w == nil {
+		return nil
+	}
+	return &timeWindow{Since: w.Since, Until: w.Until, Phrase: w.Phrase}
 }
 
 func (p recallPayload) contentText() string {
@@ -105,7 +124,9 @@ type contextPromptPayload struct {
 const recallDesc = "Search the user's memories by meaning and keywords; returns the best matches first with a relevance score. Call it before answering anything that may depend on what you know about the user. Prefer the most recently confirmed of contradicting matches." + asData
 
 func (s *Server) recallTools() []*rpc.Tool {
-	out := schema{"matches": arrayOf(memorySchema), "query_embedding_time_ms": typeNumber, "search_time_ms": typeNumber, "warning": typeString}
+	out := schema{"matches": arrayOf(memorySchema), "query_embedding_time_ms": typeNumber, "search_time_ms": typeNumber, "warning": typeString,
+		"time_window": schema{"type": "object", "description": "the window of creation times the question's own time words set (since inclusive, until exclusive, null for an open end); absent when it has none or since/until were given",
+			"properties": schema{"since": orNull(schema{"type": "string", "format": "date-time"}), "until": orNull(schema{"type": "string", "format": "date-time"}), "phrase": typeString}}}
 	return []*rpc.Tool{
 		newTool(s, def[recallArgs]{name: "recall", title: "Recall memories", desc: recallDesc, ann: readOnly(), out: out, run: s.recall, meta: appMeta()}),
 		newTool(s, def[recallArgs]{name: "search_memory", title: "Search memories (alias of recall)", desc: "Alias of recall. " + recallDesc, ann: readOnly(), out: out, run: s.recall, meta: appMeta()}),
@@ -125,7 +146,8 @@ func (s *Server) recall(ctx context.Context, in recallArgs) (any, error) {
 		return nil, err
 	}
 	found := s.mem.Search(ctx, q)
-	p := recallPayload{OK: true, Matches: []scoredMemory{}, QueryEmbeddingTimeMS: ms(found.EmbedTime), SearchTimeMS: ms(found.SearchTime), Warning: found.Warning}
+	p := recallPayload{OK: true, Matches: []scoredMemory{}, QueryEmbeddingTimeMS: ms(found.EmbedTime), SearchTimeMS: ms(found.SearchTime), Warning: found.Warning,
+		TimeWindow: timeWindowOf(found.TimeWindow)}
 	for _, m := range found.Matches {
 		p.Matches = append(p.Matches, scoredMemory{m.Memory, m.Score})
 	}

@@ -1,0 +1,19 @@
+package memory
+
+import "slices"
+
+// Neighbours is memory id's context as the store derived it (forgotten neighbours included;
+// search skips them), for tests.
+func (s *Store) Neighbours(id uint64) []uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return slices.Clone(s.near[id])
+}
+
+// SetContextWeights changes how much context counts in search, for benchmarks that compare
+// with and without it on one store.
+func (s *Store) SetContextWeights(w ContextWeights) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ctxLex, s.ctxSoft = w.Lexical, w.Soft
+}
