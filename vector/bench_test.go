@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/ownsona/ownsona/vector/internal/annbench/dataset"
 )
 
 // synthCorpus returns n texts of 8–40 words drawn from a Zipf-distributed vocabulary of 20,000
@@ -133,5 +135,89 @@ func BenchmarkBM25_SearchContext(b *testing.B) {
 				i++
 			}
 		})
+	}
+}
+
+// benchRecord stands for what a caller's filter reads: app/memory's filter looks the id up in
+// a map of records and reads their fields, and at 100k records many of those reads miss the
+// cache. Its size is about a memory record's.
+type benchRecord struct {
+	text    string
+	tags    []string
+	created int64
+	_       [24]uint64
+	pass    [6]bool // whether each of benchFilters' shares passes it
+}
+
+// benchFilter is a filter of a given share and kind for the lazy-filter benchmarks.
+type benchFilter struct {
+	name   string
+	filter Filter
+}
+
+// benchFilters returns, for ids 0..n-1, filters passing about every id, 50, 20, 10, 5 and 1%
+// of them, each of two kinds: "record" looks the id up in a map of records, as app/memory's filter does (the
+// records allocated in id order, each with its text, as the store loads them), and "hash" is
+// arithmetic on the id only (about a nanosecond: the case where asking first costs least).
+// calls counts the calls of every filter.
+func benchFilters(n int, calls *int) []benchFilter {
+	recs := make(map[uint64]*benchRecord, n)
+	text := strings.Repeat("a memory of about a hundred and fifty bytes ", 4)[:150]
+	for i := range n {
+		recs[uint64(i)] = &benchRecord{text: strings.Clone(text), created: int64(i)}
+	}
+	hash := func(id uint64) uint64 { return (id * 0x9e3779b97f4a7c15) >> 40 }
+	var out []benchFilter
+	for j, every := range []uint64{1, 2, 5, 10, 20, 100} {
+		share := fmt.Sprintf("pass=%g%%", 100/float64(every))
+		pass := func(id uint64) bool { return hash(id)%every == 0 }
+		for id, m := range recs {
+			m.pass[j] = pass(id)
+		}
+		out = append(out,
+			benchFilter{"record/" + share, func(id uint64) bool {
+				*calls++
+				m := recs[id]
+				return m != nil && m.created >= 0 && m.pass[j]
+			}},
+			benchFilter{"hash/" + share, func(id uint64) bool { *calls++; return pass(id) }},
+		)
+	}
+	return out
+}
+
+// BenchmarkExact_SearchLazyFilter measures filtered exact searches (k 50, as recall asks) on
+// 100k clustered 100-d vectors, in the same run: "new" is Search, "old" asks the filter about
+// every vector first (searchEager, Search before it asked lazily), and "lazy-always" never
+// asks first (search with askFirst 0). calls/op counts the filter's calls.
+//
+//	go test ./vector -run '^$' -bench 'Exact_SearchLazyFilter|HNSW_SearchLazyFilter'
+func BenchmarkExact_SearchLazyFilter(b *testing.B) {
+	const n, dim, k = 100_000, 100, 50
+	set := dataset.Clustered(1, n, 1000, dim, 100)
+	e := NewExact(dim)
+	for i, v := range set.Base {
+		e.Add(uint64(i), v)
+	}
+	var calls int
+	for _, f := range benchFilters(n, &calls) {
+		for _, impl := range []struct {
+			name   string
+			search func(q []float32, k int, filter Filter) []Scored
+		}{
+			{"new", e.Search},
+			{"old", func(q []float32, k int, filter Filter) []Scored { return searchEager(e, q, k, filter) }},
+			{"lazy-always", func(q []float32, k int, filter Filter) []Scored { return e.search(q, k, filter, 0) }},
+		} {
+			b.Run(fmt.Sprintf("%s/%s/%s", set.Name, f.name, impl.name), func(b *testing.B) {
+				calls = 0
+				i := 0
+				for b.Loop() {
+					impl.search(set.Queries[i%len(set.Queries)], k, f.filter)
+					i++
+				}
+				b.ReportMetric(float64(calls)/float64(b.N), "calls/op")
+			})
+		}
 	}
 }

@@ -28,7 +28,11 @@
 //     exclusive lock. A Filter runs while the index's read lock is held, so it must not call
 //     into the same index (not even Search: a waiting writer would deadlock it).
 //   - A Filter is applied during the scan, before the top-k cut: a selective filter never
-//     starves the result of matches that pass it.
+//     starves the result of matches that pass it. But it is asked lazily: once k candidates
+//     passed, only about a candidate that would enter the top k, so a search that passes most
+//     asks about a few hundred ids, not every one. The result is what asking about every
+//     candidate first would give; a Filter must therefore be a pure predicate (no counting, no
+//     side effects that later code relies on).
 //   - Rankings are deterministic: higher score first, and on equal scores the higher id first.
 //   - Scores of different indexes are not comparable (BM25 is unbounded, cosine is in [-1, 1]);
 //     Fuse normalizes them before combining.
@@ -57,7 +61,8 @@ type Scored struct {
 }
 
 // Filter admits an id into a search; a nil Filter admits every id. It is called at most once
-// per candidate and runs under the index's read lock.
+// per candidate, often for few of them (see the package's caveats), and runs under the index's
+// read lock.
 type Filter func(id uint64) bool
 
 // ErrDimension is returned (wrapped) when a vector's length differs from the index's dimension,

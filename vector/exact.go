@@ -102,9 +102,37 @@ func (e *Exact) Get(id uint64) ([]float32, bool) {
 }
 
 // Search returns the k vectors with the highest cosine similarity to q that pass filter, best
-// first (ties: higher id first). The filter is consulted once per stored vector, before the
-// top-k cut. It returns nil when k <= 0 or len(q) differs from Dim.
+// first (ties: higher id first). The filter is applied before the top-k cut, at most once per
+// vector, and, once k vectors passed, only about a vector whose score would enter the top k
+// of those that passed so far: most vectors score below the k-th and never need it. The
+// result is the one a filter asked about every vector first would give. It returns nil when
+// k <= 0 or len(q) differs from Dim.
 func (e *Exact) Search(q []float32, k int, filter Filter) []Scored {
+	return e.search(q, k, filter, askFirstBelow)
+}
+
+// askFirstBelow is the share of vectors passing a filter below which a scan asks the filter
+// about every vector before scoring it, rather than scoring every vector and asking only about
+// those that would enter the top k. A filter that passes few sets a low bar (the k-th best of
+// those that passed), so the lazy scan ends up asking about many vectors anyway, in an order
+// that defeats the cache, and scores the rejected ones too. Measured on 100k clustered 100-d
+// vectors with k 50 and a filter that looks records up in a map as app/memory's does
+// (BenchmarkExact_SearchLazyFilter, two runs): at 5% asking first takes 4.6 ms and lazily
+// 5.1–5.7 ms; at 10% asking first 5.2–6.4 ms and lazily 4.4–4.7 ms. So the line is drawn
+// between them. A filter as cheap as a bit test moves it up (the benchmark's "hash" filter:
+// asking first wins 2.7× at 10%, lazily 1.5× at 20%), and so do vectors longer than 100-d,
+// whose scores cost more: measure again when either changes.
+const askFirstBelow = 0.07
+
+// search is Search asking the filter first, for the vectors after the first k that passed,
+// when fewer than the share askFirst of the vectors before them passed (0: never).
+//
+// Both ways give the same heap after each vector. Until k vectors passed, every vector would
+// enter the top k, so every one is asked about either way, and first, so that only those that
+// pass are scored. After that, a vector that would not enter the top k changes nothing whether
+// it passes or not, so skipping the question, or asking it, for such a vector leaves the heap
+// as it was.
+func (e *Exact) search(q []float32, k int, filter Filter, askFirst float64) []Scored {
 	if k <= 0 {
 		return nil
 	}
@@ -115,11 +143,29 @@ func (e *Exact) Search(q []float32, k int, filter Filter) []Scored {
 		return nil
 	}
 	top := newTopK(min(k, len(e.ids)))
-	for r, id := range e.ids {
-		if filter != nil && !filter(id) {
+	dim, data, ids := e.dim, e.data, e.ids
+	r := 0
+	if filter != nil {
+		for ; r < len(ids) && len(top.items) < top.k; r++ {
+			if filter(ids[r]) {
+				top.offer(Scored{ID: ids[r], Score: dot(nq, data[r*dim:(r+1)*dim])})
+			}
+		}
+		if float64(top.k) < askFirst*float64(r) { // k of the first r passed: a selective filter
+			for ; r < len(ids); r++ {
+				if filter(ids[r]) {
+					top.offer(Scored{ID: ids[r], Score: dot(nq, data[r*dim:(r+1)*dim])})
+				}
+			}
+			return top.sorted()
+		}
+	}
+	for ; r < len(ids); r++ {
+		c := Scored{ID: ids[r], Score: dot(nq, data[r*dim:(r+1)*dim])}
+		if !top.wants(c) || (filter != nil && !filter(c.ID)) {
 			continue
 		}
-		top.offer(Scored{ID: id, Score: dot(nq, e.data[r*e.dim:(r+1)*e.dim])})
+		top.offer(c)
 	}
 	return top.sorted()
 }

@@ -2,6 +2,7 @@ package vector
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -216,5 +217,118 @@ func TestTopK(t *testing.T) {
 		if got, want := top.sorted(), all[:min(k, len(all))]; !slices.Equal(got, want) {
 			t.Errorf("k %d: got %v, want %v", k, got, want)
 		}
+	}
+}
+
+// searchEager is Exact.Search as it was before it asked the filter lazily: the filter first,
+// for every stored vector, then the score of each that passed. It is the oracle of
+// TestExact_SearchFilter and the baseline of BenchmarkExact_SearchLazyFilter.
+func searchEager(e *Exact, q []float32, k int, filter Filter) []Scored {
+	if k <= 0 {
+		return nil
+	}
+	nq := normalized(q)
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if len(nq) != e.dim || e.dim == 0 {
+		return nil
+	}
+	top := newTopK(min(k, len(e.ids)))
+	for r, id := range e.ids {
+		if filter != nil && !filter(id) {
+			continue
+		}
+		top.offer(Scored{ID: id, Score: dot(nq, e.data[r*e.dim:(r+1)*e.dim])})
+	}
+	return top.sorted()
+}
+
+// sameScored reports whether a and b are the same results bit for bit: ids, scores' bits,
+// order, and nil-ness.
+func sameScored(a, b []Scored) bool {
+	return (a == nil) == (b == nil) && slices.EqualFunc(a, b, func(x, y Scored) bool {
+		return x.ID == y.ID && math.Float32bits(x.Score) == math.Float32bits(y.Score)
+	})
+}
+
+// randomFilters returns filters over ids 0..n-1 that pass a random subset of each share, and
+// nil.
+func randomFilters(r *rand.Rand, n int) map[string]Filter {
+	fs := map[string]Filter{"nil": nil}
+	for _, p := range []float64{1, 0.9, 0.5, 0.1, 0.01, 0} {
+		pass := make([]bool, n)
+		for i := range pass {
+			pass[i] = r.Float64() < p
+		}
+		fs[fmt.Sprintf("pass %g", p)] = func(id uint64) bool { return id < uint64(n) && pass[id] }
+	}
+	return fs
+}
+
+// TestExact_SearchFilter checks that asking the filter lazily gives, bit for bit, what asking
+// it about every vector first gave (searchEager), ties included, whichever way the search
+// chooses to ask after the first k passed, while asking about each vector at most once and,
+// for a filter that passes all, about few of them.
+func TestExact_SearchFilter(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 1))
+	const n = 3000
+	for _, tt := range []struct {
+		name string
+		dim  int
+		vec  func() []float32
+	}{
+		{"gaussian", 24, func() []float32 { return randVec(r, 24) }},
+		// Coordinates in {-1, 0, 1}: 81 distinct vectors (one of them zero), so most scores tie
+		// and the order is decided by the ids.
+		{"ternary", 4, func() []float32 {
+			v := make([]float32, 4)
+			for i := range v {
+				v[i] = float32(r.IntN(3) - 1)
+			}
+			return v
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := NewExact(tt.dim)
+			for id := range uint64(n) {
+				e.Add(id, tt.vec())
+			}
+			for id := uint64(0); id < n; id += 13 { // rows out of id order
+				e.Remove(id)
+			}
+			for id := uint64(5); id < n; id += 29 {
+				e.Add(id, tt.vec())
+			}
+			queries := [][]float32{make([]float32, tt.dim)} // the zero query: every score ties at 0
+			for range 20 {
+				queries = append(queries, tt.vec())
+			}
+			for name, filter := range randomFilters(r, n) {
+				for qi, q := range queries {
+					for _, k := range []int{1, 3, 10, 50, n + 10} {
+						// Never asking first, Search's choice, and always asking first once k passed.
+						for _, askFirst := range []float64{0, askFirstBelow, 2} {
+							calls := map[uint64]int{}
+							counted := filter
+							if filter != nil {
+								counted = func(id uint64) bool { calls[id]++; return filter(id) }
+							}
+							got, want := e.search(q, k, counted, askFirst), searchEager(e, q, k, filter)
+							if !sameScored(got, want) {
+								t.Fatalf("%s query %d k %d askFirst %g:\n got %v\nwant %v", name, qi, k, askFirst, got, want)
+							}
+							for id, c := range calls {
+								if c > 1 {
+									t.Fatalf("%s query %d k %d askFirst %g: filter asked %d times about %d", name, qi, k, askFirst, c, id)
+								}
+							}
+							if name == "pass 1" && k == 10 && qi > 0 && askFirst < 1 && len(calls) > e.Len()/4 {
+								t.Errorf("query %d askFirst %g: filter passing all asked about %d of %d vectors for k 10", qi, askFirst, len(calls), e.Len())
+							}
+						}
+					}
+				}
+			}
+		})
 	}
 }

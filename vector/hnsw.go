@@ -314,7 +314,10 @@ func (h *HNSW) Build(ids []uint64, vecs [][]float32, workers int) error {
 // them. When a sample of the index says that a full scan would be cheaper (a selective
 // filter), or when the graph yields fewer than k results, it scans every vector exactly as
 // Exact does. So a filter costs recall nothing: a filtered search finds what an unfiltered
-// search over only the passing vectors would. The filter is called at most once per vector.
+// search over only the passing vectors would. The filter is called at most once per vector:
+// about a sample of up to 256 (the estimate), and about the vectors that would enter the kept
+// candidates at that point (the graph search walks on through the others without asking) or,
+// in a scan, as Exact.Search asks it.
 func (h *HNSW) Search(q []float32, k int, filter Filter) []Scored {
 	return h.SearchEf(q, k, 0, filter)
 }
@@ -422,14 +425,40 @@ func (h *HNSW) scanIsCheaper(sc *hnswScratch, ef int, filter Filter) bool {
 	return scan <= graph
 }
 
-// scan is the exact search over every live vector that passes filter.
+// scan is the exact search over every live vector that passes filter (never nil), asking it
+// as Exact.Search does: first, until k passed; then, if fewer than the share askFirstBelow of
+// the vectors before passed, first again for the rest, else only about a vector that would
+// enter the top k.
 func (h *HNSW) scan(sc *hnswScratch, q []float32, k int, filter Filter) []Scored {
 	top := newTopK(min(k, len(h.slotOf)))
-	for s := range h.ids {
-		if h.dead[s] || !h.passes(sc, int32(s), filter) {
+	dim, vecs := h.dim, h.vecs
+	s, live := 0, 0
+	for ; s < len(h.ids) && len(top.items) < top.k; s++ {
+		if h.dead[s] {
 			continue
 		}
-		top.offer(Scored{ID: h.ids[s], Score: dot(q, h.row(int32(s)))})
+		live++
+		if h.passes(sc, int32(s), filter) {
+			top.offer(Scored{ID: h.ids[s], Score: dot(q, vecs[s*dim:(s+1)*dim])})
+		}
+	}
+	if float64(top.k) < askFirstBelow*float64(live) {
+		for ; s < len(h.ids); s++ {
+			if !h.dead[s] && h.passes(sc, int32(s), filter) {
+				top.offer(Scored{ID: h.ids[s], Score: dot(q, vecs[s*dim:(s+1)*dim])})
+			}
+		}
+		return top.sorted()
+	}
+	for ; s < len(h.ids); s++ {
+		if h.dead[s] {
+			continue
+		}
+		c := Scored{ID: h.ids[s], Score: dot(q, vecs[s*dim:(s+1)*dim])}
+		if !top.wants(c) || !h.passes(sc, int32(s), filter) {
+			continue
+		}
+		top.offer(c)
 	}
 	return top.sorted()
 }

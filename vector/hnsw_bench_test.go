@@ -75,6 +75,18 @@ func loadBenchSet(n, dim int) *benchSet {
 	return bs
 }
 
+// benchGraph returns bs's graph (Seed 1, built with every core), building it on first use.
+func benchGraph(b *testing.B, bs *benchSet) *HNSW {
+	b.Helper()
+	if bs.graph == nil {
+		bs.graph = NewHNSW(HNSWConfig{Seed: 1})
+		if err := bs.graph.Build(bs.ids, bs.set.Base, runtime.GOMAXPROCS(0)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return bs.graph
+}
+
 // BenchmarkHNSW_Build builds the whole index once per iteration, with one worker (as Add
 // would) and with one per core, and reports inserts/s.
 func BenchmarkHNSW_Build(b *testing.B) {
@@ -104,13 +116,7 @@ func BenchmarkHNSW_Build(b *testing.B) {
 func BenchmarkHNSW_Search(b *testing.B) {
 	for _, size := range hnswBenchSizes(b) {
 		bs := loadBenchSet(size[0], size[1])
-		if bs.graph == nil {
-			bs.graph = NewHNSW(HNSWConfig{Seed: 1})
-			if err := bs.graph.Build(bs.ids, bs.set.Base, runtime.GOMAXPROCS(0)); err != nil {
-				b.Fatal(err)
-			}
-		}
-		h := bs.graph
+		h := benchGraph(b, bs)
 		for _, ef := range []int{16, 32, 64, 128, 256} {
 			b.Run(fmt.Sprintf("%s/ef=%d", bs.set.Name, ef), func(b *testing.B) {
 				var lat []time.Duration
@@ -144,12 +150,7 @@ func BenchmarkHNSW_Search(b *testing.B) {
 func BenchmarkHNSW_SearchFilter(b *testing.B) {
 	size := hnswBenchSizes(b)[0]
 	bs := loadBenchSet(size[0], size[1])
-	if bs.graph == nil {
-		bs.graph = NewHNSW(HNSWConfig{Seed: 1})
-		if err := bs.graph.Build(bs.ids, bs.set.Base, runtime.GOMAXPROCS(0)); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchGraph(b, bs)
 	for _, every := range []uint64{1, 2, 10, 20, 100, 1000} {
 		b.Run(fmt.Sprintf("%s/selectivity=%g%%", bs.set.Name, 100/float64(every)), func(b *testing.B) {
 			filter := func(id uint64) bool { return (id*0x9e3779b97f4a7c15>>40)%every == 0 }
@@ -159,5 +160,37 @@ func BenchmarkHNSW_SearchFilter(b *testing.B) {
 				i++
 			}
 		})
+	}
+}
+
+// BenchmarkHNSW_SearchLazyFilter measures filtered searches (k 50 as recall asks, the default
+// efSearch) on 100k clustered 100-d vectors, with the filters of BenchmarkExact_
+// SearchLazyFilter, in the same run: "new" is Search, "old" the search before its scan asked
+// the filter lazily (searchEfEager). Filters passing 5% or less are served by the scan.
+//
+//	go test ./vector -run '^$' -bench 'Exact_SearchLazyFilter|HNSW_SearchLazyFilter'
+func BenchmarkHNSW_SearchLazyFilter(b *testing.B) {
+	const k = 50
+	bs := loadBenchSet(100_000, 100)
+	h := benchGraph(b, bs)
+	var calls int
+	for _, f := range benchFilters(len(bs.ids), &calls) {
+		for _, impl := range []struct {
+			name   string
+			search func(q []float32, k int, filter Filter) []Scored
+		}{
+			{"new", h.Search},
+			{"old", func(q []float32, k int, filter Filter) []Scored { return searchEfEager(h, q, k, 0, filter) }},
+		} {
+			b.Run(fmt.Sprintf("%s/%s/%s", bs.set.Name, f.name, impl.name), func(b *testing.B) {
+				calls = 0
+				i := 0
+				for b.Loop() {
+					impl.search(bs.set.Queries[i%len(bs.set.Queries)], k, f.filter)
+					i++
+				}
+				b.ReportMetric(float64(calls)/float64(b.N), "calls/op")
+			})
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
@@ -451,5 +452,183 @@ func TestHNSW_Concurrent(t *testing.T) {
 	wg.Wait()
 	if got, want := h.Len(), len(live); got != want {
 		t.Errorf("Len = %d, want %d", got, want)
+	}
+}
+
+// searchEfEager is HNSW.SearchEf as it was before the scan asked the filter lazily: the
+// search path that consults the filter (SearchEf, searchGraph, searchLayer and scan) copied
+// from that version, over the index's unchanged helpers. It is the oracle of
+// TestHNSW_SearchLazyFilter and the baseline of BenchmarkHNSW_SearchLazyFilter.
+func searchEfEager(h *HNSW, q []float32, k, ef int, filter Filter) []Scored {
+	if k <= 0 {
+		return nil
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if len(q) != h.dim || h.dim == 0 || len(h.slotOf) == 0 {
+		return nil
+	}
+	if ef <= 0 {
+		ef = h.efS
+	}
+	ef = max(ef, k)
+	sc := h.getScratch()
+	defer h.scratch.Put(sc)
+	nq := sc.query[:h.dim]
+	normalizeInto(nq, q)
+
+	if filter != nil {
+		sc.newFilterEpoch()
+		if h.scanIsCheaper(sc, ef, filter) {
+			return scanEager(h, sc, nq, k, filter)
+		}
+	}
+	searchGraphEager(h, sc, nq, ef, filter)
+	if filter != nil && len(sc.res) < k {
+		return scanEager(h, sc, nq, k, filter)
+	}
+	res := sc.res
+	slices.SortFunc(res, func(a, b hnswCand) int {
+		return compareBest(Scored{h.ids[a.slot], a.sim}, Scored{h.ids[b.slot], b.sim})
+	})
+	out := make([]Scored, min(k, len(res)))
+	for i := range out {
+		out[i] = Scored{ID: h.ids[res[i].slot], Score: res[i].sim}
+	}
+	return out
+}
+
+func searchGraphEager(h *HNSW, sc *hnswScratch, q []float32, ef int, filter Filter) {
+	const hnswUpperEf = 4
+	ep := h.entry
+	epSim := dot(q, h.row(ep))
+	for lc := h.top; lc > 1; lc-- {
+		ep, epSim = h.greedy(sc, q, ep, epSim, lc)
+	}
+	sc.newEpoch()
+	sc.cand, sc.res = sc.cand[:0], sc.res[:0]
+	sc.visited[ep] = sc.epoch
+	sc.cand.push(hnswCand{epSim, ep})
+	sc.res.push(hnswCand{epSim, ep})
+	if h.top >= 1 {
+		searchLayerEager(h, sc, q, 1, hnswUpperEf, nil)
+	}
+	sc.seeds = append(sc.seeds[:0], sc.res...)
+
+	sc.newEpoch()
+	sc.cand, sc.res = sc.cand[:0], sc.res[:0]
+	for _, c := range sc.seeds {
+		sc.visited[c.slot] = sc.epoch
+		sc.cand.push(c)
+		if h.eligible(sc, c.slot, filter) {
+			sc.res.push(c)
+		}
+	}
+	searchLayerEager(h, sc, q, 0, ef, filter)
+}
+
+func searchLayerEager(h *HNSW, sc *hnswScratch, q []float32, lc, ef int, filter Filter) {
+	visited, epoch, dim, vecs := sc.visited, sc.epoch, h.dim, h.vecs
+	for len(sc.cand) > 0 {
+		c := sc.cand.pop()
+		if len(sc.res) >= ef && c.sim < sc.res[0].sim {
+			break
+		}
+		batch := sc.batch[:0]
+		for _, e := range h.neighbors(sc, c.slot, lc) {
+			if visited[e] != epoch {
+				visited[e] = epoch
+				batch = append(batch, e)
+			}
+		}
+		sc.batch = batch
+		var t0, t1 float32
+		for _, e := range batch {
+			row := vecs[int(e)*dim : int(e)*dim+dim]
+			for j := 0; j+16 < len(row); j += 32 {
+				t0 += row[j]
+				t1 += row[j+16]
+			}
+		}
+		sc.touched += t0 + t1
+		for _, e := range batch {
+			off := int(e) * dim
+			s := dot(q, vecs[off:off+dim])
+			if len(sc.res) < ef || s > sc.res[0].sim {
+				sc.cand.push(hnswCand{s, e})
+				if h.eligible(sc, e, filter) {
+					sc.res.push(hnswCand{s, e})
+					if len(sc.res) > ef {
+						sc.res.pop()
+					}
+				}
+			}
+		}
+	}
+}
+
+func scanEager(h *HNSW, sc *hnswScratch, q []float32, k int, filter Filter) []Scored {
+	top := newTopK(min(k, len(h.slotOf)))
+	for s := range h.ids {
+		if h.dead[s] || !h.passes(sc, int32(s), filter) {
+			continue
+		}
+		top.offer(Scored{ID: h.ids[s], Score: dot(q, h.row(int32(s)))})
+	}
+	return top.sorted()
+}
+
+// TestHNSW_SearchLazyFilter checks that the search gives, bit for bit, what the search that
+// asked the filter about every scanned vector gave (searchEfEager), on the same graph, for
+// random filters of every share (through the graph and through the scan), several k and ef,
+// tombstones, and vectors that tie; and that it asks the filter at most once per vector and
+// never more often than the old search did.
+func TestHNSW_SearchLazyFilter(t *testing.T) {
+	set := dataset.Random(5, 4000, 30, 16)
+	for i := 0; i < len(set.Base); i += 9 { // exact duplicates: scores that tie
+		set.Base[i] = set.Base[i/9]
+	}
+	h, _ := MustNewHNSW(t, testConfig, set)
+	for id := uint64(0); id < 4000; id += 11 { // tombstones, under the repair threshold
+		h.Remove(id)
+	}
+	r := rand.New(rand.NewPCG(5, 5))
+	queries := append(slices.Clone(set.Queries), set.Base[0], set.Base[9], make([]float32, 16))
+	scans, graphs := 0, 0 // filtered searches served by each path (the old scan asked about every live vector)
+	for name, filter := range randomFilters(r, len(set.Base)) {
+		for qi, q := range queries {
+			for _, kef := range [][2]int{{1, 0}, {10, 0}, {10, 16}, {10, 200}, {50, 64}, {5000, 0}} {
+				k, ef := kef[0], kef[1]
+				newCalls, oldCalls := map[uint64]int{}, map[uint64]int{}
+				count := func(calls map[uint64]int) Filter {
+					if filter == nil {
+						return nil
+					}
+					return func(id uint64) bool { calls[id]++; return filter(id) }
+				}
+				got, want := h.SearchEf(q, k, ef, count(newCalls)), searchEfEager(h, q, k, ef, count(oldCalls))
+				if !sameScored(got, want) {
+					t.Fatalf("%s query %d k %d ef %d:\n got %v\nwant %v", name, qi, k, ef, got, want)
+				}
+				for id, c := range newCalls {
+					if c > 1 {
+						t.Fatalf("%s query %d k %d ef %d: filter asked %d times about %d", name, qi, k, ef, c, id)
+					}
+					if oldCalls[id] == 0 {
+						t.Fatalf("%s query %d k %d ef %d: filter asked about %d, which the old search never asked about", name, qi, k, ef, id)
+					}
+				}
+				switch {
+				case filter == nil:
+				case len(oldCalls) == h.Len():
+					scans++
+				default:
+					graphs++
+				}
+			}
+		}
+	}
+	if scans == 0 || graphs == 0 {
+		t.Errorf("%d searches scanned and %d searched the graph, want both paths exercised", scans, graphs)
 	}
 }
