@@ -36,12 +36,19 @@ type memoryItem struct {
 	Client    string
 	Forgotten bool
 	Expired   bool
-	Score     string // the search score, "" outside a search
+	// SupersededBy is the memory that corrects this one while it is superseded (shown with
+	// "all"); 0 otherwise.
+	SupersededBy uint64
+	Score        string // the search score, "" outside a search
 }
 
 func (c *Console) item(m *memory.Memory, now time.Time) memoryItem {
-	return memoryItem{ID: m.ID, Text: preview(m.Text, previewChars), Tags: m.Tags, Created: m.CreatedAt,
+	it := memoryItem{ID: m.ID, Text: preview(m.Text, previewChars), Tags: m.Tags, Created: m.CreatedAt,
 		Client: m.SourceClient, Forgotten: m.Deleted(), Expired: m.Expired(now)}
+	if m.Superseded() {
+		it.SupersededBy = *m.SupersededBy
+	}
+	return it
 }
 
 // preview cuts text to at most n characters, ending in "…" when cut.
@@ -61,7 +68,7 @@ type listQuery struct {
 	Client string
 	From   string // YYYY-MM-DD, created on or after
 	To     string // YYYY-MM-DD, created on or before
-	All    bool   // forgotten and expired too
+	All    bool   // forgotten, expired and superseded too
 	Page   int    // from 0
 }
 
@@ -201,11 +208,12 @@ func (c *Console) getMemories(q *req) {
 
 // memoryPage is one memory's page.
 type memoryPage struct {
-	M         *memory.Memory
-	Forgotten bool
-	Expired   bool
-	Form      editForm
-	Error     string
+	M          *memory.Memory
+	Forgotten  bool
+	Expired    bool
+	Superseded bool // M.SupersededBy names a memory that is not forgotten
+	Form       editForm
+	Error      string
 }
 
 // editForm is the edit form's values, as the owner typed them when the form came back.
@@ -237,7 +245,7 @@ func (c *Console) getMemory(q *req) {
 
 func (c *Console) showMemory(q *req, status int, m *memory.Memory, form editForm, errText string) {
 	c.show(q, status, "memory", fmt.Sprintf("Memory %d", m.ID), "memories",
-		memoryPage{M: m, Forgotten: m.Deleted(), Expired: m.Expired(c.now()), Form: form, Error: errText})
+		memoryPage{M: m, Forgotten: m.Deleted(), Expired: m.Expired(c.now()), Superseded: m.Superseded(), Form: form, Error: errText})
 }
 
 // postEdit saves the edit form: text, tags, importance and expiry, through memory.Store.Update

@@ -60,6 +60,9 @@ type importRecord struct {
 	Memory
 	oldID    uint64
 	oldRepBy *uint64
+	// oldSup and oldSupBy are the record's supersedes links in the source's ids.
+	oldSup   []uint64
+	oldSupBy *uint64
 	textOnly bool // a record without times of its own: the same text is the same memory
 }
 
@@ -159,6 +162,10 @@ func (im *importer) add(pos itemPos, recs []*importRecord, err error) error {
 		if im.opt.Client != "" {
 			rec.SourceClient = im.opt.Client
 		}
+		if rec.Supersedes != nil || rec.SupersededBy != nil { // linked by id once all are stored
+			rec.oldSup, rec.oldSupBy = rec.Supersedes, rec.SupersededBy
+			rec.Supersedes, rec.SupersededBy = nil, nil
+		}
 		err = im.s.checkImported(&rec.Memory)
 	}
 	if err != nil {
@@ -221,7 +228,7 @@ func (im *importer) flush() error {
 		if rec.oldID != 0 {
 			im.newID[rec.oldID] = rec.ID
 		}
-		if rec.oldRepBy != nil {
+		if rec.oldRepBy != nil || rec.oldSup != nil || rec.oldSupBy != nil {
 			im.links = append(im.links, rec)
 		}
 	}
@@ -231,12 +238,31 @@ func (im *importer) flush() error {
 	return nil
 }
 
-// link points tombstones that named their replacement at its new id.
+// link points tombstones that named their replacement at its new id, and restores the
+// supersedes links between memories of the input (either end may be one stored before).
 func (im *importer) link() error {
 	links := map[uint64]uint64{}
+	var pairs [][2]uint64 // superseded, successor
 	for _, rec := range im.links {
-		if to, ok := im.newID[*rec.oldRepBy]; ok {
-			links[rec.ID] = to
+		if rec.oldRepBy != nil {
+			if to, ok := im.newID[*rec.oldRepBy]; ok {
+				links[rec.ID] = to
+			}
+		}
+		if rec.oldSupBy != nil {
+			if to, ok := im.newID[*rec.oldSupBy]; ok {
+				pairs = append(pairs, [2]uint64{rec.ID, to})
+			}
+		}
+		for _, old := range rec.oldSup {
+			if from, ok := im.newID[old]; ok {
+				pairs = append(pairs, [2]uint64{from, rec.ID})
+			}
+		}
+	}
+	if len(pairs) > 0 {
+		if _, err := im.s.linkSupersedes(pairs); err != nil {
+			return err
 		}
 	}
 	if len(links) == 0 {

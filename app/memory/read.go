@@ -25,9 +25,10 @@ func (s *Store) Get(id uint64) (*Memory, error) {
 }
 
 // Filter selects memories for lists, counts and searches. The zero Filter selects every active
-// memory.
+// memory that is not superseded (Memory.Superseded).
 type Filter struct {
-	IncludeDeleted    bool // also forgotten and expired memories
+	IncludeDeleted    bool // also forgotten, expired and superseded memories
+	IncludeSuperseded bool // also memories that a memory not forgotten supersedes
 	OnlyForgotten     bool // forgotten memories only (the trash); implies IncludeDeleted
 	Tags              []string
 	SourceProvider    string
@@ -46,6 +47,9 @@ func (f *Filter) match(m *Memory, now time.Time) bool {
 		return false
 	}
 	if f.OnlyForgotten && !m.Deleted() {
+		return false
+	}
+	if m.superseded && !f.IncludeSuperseded && !f.IncludeDeleted && !f.OnlyForgotten {
 		return false
 	}
 	if len(f.Tags) > 0 && !slices.ContainsFunc(m.Tags, func(t string) bool { return slices.Contains(f.Tags, t) }) {
@@ -265,11 +269,13 @@ func (s *Store) fuse(query string, lexical, dense []vector.Scored, now time.Time
 
 // Stats counts the whole store.
 type Stats struct {
-	Total, Active, SoftDeleted, Expired int
-	ImportanceSum                       float64
-	Oldest, Newest                      *time.Time
-	Tags, Providers, Clients            map[string]int
-	Pending                             int
+	// Total = Active + Superseded + SoftDeleted + Expired: a superseded memory (neither
+	// forgotten nor expired) is counted there, not as active.
+	Total, Active, Superseded, SoftDeleted, Expired int
+	ImportanceSum                                   float64
+	Oldest, Newest                                  *time.Time
+	Tags, Providers, Clients                        map[string]int
+	Pending                                         int
 }
 
 // Stats counts every memory: totals by state, and over active memories the importance, the
@@ -289,6 +295,9 @@ func (s *Store) Stats() Stats {
 			continue
 		case m.Expired(now):
 			st.Expired++
+			continue
+		case m.superseded:
+			st.Superseded++
 			continue
 		}
 		st.Active++
@@ -317,13 +326,14 @@ type DuplicateGroup struct {
 	PairCount     int
 }
 
-// NearDuplicates clusters active memories whose similarity is at least threshold (union-find
-// over similar pairs found through the indexes' nearest neighbours), most similar first.
+// NearDuplicates clusters active memories that nothing supersedes whose similarity is at least
+// threshold (union-find over similar pairs found through the indexes' nearest neighbours), most
+// similar first.
 func (s *Store) NearDuplicates(threshold float32) []DuplicateGroup {
 	now := s.now()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	active := func(id uint64) bool { m := s.mems[id]; return m != nil && m.Active(now) }
+	active := func(id uint64) bool { m := s.mems[id]; return m != nil && m.Active(now) && !m.superseded }
 	parent := map[uint64]uint64{}
 	find := func(x uint64) uint64 {
 		for parent[x] != x {

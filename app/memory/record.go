@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/ownsona/ownsona/kv"
@@ -46,6 +47,15 @@ type Memory struct {
 	DeletedAt       *time.Time `json:"deleted_at,omitempty"`
 	ForgetReason    string     `json:"forget_reason,omitempty"`
 	ReplacedByID    *uint64    `json:"replaced_by_id,omitempty"`
+	// Supersedes are the memories this one corrects (remember's and update_memory's
+	// supersedes), oldest link first; SupersededBy is the memory that corrects this one. Both
+	// directions are stored and kept in step by the store (supersede.go).
+	Supersedes   []uint64 `json:"supersedes,omitempty"`
+	SupersededBy *uint64  `json:"superseded_by,omitempty"`
+
+	// superseded caches whether SupersededBy names a memory that is not forgotten: then this
+	// one has left searches and lists. The store keeps it; it is not stored.
+	superseded bool
 }
 
 // Deleted reports whether m is soft-deleted (forgotten).
@@ -59,12 +69,23 @@ func (m *Memory) Expired(now time.Time) bool {
 // Active reports whether m is neither forgotten nor expired at now.
 func (m *Memory) Active(now time.Time) bool { return !m.Deleted() && !m.Expired(now) }
 
+// Superseded reports whether m is corrected by a memory that is not forgotten, as the store saw
+// it when it handed m out: such a memory stays (get_memory, export, the console) but leaves
+// searches and lists unless Filter.IncludeSuperseded asks for it. A memory whose successor is
+// forgotten is current again (and superseded again if the successor is restored).
+func (m *Memory) Superseded() bool { return m.superseded }
+
 // Clone returns a deep copy: memories handed out never share slices with the store.
 func (m *Memory) Clone() *Memory {
 	c := *m
 	c.Tags = append([]string(nil), m.Tags...)
 	if c.Tags == nil {
 		c.Tags = []string{}
+	}
+	c.Supersedes = slices.Clone(m.Supersedes)
+	if m.SupersededBy != nil {
+		by := *m.SupersededBy
+		c.SupersededBy = &by
 	}
 	return &c
 }

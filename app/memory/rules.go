@@ -19,6 +19,10 @@ const (
 	MaxSourceChars    = 100 // source_provider
 	MaxReasonChars    = 1000
 	DefaultImportance = 0.5
+	// MaxSupersedes is how many memories one remember or update may supersede.
+	MaxSupersedes = 50
+	// MaxIdempotencyKeyChars is the longest idempotency key (at least one character).
+	MaxIdempotencyKeyChars = 200
 )
 
 // Capture modes: how a memory came to be written.
@@ -59,11 +63,31 @@ type Draft struct {
 	SourceProvider string
 	// Dedup is the near-duplicate policy. If empty, DedupAsk.
 	Dedup DedupPolicy
+	// Supersedes are stored memories this one corrects (at most MaxSupersedes): they leave
+	// searches and lists (supersede.go). If empty, none.
+	Supersedes []uint64
+	// IdempotencyKey, if set (1 to MaxIdempotencyKeyChars characters), names this write for
+	// retries: the same key from the same Origin.Principal within IdempotencyTTL answers with
+	// the first write's result instead of storing again (idempotency.go).
+	IdempotencyKey string
 }
 
 // Origin is who writes: the provider (the declared one, else the MCP client's name) and the
 // client (the OAuth client or token's name, or the transport: stdio, http).
-type Origin struct{ Provider, Client string }
+type Origin struct {
+	Provider, Client string
+	// Principal owns the idempotency keys: the OAuth client or personal access token
+	// ("oauth:<client_id>", "pat:<id>"), or the transport ("stdio"). If empty, Client.
+	Principal string
+}
+
+// principal is who owns o's idempotency keys.
+func (o Origin) principal() string {
+	if o.Principal != "" {
+		return o.Principal
+	}
+	return o.Client
+}
 
 // Patch changes some fields of one memory; nil fields stay as they are.
 type Patch struct {
@@ -75,10 +99,13 @@ type Patch struct {
 	ExpiresAt       *time.Time
 	ClearExpiry     bool
 	LastConfirmedAt *time.Time
+	// Supersedes are memories this one now corrects, added to those it already does (at most
+	// MaxSupersedes per patch); see supersede.go.
+	Supersedes []uint64
 }
 
 // Updatable are the fields a Patch can change, in the order changed fields are reported.
-var Updatable = []string{"text", "tags", "importance", "expires_at", "last_confirmed_at"}
+var Updatable = []string{"text", "tags", "importance", "expires_at", "last_confirmed_at", "supersedes"}
 
 // check normalizes and validates what m holds, in place: text, tags, importance, capture mode,
 // session id and source. Times are the operations' business.
@@ -123,7 +150,7 @@ func (s *Store) check(m *Memory) error {
 func (s *Store) draft(d Draft, o Origin, now time.Time) (*Memory, error) {
 	m := &Memory{Text: d.Text, Tags: d.Tags, Importance: DefaultImportance, CaptureMode: d.CaptureMode,
 		SessionID: d.SessionID, SourceProvider: d.SourceProvider, SourceClient: o.Client,
-		CreatedAt: now, UpdatedAt: now, LastConfirmedAt: now}
+		CreatedAt: now, UpdatedAt: now, LastConfirmedAt: now, Supersedes: slices.Clone(d.Supersedes)}
 	if d.Importance != nil {
 		m.Importance = *d.Importance
 	}
@@ -149,6 +176,12 @@ func (s *Store) draft(d Draft, o Origin, now time.Time) (*Memory, error) {
 		}
 		m.ExpiresAt = &t
 	}
+	if err := checkSupersedes(d.Supersedes, 0); err != nil {
+		return nil, err
+	}
+	if n := utf8.RuneCountInString(d.IdempotencyKey); d.IdempotencyKey != "" && n > MaxIdempotencyKeyChars {
+		return nil, &InputError{Field: "idempotency_key", Reason: fmt.Sprintf("is %d characters; the limit is %d", n, MaxIdempotencyKeyChars)}
+	}
 	switch d.Dedup {
 	case "", DedupAsk, DedupInsert, DedupSkipIfNear:
 	default:
@@ -165,8 +198,11 @@ func (s *Store) validate(p *Patch, now time.Time) error {
 	if p.ID == 0 {
 		return &InputError{Field: "id", Reason: "must be a memory id"}
 	}
-	if p.Text == nil && p.Tags == nil && p.Importance == nil && p.ExpiresAt == nil && !p.ClearExpiry && p.LastConfirmedAt == nil {
-		return &InputError{Field: "", Reason: "give at least one of text, tags, importance, expires_at, last_confirmed_at"}
+	if p.Text == nil && p.Tags == nil && p.Importance == nil && p.ExpiresAt == nil && !p.ClearExpiry && p.LastConfirmedAt == nil && len(p.Supersedes) == 0 {
+		return &InputError{Field: "", Reason: "give at least one of text, tags, importance, expires_at, last_confirmed_at, supersedes"}
+	}
+	if err := checkSupersedes(p.Supersedes, p.ID); err != nil {
+		return err
 	}
 	if p.ExpiresAt != nil && p.ClearExpiry {
 		return &InputError{Field: "expires_at", Reason: "set it or clear it, not both"}
@@ -224,6 +260,9 @@ func (p *Patch) apply(m *Memory, now time.Time) []string {
 	if p.LastConfirmedAt != nil && !p.LastConfirmedAt.Equal(m.LastConfirmedAt) {
 		m.LastConfirmedAt = p.LastConfirmedAt.UTC()
 		changed = append(changed, "last_confirmed_at")
+	}
+	if added := addSupersedes(m, p.Supersedes); added {
+		changed = append(changed, "supersedes")
 	}
 	if len(changed) > 0 {
 		m.UpdatedAt = now

@@ -39,7 +39,8 @@ type Store struct {
 	maxText         int
 	dedupThreshold  float32
 
-	writeMu sync.Mutex // serializes writers: one Update and its cache change at a time
+	writeMu  sync.Mutex // serializes writers: one Update and its cache change at a time
+	prunedAt time.Time  // when a write last removed expired idempotency keys; guarded by writeMu
 
 	mu      sync.RWMutex // guards the fields below
 	mems    map[uint64]*Memory
@@ -181,6 +182,9 @@ func Open(db *kv.DB, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("load memories: %w", err)
 	}
 	s.nearAllLocked()
+	for _, m := range s.mems {
+		m.superseded = s.isSupersededLocked(m)
+	}
 	if s.dense != nil {
 		// One parallel build over everything loaded, in the background: searches are exact
 		// until it is done.
@@ -391,6 +395,12 @@ type newMemory struct {
 	Memory
 	Vector []float32 // nil: embed later
 	Policy DedupPolicy
+	// Key is the idempotency key, "" for none; Principal owns it and Sum is the text's
+	// fingerprint (idempotency.go).
+	Key, Principal string
+	// Retry: answer an exact duplicate the same client wrote within RecentDuplicateWindow with
+	// it (Remember's drafts; not imports).
+	Retry bool
 }
 
 // NearDuplicate is a stored memory similar to a text being written.
@@ -404,31 +414,88 @@ type NearDuplicate struct {
 type insertResult struct {
 	ID             uint64
 	Skipped        bool // skip_if_near found an existing memory; ID is that memory
+	Replayed       bool // an idempotency key or a recent exact duplicate answered; nothing stored
 	NearDuplicates []NearDuplicate
+	Contradictions []NearDuplicate
+	Err            error // the item was refused (its supersedes, its idempotency key)
+
+	sameAs int  // for a key repeated in one call: 1 + the index of the item that answers
+	keyHit bool // answered by its idempotency key, which is recorded already
 }
 
-// insert stores every item in one Update (one logical operation), after checking each for near
-// duplicates according to its policy.
+// insert stores every item in one Update (one logical operation), after checking each for
+// idempotency keys, recent exact duplicates, near duplicates according to its policy, possible
+// contradictions and the memories it supersedes. All of it happens under s.writeMu, so two
+// identical calls at once store once.
 func (s *Store) insert(items []*newMemory) ([]insertResult, error) {
 	results := make([]insertResult, len(items))
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	now := s.now().UTC()
+	if err := s.replayKeys(items, results, now); err != nil {
+		return nil, err
+	}
+	plan := newLinkPlan()
 	s.mu.RLock()
 	for i, it := range items {
-		if it.Policy == "insert" {
+		r := &results[i]
+		if r.Replayed || r.Err != nil || r.sameAs != 0 {
 			continue
 		}
-		results[i].NearDuplicates = s.nearDuplicatesLocked(it.Text, it.Vector, 5, 0)
-		if it.Policy == "skip_if_near" && len(results[i].NearDuplicates) > 0 {
-			results[i].ID = results[i].NearDuplicates[0].ID
-			results[i].Skipped = true
+		if it.Retry && it.Policy != DedupInsert {
+			if id := s.recentDuplicateLocked(&it.Memory, now); id != 0 {
+				r.ID, r.Replayed = id, true
+				continue
+			}
+		}
+		if it.Policy != DedupInsert {
+			exclude := func(id uint64) bool { return slices.Contains(it.Supersedes, id) }
+			similar := s.similarLocked(it.Text, it.Vector, 10, min(ContradictionThreshold, s.dedupThreshold), exclude)
+			for _, d := range similar {
+				if d.Score >= s.dedupThreshold && len(r.NearDuplicates) < 5 {
+					r.NearDuplicates = append(r.NearDuplicates, d)
+				}
+				if d.Score >= ContradictionThreshold && DetailsDiffer(it.Text, d.Text) {
+					r.Contradictions = append(r.Contradictions, d)
+				}
+			}
+			if it.Policy == DedupSkipIfNear && len(r.NearDuplicates) > 0 {
+				r.ID, r.Skipped = r.NearDuplicates[0].ID, true
+			}
+		}
+		if len(it.Supersedes) > 0 {
+			successor := pendingBase + uint64(i)
+			if r.Skipped {
+				successor = r.ID
+			}
+			next, err := s.planSupersedesLocked(plan, successor, it.Supersedes)
+			if err != nil {
+				*r = insertResult{Err: err}
+				continue
+			}
+			plan = next
+		}
+	}
+	// The stored memories the links change: those superseded, forgotten successors that stop
+	// listing them, and the memories skip_if_near kept, which gain the supersedes.
+	linked := map[uint64]*Memory{}
+	for _, id := range plan.ids() {
+		linked[id] = s.mems[id].Clone()
+	}
+	for i, it := range items {
+		if r := results[i]; r.Skipped && r.Err == nil && len(it.Supersedes) > 0 && linked[r.ID] == nil {
+			linked[r.ID] = s.mems[r.ID].Clone()
 		}
 	}
 	s.mu.RUnlock()
+	stored := func(i int) bool {
+		r := results[i]
+		return r.Err == nil && !r.Skipped && !r.Replayed && r.sameAs == 0
+	}
 	err := s.db.Update(func(tx *kv.Tx) error {
 		mb, vb := tx.Bucket(bucketMemories), tx.Bucket(bucketVectors)
 		for i, it := range items {
-			if results[i].Skipped {
+			if !stored(i) {
 				continue
 			}
 			id, err := mb.NextSequence()
@@ -436,21 +503,58 @@ func (s *Store) insert(items []*newMemory) ([]insertResult, error) {
 				return err
 			}
 			it.ID = id
+			results[i].ID = id
+		}
+		for i, it := range items {
+			if !stored(i) {
+				continue
+			}
 			b, err := encodeMemory(&it.Memory)
+			if err != nil {
+				return err
+			}
+			if err := mb.Put(kv.Key(it.ID), b); err != nil {
+				return err
+			}
+			if it.Vector != nil {
+				if err := vb.Put(kv.Key(it.ID), encodeVector(s.embID, it.Vector)); err != nil {
+					return err
+				}
+			}
+		}
+		resolve := func(id uint64) uint64 {
+			if id >= pendingBase {
+				return results[id-pendingBase].ID
+			}
+			return id
+		}
+		for id, m := range linked {
+			changed := plan.apply(m, resolve)
+			for i, it := range items {
+				if r := results[i]; r.Skipped && r.ID == id && r.Err == nil && addSupersedes(m, it.Supersedes) {
+					changed = true
+				}
+			}
+			if !changed {
+				delete(linked, id)
+				continue
+			}
+			m.UpdatedAt = now
+			b, err := encodeMemory(m)
 			if err != nil {
 				return err
 			}
 			if err := mb.Put(kv.Key(id), b); err != nil {
 				return err
 			}
-			if it.Vector != nil {
-				if err := vb.Put(kv.Key(id), encodeVector(s.embID, it.Vector)); err != nil {
-					return err
-				}
-			}
-			results[i].ID = id
 		}
-		return nil
+		for i := range results {
+			if j := results[i].sameAs; j != 0 {
+				r := results[j-1]
+				results[i] = insertResult{ID: r.ID, Skipped: r.Skipped, Replayed: true, Err: r.Err, keyHit: true}
+			}
+		}
+		return s.rememberKeys(tx, items, results, now)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("insert memories: %w", err)
@@ -458,7 +562,7 @@ func (s *Store) insert(items []*newMemory) ([]insertResult, error) {
 	s.mu.Lock()
 	wake := false
 	for i, it := range items {
-		if results[i].Skipped {
+		if !stored(i) {
 			continue
 		}
 		m := it.Memory.Clone()
@@ -474,32 +578,41 @@ func (s *Store) insert(items []*newMemory) ([]insertResult, error) {
 			wake = true
 		}
 	}
+	var ids []uint64
+	for id, m := range linked {
+		s.mems[id] = m
+		ids = append(ids, id)
+	}
+	for i := range items {
+		if stored(i) {
+			ids = append(ids, results[i].ID)
+		}
+	}
+	for _, id := range ids {
+		s.refreshSupersededLocked(id)
+	}
 	s.mu.Unlock()
 	if wake {
 		s.nudge()
 	}
-	var ids []uint64
-	for _, r := range results {
-		if !r.Skipped {
-			ids = append(ids, r.ID)
-		}
-	}
+	slices.Sort(ids)
 	s.changed(ids)
 	return results, nil
 }
 
-// nearDuplicatesLocked finds active memories whose similarity to text (by vector when one is
-// given, else lexically) is at least the dedup threshold, best first. s.mu must be held.
-func (s *Store) nearDuplicatesLocked(text string, vec []float32, limit int, exclude uint64) []NearDuplicate {
+// similarLocked finds active, current (not superseded) memories whose similarity to text (by
+// vector when one is given, else lexically) is at least threshold, best first, at most limit,
+// leaving out those exclude names (nil: none). s.mu must be held.
+func (s *Store) similarLocked(text string, vec []float32, limit int, threshold float32, exclude func(uint64) bool) []NearDuplicate {
 	now := s.now()
 	filter := func(id uint64) bool {
 		m := s.mems[id]
-		return id != exclude && m != nil && m.Active(now)
+		return m != nil && m.Active(now) && !m.superseded && (exclude == nil || !exclude(id))
 	}
 	var out []NearDuplicate
 	if vec != nil && s.dense != nil && len(vec) == s.dense.Dim() {
 		for _, r := range s.dense.Search(vec, limit, filter) {
-			if r.Score >= s.dedupThreshold {
+			if r.Score >= threshold {
 				out = append(out, NearDuplicate{ID: r.ID, Text: s.mems[r.ID].Text, Score: round4(r.Score)})
 			}
 		}
@@ -507,7 +620,7 @@ func (s *Store) nearDuplicatesLocked(text string, vec []float32, limit int, excl
 	}
 	for _, r := range s.lex.Search(text, 4*limit, filter) {
 		m := s.mems[r.ID]
-		if sim := vector.LexicalSimilarity(text, m.Text); sim >= s.dedupThreshold {
+		if sim := vector.LexicalSimilarity(text, m.Text); sim >= threshold {
 			out = append(out, NearDuplicate{ID: r.ID, Text: m.Text, Score: round4(sim)})
 		}
 	}
@@ -601,6 +714,9 @@ func (s *Store) modifyLocked(ids []uint64, change func(m *Memory) (bool, error),
 		}
 		s.mems[id] = m
 	}
+	for id := range changed {
+		s.refreshSupersededLocked(id)
+	}
 	s.mu.Unlock()
 	if wake {
 		s.nudge()
@@ -634,6 +750,7 @@ func (s *Store) eraseLocked(ids []uint64) error {
 	if len(ids) == 0 {
 		return nil
 	}
+	fixed := s.unlinkErasedLocked(ids) // the other ends of their supersedes links
 	err := s.db.Update(func(tx *kv.Tx) error {
 		mb, vb := tx.Bucket(bucketMemories), tx.Bucket(bucketVectors)
 		for _, id := range ids {
@@ -641,6 +758,15 @@ func (s *Store) eraseLocked(ids []uint64) error {
 				return err
 			}
 			if err := vb.Delete(kv.Key(id)); err != nil {
+				return err
+			}
+		}
+		for id, m := range fixed {
+			b, err := encodeMemory(m)
+			if err != nil {
+				return err
+			}
+			if err := mb.Put(kv.Key(id), b); err != nil {
 				return err
 			}
 		}
@@ -665,6 +791,11 @@ func (s *Store) eraseLocked(ids []uint64) error {
 		}
 	}
 	s.ids = slices.DeleteFunc(s.ids, func(id uint64) bool { return gone[id] })
+	for id, m := range fixed {
+		s.mems[id] = m
+		s.refreshSupersededLocked(id)
+		gone[id] = true // changed, for the hooks
+	}
 	s.mu.Unlock()
 	s.changed(slices.Sorted(maps.Keys(gone)))
 	return nil

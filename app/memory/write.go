@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ownsona/ownsona/vector"
@@ -16,12 +17,22 @@ type Remembered struct {
 	Existing bool
 	// NearDuplicates are stored memories similar to this one (not with DedupInsert).
 	NearDuplicates []NearDuplicate
+	// Replayed: an idempotency key or an exact duplicate the same client wrote within
+	// RecentDuplicateWindow answered (idempotency.go); ID is the first write's memory and
+	// nothing was stored. Existing is the first write's.
+	Replayed bool
+	// Contradictions are stored memories similar to this one with other details
+	// (contradict.go), for the caller to ask about; never superseded by themselves.
+	Contradictions []NearDuplicate
 	// Err is why this draft was not stored (*InputError, *SecretError); the others still were.
 	Err error
 }
 
 // Remember stores drafts written by o, in one transaction: each is checked on its own, and a
-// draft that fails is reported in its Remembered.Err while the rest are stored. The texts are
+// draft that fails is reported in its Remembered.Err while the rest are stored. A draft's
+// Supersedes are linked in the same transaction (supersede.go); a retry is answered rather
+// than stored (idempotency.go); near duplicates and possible contradictions are reported
+// (contradict.go). The texts are
 // embedded first, outside the store's locks; when the embedder fails they are stored without a
 // vector, embedded in the background later, and warning says so. err is a storage failure, in
 // which case nothing was stored.
@@ -40,7 +51,7 @@ func (s *Store) Remember(ctx context.Context, drafts []Draft, o Origin) (res []R
 		if policy == "" {
 			policy = DedupAsk
 		}
-		items = append(items, &newMemory{Memory: *m, Policy: policy})
+		items = append(items, &newMemory{Memory: *m, Policy: policy, Key: d.IdempotencyKey, Principal: o.principal(), Retry: true})
 		idx = append(idx, i)
 	}
 	warning = s.embedNew(ctx, items)
@@ -49,7 +60,12 @@ func (s *Store) Remember(ctx context.Context, drafts []Draft, o Origin) (res []R
 		return nil, "", err
 	}
 	for j, i := range idx {
-		res[i] = Remembered{ID: out[j].ID, Existing: out[j].Skipped, NearDuplicates: out[j].NearDuplicates}
+		r := out[j]
+		if r.Err != nil {
+			res[i].Err = r.Err
+			continue
+		}
+		res[i] = Remembered{ID: r.ID, Existing: r.Skipped, NearDuplicates: r.NearDuplicates, Replayed: r.Replayed, Contradictions: r.Contradictions}
 	}
 	return res, warning, nil
 }
@@ -86,7 +102,9 @@ type Updated struct {
 // Update applies patches in one transaction; each succeeds or fails on its own, and a memory
 // may be named by one patch only. dryRun reports what would change without writing. New texts
 // are embedded before the write; a failed embedding leaves them to the background embedder.
-// Forgotten memories cannot be updated (ErrForgotten). err is a storage failure.
+// Forgotten memories cannot be updated (ErrForgotten). A patch's Supersedes are added to the
+// memories the patched one supersedes, with the links at the other end written in the same
+// transaction (supersede.go). err is a storage failure.
 func (s *Store) Update(ctx context.Context, patches []Patch, dryRun bool) ([]Updated, error) {
 	res := make([]Updated, len(patches))
 	now := s.now().UTC()
@@ -122,22 +140,64 @@ func (s *Store) Update(ctx context.Context, patches []Patch, dryRun bool) ([]Upd
 			}
 		}
 	}
-	errs, err := s.modify(ids, func(m *Memory) (bool, error) {
-		i := byID[m.ID]
-		if m.Deleted() {
-			return false, forgotten(m.ID, "; remember it again instead of updating it")
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	// The links of each patch's supersedes are checked in patch order, against the store and
+	// the patches before it; a patch whose links are refused is not applied at all.
+	plan := newLinkPlan()
+	live := ids[:0:0]
+	s.mu.RLock()
+	for _, id := range ids {
+		p := &patches[byID[id]]
+		if m := s.mems[id]; len(p.Supersedes) > 0 && m != nil && !m.Deleted() {
+			next, err := s.planSupersedesLocked(plan, id, p.Supersedes)
+			if err != nil {
+				res[byID[id]].Err = err
+				continue
+			}
+			plan = next
 		}
-		res[i].Changed = patches[i].apply(m, now)
-		if res[i].Changed == nil {
-			res[i].Changed = []string{}
+		live = append(live, id)
+	}
+	s.mu.RUnlock()
+	patched := map[uint64]bool{}
+	touch := slices.Clone(live)
+	for _, id := range live {
+		patched[id] = true
+	}
+	if !dryRun {
+		for _, id := range plan.ids() {
+			if !patched[id] {
+				touch = append(touch, id)
+			}
 		}
-		return !dryRun && len(res[i].Changed) > 0, nil
+	}
+	errs, err := s.modifyLocked(touch, func(m *Memory) (bool, error) {
+		changed := false
+		if patched[m.ID] {
+			i := byID[m.ID]
+			if m.Deleted() {
+				return false, forgotten(m.ID, "; remember it again instead of updating it")
+			}
+			res[i].Changed = patches[i].apply(m, now)
+			if res[i].Changed == nil {
+				res[i].Changed = []string{}
+			}
+			changed = !dryRun && len(res[i].Changed) > 0
+		}
+		if !dryRun && plan.apply(m, same) {
+			m.UpdatedAt = now
+			changed = true
+		}
+		return changed, nil
 	}, vecs)
 	if err != nil {
 		return nil, err
 	}
 	for id, e := range errs {
-		res[byID[id]].Err = e
+		if patched[id] {
+			res[byID[id]].Err = e
+		}
 	}
 	return res, nil
 }

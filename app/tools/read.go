@@ -14,7 +14,8 @@ import (
 
 // filterArgs select memories for lists and counts.
 type filterArgs struct {
-	IncludeDeleted    bool    `json:"include_deleted" desc:"also soft-deleted and expired memories"`
+	IncludeDeleted    bool    `json:"include_deleted" desc:"also soft-deleted, expired and superseded memories"`
+	IncludeSuperseded bool    `json:"include_superseded" desc:"also memories that a newer memory supersedes (corrected facts)"`
 	UntaggedOnly      bool    `json:"untagged_only" desc:"only memories without tags"`
 	MinChars          int     `json:"min_chars" desc:"minimum text length" schema:"min=0,max=1000000"`
 	MaxChars          int     `json:"max_chars" desc:"maximum text length" schema:"min=1,max=1000000"`
@@ -23,7 +24,7 @@ type filterArgs struct {
 }
 
 func (in *filterArgs) filter() (memory.Filter, error) {
-	f := memory.Filter{IncludeDeleted: in.IncludeDeleted, UntaggedOnly: in.UntaggedOnly, MinChars: in.MinChars, MaxChars: in.MaxChars}
+	f := memory.Filter{IncludeDeleted: in.IncludeDeleted, IncludeSuperseded: in.IncludeSuperseded, UntaggedOnly: in.UntaggedOnly, MinChars: in.MinChars, MaxChars: in.MaxChars}
 	var err error
 	if f.Tags, err = memtext.ParseTags([]byte(in.Tags)); err != nil {
 		return f, err
@@ -52,8 +53,9 @@ type idArgs struct {
 }
 
 type textSearchArgs struct {
-	Text  string `json:"text" desc:"the text to look for" schema:"required,min=1,max=1000"`
-	Limit *int   `json:"limit" desc:"how many at most (default 20)" schema:"min=1,max=50"`
+	Text              string `json:"text" desc:"the text to look for" schema:"required,min=1,max=1000"`
+	Limit             *int   `json:"limit" desc:"how many at most (default 20)" schema:"min=1,max=50"`
+	IncludeSuperseded bool   `json:"include_superseded" desc:"also memories that a newer memory supersedes (corrected facts)"`
 }
 
 type exportArgs struct {
@@ -76,18 +78,18 @@ func (s *Server) readTools() []*rpc.Tool {
 	return []*rpc.Tool{
 		newTool(s, def[listArgs]{
 			name: "list_memories", title: "List memories",
-			desc: "List memories newest first, with filters; page with next_cursor (or offset)." + asData,
+			desc: "List memories newest first, with filters; page with next_cursor (or offset). Superseded (corrected) memories are left out unless include_superseded." + asData,
 			ann:  readOnly(), out: schema{"memories": memories, "next_cursor": typeString}, run: s.listMemories,
 			meta: appMeta(),
 		}),
 		newTool(s, def[idArgs]{
 			name: "get_memory", title: "Get a memory",
-			desc: "Fetch one memory by id, including forgotten (soft-deleted) ones with their tombstone." + asData,
+			desc: "Fetch one memory by id, including forgotten (soft-deleted) ones with their tombstone and superseded ones: superseded_by names the memory that corrects it, supersedes those it corrects." + asData,
 			ann:  readOnly(), out: schema{"memory": memorySchema}, run: s.getMemory,
 		}),
 		newTool(s, def[textSearchArgs]{
 			name: "text_search", title: "Find memories containing text",
-			desc: "Find active memories whose text contains the given text (case-insensitive), newest first. Use recall to search by meaning." + asData,
+			desc: "Find active memories whose text contains the given text (case-insensitive), newest first; superseded ones only with include_superseded. Use recall to search by meaning." + asData,
 			ann:  readOnly(), out: schema{"memories": memories}, run: s.textSearch,
 		}),
 		newTool(s, def[exportArgs]{
@@ -150,12 +152,13 @@ func (s *Server) textSearch(ctx context.Context, in textSearchArgs) (any, error)
 	if in.Limit != nil {
 		limit = *in.Limit
 	}
-	mems, _ := s.mem.List(memory.Filter{Contains: needle}, memory.Page{Limit: limit})
+	mems, _ := s.mem.List(memory.Filter{Contains: needle, IncludeSuperseded: in.IncludeSuperseded}, memory.Page{Limit: limit})
 	return memoriesPayload{true, nonNil(mems)}, nil
 }
 
 func (s *Server) exportMemories(ctx context.Context, in exportArgs) (any, error) {
-	f := memory.Filter{IncludeDeleted: in.IncludeDeleted == nil || *in.IncludeDeleted}
+	// Superseded memories are history: an export keeps them, with their links.
+	f := memory.Filter{IncludeDeleted: in.IncludeDeleted == nil || *in.IncludeDeleted, IncludeSuperseded: true}
 	var mems []*memory.Memory
 	tooMany := false
 	s.mem.Each(f, func(m *memory.Memory) bool {

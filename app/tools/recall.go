@@ -22,6 +22,8 @@ type searchArgs struct {
 	Tags          tagsArg  `json:"tags"`
 	Since         *string  `json:"since" desc:"only memories created at or after this time" schema:"time"`
 	Until         *string  `json:"until" desc:"only memories created at or before this time" schema:"time"`
+	// IncludeSuperseded also finds the memories a newer one corrects (supersede.go).
+	IncludeSuperseded bool `json:"include_superseded" desc:"also memories that a newer memory supersedes (corrected facts; left out by default)"`
 }
 
 type recallArgs struct {
@@ -58,6 +60,7 @@ func (in *searchArgs) query(field, text string) (memory.Query, error) {
 	case in.MinSimilarity != nil:
 		q.MinScore = float32(*in.MinSimilarity)
 	}
+	q.Filter.IncludeSuperseded = in.IncludeSuperseded
 	var err error
 	if q.Filter.Tags, err = memtext.ParseTags([]byte(in.Tags)); err != nil {
 		return q, err

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/memtext"
+	"github.com/ownsona/ownsona/oauth"
 	"github.com/ownsona/ownsona/rpc"
 )
 
@@ -24,6 +25,8 @@ type rememberArgs struct {
 	SessionID       string   `json:"session_id" desc:"conversation id, if any" schema:"min=1,max=200"`
 	ExpiresAt       *string  `json:"expires_at" desc:"when the fact stops being true" schema:"time"`
 	LastConfirmedAt *string  `json:"last_confirmed_at" desc:"when the fact was last known true; default now" schema:"time"`
+	Supersedes      []uint64 `json:"supersedes" desc:"ids of memories this one corrects (at most 50): they leave recall and lists but stay readable with get_memory. Only when the user confirms the old fact is no longer true" schema:"id,min=1,max=50"`
+	IdempotencyKey  string   `json:"idempotency_key" desc:"a key of your choice for this write (e.g. a UUID); a retry with the same key within 24 hours returns the first result with replayed: true instead of storing again" schema:"min=1,max=200"`
 	dedupArg
 }
 
@@ -36,7 +39,7 @@ type rememberBatchArgs struct {
 // draft reads the arguments into a memory draft; prefix names the item inside a batch.
 func (in *rememberArgs) draft(prefix string, defPolicy memory.DedupPolicy) (memory.Draft, error) {
 	d := memory.Draft{Text: in.Text, Importance: in.Importance, CaptureMode: in.CaptureMode, SessionID: in.SessionID,
-		SourceProvider: in.SourceProvider, Dedup: in.DedupPolicy}
+		SourceProvider: in.SourceProvider, Dedup: in.DedupPolicy, Supersedes: in.Supersedes, IdempotencyKey: in.IdempotencyKey}
 	if d.Dedup == "" {
 		d.Dedup = defPolicy
 	}
@@ -53,11 +56,19 @@ func (in *rememberArgs) draft(prefix string, defPolicy memory.DedupPolicy) (memo
 
 var nearDuplicatesSchema = arrayOf(schema{"type": "object", "properties": schema{"id": idSchema, "text": typeString, "score": typeNumber}})
 
+// contradictionsSchema: stored memories that say nearly the same with other details.
+var contradictionsSchema = schema{"type": "array", "items": nearDuplicatesSchema["items"],
+	"description": "stored memories similar to this one but with other details (a place, a number, a name, a negation): ask the user whether the new memory replaces them, and if so call update_memory with supersedes"}
+
+var replayedSchema = schema{"type": "boolean", "description": "true when nothing was stored: an earlier call with the same idempotency_key, or the same text and tags written by this client within the last minute, answered"}
+
 type rememberPayload struct {
 	OK             bool                   `json:"ok"`
 	MemoryID       uint64                 `json:"memory_id"`
 	Message        string                 `json:"message"`
+	Replayed       bool                   `json:"replayed,omitempty"`
 	NearDuplicates []memory.NearDuplicate `json:"near_duplicates,omitempty"`
+	Contradictions []memory.NearDuplicate `json:"possible_contradictions,omitempty"`
 	Warning        string                 `json:"warning,omitempty"`
 }
 
@@ -66,8 +77,10 @@ type rememberItemResult struct {
 	OK             bool                   `json:"ok"`
 	MemoryID       uint64                 `json:"memory_id,omitempty"`
 	Message        string                 `json:"message,omitempty"`
+	Replayed       bool                   `json:"replayed,omitempty"`
 	Error          *toolError             `json:"error,omitempty"`
 	NearDuplicates []memory.NearDuplicate `json:"near_duplicates,omitempty"`
+	Contradictions []memory.NearDuplicate `json:"possible_contradictions,omitempty"`
 }
 
 type rememberBatchPayload struct {
@@ -86,10 +99,11 @@ func (s *Server) rememberTools() []*rpc.Tool {
 	return []*rpc.Tool{
 		newTool(s, def[rememberArgs]{
 			name: "remember", title: "Remember a fact",
-			desc: "Store one durable fact about the user (a preference, a person, a plan, a decision) as a self-contained sentence with tags. Near duplicates are stored and reported unless dedup_policy says otherwise. Text that looks like a secret is refused.",
+			desc: "Store one durable fact about the user (a preference, a person, a plan, a decision) as a self-contained sentence with tags. Near duplicates are stored and reported unless dedup_policy says otherwise. When the fact corrects a stored one, name it in supersedes; possible_contradictions lists stored facts with other details, for you to ask the user about. Give an idempotency_key so that a retry never stores twice. Text that looks like a secret is refused.",
 			ann:  writes(false, false),
-			out:  schema{"memory_id": idSchema, "message": typeString, "near_duplicates": nearDuplicatesSchema, "warning": typeString},
-			run:  s.remember,
+			out: schema{"memory_id": idSchema, "message": typeString, "replayed": replayedSchema, "near_duplicates": nearDuplicatesSchema,
+				"possible_contradictions": contradictionsSchema, "warning": typeString},
+			run: s.remember,
 			describe: func(_ context.Context, in rememberArgs, _ bool) (string, error) {
 				if kind, found := memtext.DetectSecret(in.Text); found {
 					return "", &memory.SecretError{Kind: kind} // refused anyway: never quoted in a question
@@ -103,7 +117,8 @@ func (s *Server) rememberTools() []*rpc.Tool {
 			ann:  writes(false, false),
 			out: schema{
 				"results": arrayOf(schema{"type": "object", "properties": schema{"input_index": typeInteger, "ok": typeBoolean,
-					"memory_id": idSchema, "message": typeString, "error": errorSchema, "near_duplicates": nearDuplicatesSchema}}),
+					"memory_id": idSchema, "message": typeString, "replayed": replayedSchema, "error": errorSchema, "near_duplicates": nearDuplicatesSchema,
+					"possible_contradictions": contradictionsSchema}}),
 				"summary": summaryOf("total", "succeeded", "failed"),
 				"warning": typeString,
 			},
@@ -121,14 +136,15 @@ func (s *Server) remember(ctx context.Context, in rememberArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, warning, err := s.mem.Remember(ctx, []memory.Draft{d}, origin(ctx, ""))
+	res, warning, err := s.mem.Remember(ctx, []memory.Draft{d}, writer(ctx, ""))
 	if err != nil {
 		return nil, err
 	}
 	if res[0].Err != nil {
 		return nil, res[0].Err
 	}
-	p := rememberPayload{OK: true, MemoryID: res[0].ID, Message: "Ok", NearDuplicates: res[0].NearDuplicates, Warning: warning}
+	p := rememberPayload{OK: true, MemoryID: res[0].ID, Message: "Ok", Replayed: res[0].Replayed, NearDuplicates: res[0].NearDuplicates,
+		Contradictions: res[0].Contradictions, Warning: warning}
 	if res[0].Existing {
 		p.Message = "Already remembered"
 	}
@@ -157,7 +173,7 @@ func (s *Server) rememberBatch(ctx context.Context, in rememberBatchArgs, item *
 		idx = append(idx, i)
 	}
 	rpc.Progress(ctx, n/2, n, "storing")
-	res, warning, err := s.mem.Remember(ctx, drafts, origin(ctx, in.SourceProvider))
+	res, warning, err := s.mem.Remember(ctx, drafts, writer(ctx, in.SourceProvider))
 	if err != nil {
 		return nil, err
 	}
@@ -169,6 +185,7 @@ func (s *Server) rememberBatch(ctx context.Context, in rememberBatchArgs, item *
 			continue
 		}
 		r.OK, r.MemoryID, r.Message, r.NearDuplicates = true, res[j].ID, "Ok", res[j].NearDuplicates
+		r.Replayed, r.Contradictions = res[j].Replayed, res[j].Contradictions
 		if res[j].Existing {
 			r.Message = "Already remembered"
 		}
@@ -183,4 +200,15 @@ func (s *Server) rememberBatch(ctx context.Context, in rememberBatchArgs, item *
 	p.Summary.Total = len(in.Items)
 	rpc.Progress(ctx, n, n, "done")
 	return p, nil
+}
+
+// writer is origin with the principal that owns idempotency keys: the OAuth client or personal
+// access token (oauth.Principal.Key), or the transport.
+func writer(ctx context.Context, declared string) memory.Origin {
+	o := origin(ctx, declared)
+	o.Principal = o.Client
+	if p, ok := oauth.PrincipalFrom(ctx); ok {
+		o.Principal = p.Key()
+	}
+	return o
 }

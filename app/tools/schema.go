@@ -277,6 +277,8 @@ var memorySchema = schema{
 		"deleted_at":        typeString,
 		"forget_reason":     typeString,
 		"replaced_by_id":    typeInteger,
+		"supersedes":        arrayOf(idSchema),
+		"superseded_by":     idSchema,
 		"score":             typeNumber,
 	},
 	"required": []string{"id", "text", "tags", "created_at"},

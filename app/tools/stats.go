@@ -54,6 +54,7 @@ type statsPayload struct {
 	Total           int               `json:"total"`
 	Active          int               `json:"active"`
 	SoftDeleted     int               `json:"soft_deleted"`
+	Superseded      int               `json:"superseded"`
 	Expired         int               `json:"expired"`
 	AvgImportance   float64           `json:"avg_importance"`
 	OldestCreatedAt *time.Time        `json:"oldest_created_at"`
@@ -105,7 +106,7 @@ func (s *Server) statsTools() []*rpc.Tool {
 			desc: "Totals (active, soft-deleted, expired), average importance, oldest and newest, top tags, counts by provider, and the embedder with its re-embedding progress.",
 			ann:  readOnly(),
 			out: schema{
-				"total": typeInteger, "active": typeInteger, "soft_deleted": typeInteger,
+				"total": typeInteger, "active": typeInteger, "soft_deleted": typeInteger, "superseded": typeInteger,
 				"expired": typeInteger, "avg_importance": typeNumber,
 				"oldest_created_at": orNull(typeString), "newest_created_at": orNull(typeString),
 				"top_tags":    tagCounts,
@@ -174,7 +175,7 @@ func (s *Server) listTags(ctx context.Context, in tagsArgs) (any, error) {
 // stats is memory_stats's payload, also the ownsona://stats resource.
 func (s *Server) stats() statsPayload {
 	st := s.mem.Stats()
-	p := statsPayload{OK: true, Total: st.Total, Active: st.Active, SoftDeleted: st.SoftDeleted, Expired: st.Expired,
+	p := statsPayload{OK: true, Total: st.Total, Active: st.Active, SoftDeleted: st.SoftDeleted, Superseded: st.Superseded, Expired: st.Expired,
 		OldestCreatedAt: st.Oldest, NewestCreatedAt: st.Newest}
 	if st.Active > 0 {
 		p.AvgImportance = float64(int(st.ImportanceSum/float64(st.Active)*1000+0.5)) / 1000

@@ -43,6 +43,7 @@ type updateItemArgs struct {
 	Importance      *float64     `json:"importance" desc:"0 to 1" schema:"min=0,max=1"`
 	ExpiresAt       nullableTime `json:"expires_at" desc:"new expiry (RFC 3339), or null to clear it"`
 	LastConfirmedAt *string      `json:"last_confirmed_at" desc:"when the fact was last known true" schema:"time"`
+	Supersedes      []uint64     `json:"supersedes" desc:"ids of memories this one corrects, added to those it already does (at most 50): they leave recall and lists but stay readable with get_memory" schema:"id,min=1,max=50"`
 }
 
 type dryRunArg struct {
@@ -66,7 +67,7 @@ func (in *updateItemArgs) fields() []string {
 		name string
 		set  bool
 	}{{"text", in.Text != nil}, {"tags", in.Tags != nil}, {"importance", in.Importance != nil},
-		{"expires_at", in.ExpiresAt.set}, {"last_confirmed_at", in.LastConfirmedAt != nil}} {
+		{"expires_at", in.ExpiresAt.set}, {"last_confirmed_at", in.LastConfirmedAt != nil}, {"supersedes", len(in.Supersedes) > 0}} {
 		if f.set {
 			out = append(out, f.name)
 		}
@@ -79,7 +80,7 @@ func (in *updateItemArgs) fields() []string {
 
 // patch reads the arguments into a patch; prefix names the item inside a batch.
 func (in *updateItemArgs) patch(prefix string) (memory.Patch, error) {
-	p := memory.Patch{ID: in.ID, Text: in.Text, Importance: in.Importance}
+	p := memory.Patch{ID: in.ID, Text: in.Text, Importance: in.Importance, Supersedes: in.Supersedes}
 	if in.Tags != nil {
 		tags, err := memtext.ParseTags([]byte(in.Tags))
 		if err != nil {
@@ -132,7 +133,7 @@ func (s *Server) updateTools() []*rpc.Tool {
 	return []*rpc.Tool{
 		newTool(s, def[updateArgs]{
 			name: "update_memory", title: "Update a memory",
-			desc: "Change a memory's text, tags, importance, expiry (null clears it) or last confirmation; omitted fields stay as they are. changed_fields lists what changed; dry_run previews.",
+			desc: "Change a memory's text, tags, importance, expiry (null clears it) or last confirmation, or name the memories it corrects (supersedes: they leave recall and lists); omitted fields stay as they are. changed_fields lists what changed; dry_run previews.",
 			ann:  writes(false, true),
 			out: schema{"memory_id": idSchema, "dry_run": typeBoolean,
 				"changed_fields": arrayOf(typeString), "message": typeString},

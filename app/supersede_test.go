@@ -1,0 +1,113 @@
+package app
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestSDK_SupersedesAndRetries drives corrections and retries over Streamable HTTP with the
+// official Go SDK, as a connector would: supersedes hides the old fact from recall and lists
+// while get_memory still shows both ends; possible_contradictions reports a fact with other
+// details; an idempotency key answers a retry without storing.
+func TestSDK_SupersedesAndRetries(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era.name, func(t *testing.T) {
+			cfg := testConfig(t, nil)
+			cfg.PublicURL = ""
+			a := MustOpen(t, cfg)
+			if err := a.Listen(); err != nil {
+				t.Fatal(err)
+			}
+			client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-test", Version: "1.0.0"}, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			hc := &http.Client{Transport: bearerTransport{patFor(t, a)}}
+			s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + a.Addr() + "/mcp", HTTPClient: hc}, sdkOptions(era.pin))
+			if err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			defer s.Close()
+			call := func(name string, args map[string]any) map[string]any { return sdkPayload(t, s, name, args) }
+			id := func(p map[string]any) float64 {
+				t.Helper()
+				if p["ok"] != true {
+					t.Fatalf("payload %v", p)
+				}
+				return p["memory_id"].(float64)
+			}
+
+			old := id(call("remember", map[string]any{"text": "I live in Paris", "tags": "home"}))
+			second := call("remember", map[string]any{"text": "I live in Berlin", "tags": "home"})
+			contra, _ := second["possible_contradictions"].([]any)
+			if len(contra) != 1 || contra[0].(map[string]any)["id"] != old {
+				t.Errorf("possible_contradictions = %v, want memory %v", second["possible_contradictions"], old)
+			}
+			berlin := id(second)
+			if p := call("update_memory", map[string]any{"id": berlin, "supersedes": []any{old}}); p["ok"] != true || !slices.Contains(p["changed_fields"].([]any), any("supersedes")) {
+				t.Errorf("update_memory supersedes: %v", p)
+			}
+
+			ids := func(list []any) []float64 {
+				var out []float64
+				for _, m := range list {
+					out = append(out, m.(map[string]any)["id"].(float64))
+				}
+				return out
+			}
+			recall := call("recall", map[string]any{"query": "where do I live"})
+			if got := ids(recall["matches"].([]any)); slices.Contains(got, old) || !slices.Contains(got, berlin) {
+				t.Errorf("recall = %v, want %v and not %v", got, berlin, old)
+			}
+			recall = call("recall", map[string]any{"query": "where do I live", "include_superseded": true})
+			if got := ids(recall["matches"].([]any)); !slices.Contains(got, old) {
+				t.Errorf("recall with include_superseded = %v, want %v", got, old)
+			}
+			if got := ids(call("list_memories", nil)["memories"].([]any)); slices.Contains(got, old) {
+				t.Errorf("list_memories = %v, want no %v", got, old)
+			}
+			if got := call("get_memory", map[string]any{"id": old})["memory"].(map[string]any); got["superseded_by"] != berlin {
+				t.Errorf("get_memory(old).superseded_by = %v, want %v", got["superseded_by"], berlin)
+			}
+			if got := call("get_memory", map[string]any{"id": berlin})["memory"].(map[string]any); !slices.Equal(got["supersedes"].([]any), []any{old}) {
+				t.Errorf("get_memory(new).supersedes = %v, want [%v]", got["supersedes"], old)
+			}
+			if p := call("remember", map[string]any{"text": "I live in Rome", "supersedes": []any{old}}); p["ok"] != false ||
+				p["error"].(map[string]any)["field"] != "supersedes[0]" {
+				t.Errorf("superseding a superseded memory: %v, want refused on supersedes[0]", p)
+			}
+
+			key := map[string]any{"text": "My dog is called Rex", "idempotency_key": "call-7"}
+			first := call("remember", key)
+			retry := call("remember", key)
+			if retry["replayed"] != true || retry["memory_id"] != first["memory_id"] || retry["message"] != first["message"] {
+				t.Errorf("retry = %v, want first %v replayed", retry, first)
+			}
+			if _, ok := first["replayed"]; ok {
+				t.Errorf("first call says replayed: %v", first)
+			}
+			other := call("remember", map[string]any{"text": "My dog is called Max", "idempotency_key": "call-7"})
+			if e, _ := other["error"].(map[string]any); other["ok"] != false || e["code"] != "INVALID_INPUT" || e["field"] != "idempotency_key" {
+				t.Errorf("same key, other text: %v", other)
+			}
+			batch := call("remember_batch", map[string]any{"items": []any{
+				map[string]any{"text": "My dog is called Rex", "idempotency_key": "call-7"},
+				map[string]any{"text": "My cat is called Tom", "idempotency_key": "call-8"},
+			}})
+			results := batch["results"].([]any)
+			if r := results[0].(map[string]any); r["replayed"] != true || r["memory_id"] != first["memory_id"] {
+				t.Errorf("batch item 0 = %v, want replayed %v", r, first["memory_id"])
+			}
+			if n := call("count_memories", nil)["count"]; n != float64(3) {
+				t.Errorf("count_memories = %v, want 3 (Berlin, Rex, Tom: Paris is superseded, Rex stored once)", n)
+			}
+			if n := call("count_memories", map[string]any{"include_superseded": true})["count"]; n != float64(4) {
+				t.Errorf("count_memories with include_superseded = %v, want 4", n)
+			}
+		})
+	}
+}
