@@ -143,7 +143,7 @@ func BenchmarkBM25_SearchContext(b *testing.B) {
 // cache. Its size is about a memory record's.
 type benchRecord struct {
 	text    string
-	tags    []string
+	_       []string // tags, for the size
 	created int64
 	_       [24]uint64
 	pass    [6]bool // whether each of benchFilters' shares passes it
