@@ -227,21 +227,7 @@ func TestSDK_Stdio(t *testing.T) {
 func TestSDK_StreamableHTTP(t *testing.T) {
 	for _, era := range eras {
 		t.Run(era.name, func(t *testing.T) {
-			cfg := testConfig(t, nil)
-			cfg.PublicURL = "" // taken from the bound address
-			a := MustOpen(t, cfg)
-			if err := a.Listen(); err != nil {
-				t.Fatal(err)
-			}
-			client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-test", Version: "1.0.0"}, nil)
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			hc := &http.Client{Transport: bearerTransport{patFor(t, a)}}
-			s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + a.Addr() + "/mcp", HTTPClient: hc}, sdkOptions(era.pin))
-			if err != nil {
-				t.Fatalf("connect: %v", err)
-			}
-			defer s.Close()
+			_, s := connectSDKWith(t, testConfig(t, nil), era.pin)
 			exerciseSDK(t, s, "pat:test", era.want)
 		})
 	}

@@ -1,13 +1,8 @@
 package app
 
 import (
-	"context"
-	"net/http"
 	"slices"
 	"testing"
-	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestSDK_SupersedesAndRetries drives corrections and retries over Streamable HTTP with the
@@ -17,21 +12,7 @@ import (
 func TestSDK_SupersedesAndRetries(t *testing.T) {
 	for _, era := range eras {
 		t.Run(era.name, func(t *testing.T) {
-			cfg := testConfig(t, nil)
-			cfg.PublicURL = ""
-			a := MustOpen(t, cfg)
-			if err := a.Listen(); err != nil {
-				t.Fatal(err)
-			}
-			client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-test", Version: "1.0.0"}, nil)
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			hc := &http.Client{Transport: bearerTransport{patFor(t, a)}}
-			s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + a.Addr() + "/mcp", HTTPClient: hc}, sdkOptions(era.pin))
-			if err != nil {
-				t.Fatalf("connect: %v", err)
-			}
-			defer s.Close()
+			_, s := connectSDKWith(t, testConfig(t, nil), era.pin)
 			call := func(name string, args map[string]any) map[string]any { return sdkPayload(t, s, name, args) }
 			id := func(p map[string]any) float64 {
 				t.Helper()
