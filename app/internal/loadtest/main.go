@@ -31,6 +31,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ownsona/ownsona/app/internal/serving"
 )
 
 func main() {
@@ -101,7 +103,7 @@ func run(bin string, clients int, duration time.Duration, rate, hostile int, max
 			cmd.Wait()
 		}
 	}()
-	url, err := waitServing(stderr)
+	url, err := serving.Wait(stderr, 30*time.Second)
 	if err != nil {
 		return err
 	}
@@ -409,32 +411,4 @@ func findToken(out string) string {
 		}
 	}
 	return ""
-}
-
-// waitServing reads the server's log until it says where it serves.
-func waitServing(stderr io.Reader) (string, error) {
-	sc := bufio.NewScanner(stderr)
-	found := make(chan string, 1)
-	go func() {
-		for sc.Scan() {
-			var line struct {
-				Message string `json:"message"`
-				URL     string `json:"url"`
-			}
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Message == "serving MCP over HTTP" {
-				found <- line.URL
-				return
-			}
-		}
-		close(found)
-	}()
-	select {
-	case u, ok := <-found:
-		if !ok {
-			return "", errors.New("serve exited before serving")
-		}
-		return u, nil
-	case <-time.After(30 * time.Second):
-		return "", errors.New("serve did not start within 30 s")
-	}
 }
