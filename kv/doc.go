@@ -76,5 +76,7 @@
 //
 // Key(id) encodes an id as 8 big-endian bytes, so a cursor walks ids in
 // numeric order; ID is its inverse. Bucket.NextSequence gives ids that are
-// never reused, even after a delete.
+// never reused, even after a delete. bbolt leaves the pages it splits half
+// empty; a bucket written in ascending key order fills them instead when
+// every write transaction calls Bucket.SetFillPercent(1) on it.
 package kv

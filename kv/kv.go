@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -70,6 +71,8 @@ type DB struct {
 
 	mu     sync.Mutex // guards closed
 	closed bool
+
+	commits atomic.Uint64 // Updates committed
 }
 
 // Open opens the database file at path, creating it with mode 0600 if it does not exist, and
@@ -277,8 +280,13 @@ func (db *DB) Update(fn func(tx *Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("update: %w", boltErr(err))
 	}
+	db.commits.Add(1)
 	return nil
 }
+
+// Commits is the number of Updates committed (and synced) since Open, migrations not counted:
+// for measuring how writers share commits.
+func (db *DB) Commits() uint64 { return db.commits.Load() }
 
 // View runs fn in a read-only transaction, which sees one consistent snapshot of the file.
 // fn's error is returned as is.

@@ -80,6 +80,14 @@ func (b *Bucket) NextSequence() (uint64, error) {
 	return n, nil
 }
 
+// SetFillPercent sets how full a page of the bucket is left when the write transaction that
+// opened it splits one, between 0.1 and 1 (bbolt's default is 0.5). It lasts until the
+// transaction ends, so a writer sets it each time it opens the bucket. Near 1 suits a bucket
+// written in ascending key order (Key of NextSequence ids): its pages fill up instead of being
+// left half empty, so the file is about the size of its data; keys inserted in the middle of
+// a full page split it. In a read transaction it does nothing.
+func (b *Bucket) SetFillPercent(f float64) { b.b.FillPercent = min(max(f, 0.1), 1) }
+
 // Sequence returns the bucket's current sequence (the last number NextSequence returned).
 func (b *Bucket) Sequence() uint64 { return b.b.Sequence() }
 

@@ -3,6 +3,7 @@ package kv
 import (
 	"bytes"
 	"errors"
+	"io"
 	"math"
 	"slices"
 	"testing"
@@ -557,5 +558,56 @@ func TestID(t *testing.T) {
 				t.Errorf("ID(%x) = %d, want %d", tt.key, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestBucket_SetFillPercent: a bucket written in ascending key order with its pages filled
+// takes about its data's room in the file, where bbolt's default leaves the pages half empty.
+// The file's size is its high-water mark, which Backup writes in full.
+func TestBucket_SetFillPercent(t *testing.T) {
+	size := func(fill float64) int64 {
+		db := MustOpen(t, "", Options{})
+		mustBucket(t, db, "log")
+		value := bytes.Repeat([]byte("v"), 200)
+		for range 40 {
+			MustUpdate(t, db, func(tx *Tx) error {
+				b := tx.Bucket("log")
+				if fill > 0 {
+					b.SetFillPercent(fill)
+				}
+				for range 100 {
+					id, err := b.NextSequence()
+					if err != nil {
+						return err
+					}
+					if err := b.Put(Key(id), value); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}
+		n, err := db.Backup(io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	half, full := size(0), size(1)
+	if float64(full) > 0.75*float64(half) {
+		t.Errorf("file of 4000 ascending 200-byte values: %d bytes with SetFillPercent(1), %d without; want at most 3/4", full, half)
+	}
+	t.Logf("%d bytes with SetFillPercent(1), %d with bbolt's default", full, half)
+}
+
+// TestDB_Commits counts the Updates that committed, not those that failed.
+func TestDB_Commits(t *testing.T) {
+	db := MustOpen(t, "", Options{})
+	mustBucket(t, db, "b")
+	before := db.Commits()
+	MustUpdate(t, db, func(tx *Tx) error { return tx.Bucket("b").Put([]byte("k"), []byte("v")) })
+	_ = db.Update(func(tx *Tx) error { return errors.New("no") })
+	if got := db.Commits() - before; got != 1 {
+		t.Errorf("Commits grew by %d, want 1", got)
 	}
 }
