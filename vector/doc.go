@@ -1,6 +1,7 @@
 // Package vector is ownsona's similarity core: a tokenizer, a BM25 lexical index, an exact
 // cosine index over one contiguous matrix, an HNSW graph (our own, after Malkov & Yashunin),
-// Dense (exact until a graph is built in the background), score fusion, and embedders that turn
+// Dense (exact until a graph is built in the background, then the graph alone), score fusion,
+// Analyze (a text read once for BM25, WordCounts and the soft match), and embedders that turn
 // text into vectors: Builtin (GloVe word vectors compiled in, with SoftMatch, a soft term match
 // that re-ranks candidates, weighted by a store's WordCounts), Model2Vec and OpenAI. It knows
 // nothing of bbolt, HTTP or MCP: uint64 ids in, scored ids out.
@@ -47,7 +48,8 @@
 //     A filtered HNSW search estimates the filter's selectivity from a sample and scans
 //     exactly when that is cheaper, so selective filters lose nothing. Remove leaves a
 //     tombstone; past a fifth of the nodes the graph is repaired. Memory: 4·dim + about 190
-//     bytes per vector at M 16 (Dense holds the vectors twice, once per index).
+//     bytes per vector at M 16. Dense holds each vector once: in Exact until the graph serves,
+//     then in the graph (and, until a background goroutine inserts them, in a small exact tail).
 //   - The OpenAI embedder retries only what can succeed later (network errors, timeouts, 429,
 //     5xx) and reports it as ErrUnavailable; its errors never contain the API key.
 package vector

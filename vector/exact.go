@@ -3,6 +3,7 @@ package vector
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 )
 
@@ -44,7 +45,6 @@ func (e *Exact) Add(id uint64, v []float32) error {
 			return fmt.Errorf("add vector %d: not a finite vector", id)
 		}
 	}
-	nv := normalized(v)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.dim == 0 && len(e.ids) == 0 && len(v) > 0 {
@@ -53,14 +53,36 @@ func (e *Exact) Add(id uint64, v []float32) error {
 	if len(v) != e.dim {
 		return fmt.Errorf("add vector %d: %w: got %d, want %d", id, ErrDimension, len(v), e.dim)
 	}
+	// The vector is normalized straight into its row (normalizeInto computes what normalized
+	// does), so that a load allocates nothing per vector beyond the rows' growth.
 	if r, ok := e.rows[id]; ok {
-		copy(e.data[r*e.dim:(r+1)*e.dim], nv)
+		normalizeInto(e.data[r*e.dim:(r+1)*e.dim], v)
 		return nil
 	}
 	e.rows[id] = len(e.ids)
 	e.ids = append(e.ids, id)
-	e.data = append(e.data, nv...)
+	n := len(e.data)
+	e.data = slices.Grow(e.data, e.dim)[:n+e.dim]
+	normalizeInto(e.data[n:], v)
 	return nil
+}
+
+// Grow makes room for n more vectors, so that loading a store of known size allocates the
+// rows once instead of re-growing one large slice (with its copies and their garbage) as Add
+// appends. If the dimension is not fixed yet, it reserves only the ids.
+func (e *Exact) Grow(n int) {
+	if n <= 0 {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.ids = slices.Grow(e.ids, n)
+	if e.dim > 0 {
+		e.data = slices.Grow(e.data, n*e.dim)
+	}
+	if len(e.rows) == 0 {
+		e.rows = make(map[uint64]int, n)
+	}
 }
 
 // Remove drops id (an unknown id is ignored). The last row moves into its place, so removal
@@ -88,6 +110,13 @@ func (e *Exact) Len() int {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	return len(e.ids)
+}
+
+// someIDs returns up to n of the stored ids.
+func (e *Exact) someIDs(n int) []uint64 {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return slices.Clone(e.ids[:min(n, len(e.ids))])
 }
 
 // Get returns a copy of id's stored (normalized) vector.

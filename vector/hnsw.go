@@ -232,17 +232,30 @@ func (h *HNSW) Build(ids []uint64, vecs [][]float32, workers int) error {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	slots, err := h.stageLocked(ids, vecs)
+	if err != nil {
+		return err
+	}
+	h.linkLocked(slots, workers)
+	return nil
+}
+
+// stageLocked is the first half of Build: it checks the vectors' lengths, gives each id its
+// slot and copies its normalized vector in, and returns the slots to link (linkLocked). Once
+// it returns, the graph keeps nothing of vecs, so a caller may pass views of storage that it
+// changes afterwards. The write lock must be held.
+func (h *HNSW) stageLocked(ids []uint64, vecs [][]float32) ([]int32, error) {
 	dim := h.dim
 	if dim == 0 && len(h.ids) == 0 && len(vecs) > 0 {
 		dim = len(vecs[0])
 	}
 	for i, v := range vecs {
 		if len(v) != dim {
-			return fmt.Errorf("add vector %d: %w: got %d, want %d", ids[i], ErrDimension, len(v), dim)
+			return nil, fmt.Errorf("add vector %d: %w: got %d, want %d", ids[i], ErrDimension, len(v), dim)
 		}
 	}
 	if len(vecs) == 0 {
-		return nil
+		return nil, nil
 	}
 	h.dim = dim
 
@@ -271,8 +284,16 @@ func (h *HNSW) Build(ids []uint64, vecs [][]float32, workers int) error {
 		normalizeInto(h.row(slot), vecs[i])
 		slots = append(slots, slot)
 	}
-	h.ensureWriter()
+	return slots, nil
+}
 
+// linkLocked is the second half of Build: it inserts the staged slots into the graph with
+// workers goroutines (at least one). The write lock must be held.
+func (h *HNSW) linkLocked(slots []int32, workers int) {
+	if len(slots) == 0 {
+		return
+	}
+	h.ensureWriter()
 	if h.entry < 0 { // the first node needs no search, and gives the others an entry point
 		h.insert(h.writer, slots[0])
 		slots = slots[1:]
@@ -302,7 +323,48 @@ func (h *HNSW) Build(ids []uint64, vecs [][]float32, workers int) error {
 		h.locks = nil
 	}
 	h.maybeRepairLocked()
-	return nil
+}
+
+// Get returns a copy of id's stored (normalized) vector.
+func (h *HNSW) Get(id uint64) ([]float32, bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	slot, ok := h.slotOf[id]
+	if !ok {
+		return nil, false
+	}
+	return slices.Clone(h.row(slot)), true
+}
+
+// has reports whether searches can return id.
+func (h *HNSW) has(id uint64) bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	_, ok := h.slotOf[id]
+	return ok
+}
+
+// SearchExact returns what Exact.Search would over the same vectors: a scan of every live
+// vector, asking filter as Exact does. It is for answers that must be exact (a near-duplicate
+// threshold), at the cost of a full scan.
+func (h *HNSW) SearchExact(q []float32, k int, filter Filter) []Scored {
+	if k <= 0 {
+		return nil
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if len(q) != h.dim || h.dim == 0 || len(h.slotOf) == 0 {
+		return nil
+	}
+	sc := h.getScratch()
+	defer h.scratch.Put(sc)
+	nq := sc.query[:h.dim]
+	normalizeInto(nq, q)
+	if filter == nil {
+		filter = func(uint64) bool { return true }
+	}
+	sc.newFilterEpoch()
+	return h.scan(sc, nq, k, filter)
 }
 
 // Search returns the k vectors with (approximately) the highest cosine similarity to q that

@@ -632,3 +632,37 @@ func TestHNSW_SearchLazyFilter(t *testing.T) {
 		t.Errorf("%d searches scanned and %d searched the graph, want both paths exercised", scans, graphs)
 	}
 }
+
+// TestHNSW_SearchExact: the exact scan answers what Exact does over the same vectors, bit for
+// bit, whatever the filter, after removals; Get returns the stored vector.
+func TestHNSW_SearchExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	const dim, n = 20, 1500
+	h, e := NewHNSW(HNSWConfig{Seed: 1}), NewExact(dim)
+	for id := range uint64(n) {
+		v := randVec(r, dim)
+		h.Add(id, v)
+		e.Add(id, v)
+	}
+	for id := uint64(0); id < n; id += 9 {
+		h.Remove(id)
+		e.Remove(id)
+	}
+	for name, filter := range randomFilters(r, n) {
+		for range 5 {
+			q := randVec(r, dim)
+			for _, k := range []int{1, 10, 50} {
+				if got, want := h.SearchExact(q, k, filter), e.Search(q, k, filter); !sameScored(got, want) {
+					t.Fatalf("%s k %d:\n got %v\nwant %v", name, k, got, want)
+				}
+			}
+		}
+	}
+	for id := range uint64(n) {
+		got, ok := h.Get(id)
+		want, wantOK := e.Get(id)
+		if ok != wantOK || !slices.Equal(got, want) {
+			t.Fatalf("Get(%d) = %v %v, want %v %v", id, got, ok, want, wantOK)
+		}
+	}
+}

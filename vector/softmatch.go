@@ -93,10 +93,6 @@ func (*Builtin) SoftMatchContext(query string, texts []string, context [][]int, 
 	if n == 0 {
 		return out
 	}
-	var den float64
-	for _, w := range q.weight {
-		den += float64(w)
-	}
 	// Candidates share many words (a speaker's name, the topic), so each distinct
 	// whitespace-separated field is tokenized once, and each distinct word's scores against the
 	// query's words are computed once: field f's words' scores start at scores[offs[i]] for i
@@ -137,7 +133,19 @@ func (*Builtin) SoftMatchContext(query string, texts []string, context [][]int, 
 			}
 		}
 	}
-	for i := range texts {
+	q.score(best, context, w, out)
+	return out
+}
+
+// score writes into out[i] text i's score from best[i*n+j], query word j's best score among
+// text i's words (n = len(q.rows)), read with context discounted by w (see SoftMatchContext).
+func (q *softQuery) score(best []float32, context [][]int, w float32, out []float32) {
+	n := len(q.rows)
+	var den float64
+	for _, w := range q.weight {
+		den += float64(w)
+	}
+	for i := range out {
 		bi := best[i*n : (i+1)*n]
 		var num float64
 		for j, c := range bi {
@@ -150,7 +158,6 @@ func (*Builtin) SoftMatchContext(query string, texts []string, context [][]int, 
 		}
 		out[i] = float32(num / den)
 	}
-	return out
 }
 
 // softTable is what SoftMatch reads besides the asset: each row's inverse norm (an int8 row is

@@ -49,6 +49,11 @@ func (c *WordCounts) update(text string, d int32) {
 	var stack [64]int32
 	rows := stack[:0]
 	c.g.eachRow(text, func(r int32) { rows = append(rows, r) })
+	c.updateRows(rows, d)
+}
+
+// updateRows adds d to the count of each of rows.
+func (c *WordCounts) updateRows(rows []int32, d int32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, r := range rows {
