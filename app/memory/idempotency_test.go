@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -166,6 +167,40 @@ func TestStore_Remember_recentDuplicate(t *testing.T) {
 			if r.Err != nil || r.Replayed != tc.replayed || (r.ID == first.ID) != tc.replayed {
 				t.Errorf("%s: %+v (first %d), want replayed %v", tc.name, r, first.ID, tc.replayed)
 			}
+		}
+	})
+}
+
+// TestStore_Remember_recentDuplicateReopen: a retry within the minute is answered with the
+// memory it wrote across a restart too, and only the newest memories count.
+func TestStore_Remember_recentDuplicateReopen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "ownsona.db")
+		db, err := kv.Open(path, kv.Options{Migrations: memory.Migrations})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		s, err := memory.Open(db, memory.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := memory.Draft{Text: "My flight leaves at 9"}
+		first := rememberAs(t, s, d, alice)
+		s.Close()
+		time.Sleep(10 * time.Second)
+		if s, err = memory.Open(db, memory.Config{}); err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if r := rememberAs(t, s, d, alice); !r.Replayed || r.ID != first.ID {
+			t.Errorf("retry after a restart: %+v, want memory %d replayed", r, first.ID)
+		}
+		for i := range 1000 {
+			rememberAs(t, s, memory.Draft{Text: fmt.Sprint("filler ", i), Dedup: memory.DedupInsert}, alice)
+		}
+		if r := rememberAs(t, s, d, alice); r.Replayed {
+			t.Errorf("retry after 1000 newer memories: %+v, want stored anew", r)
 		}
 	})
 }

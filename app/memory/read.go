@@ -196,6 +196,9 @@ func (s *Store) Search(ctx context.Context, q Query) Found {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	filter := func(id uint64) bool { m := s.mems[id]; return m != nil && f.match(m, now) }
+	if f.isZero() {
+		filter = func(id uint64) bool { return s.activeLocked(id, now) }
+	}
 	k := max(4*limit, 50)
 	lexical := s.lex.SearchContext(query, k, filter, s.ctxLex, s.speaks(now))
 	var ranked []vector.Scored
@@ -230,18 +233,18 @@ func (s *Store) Search(ctx context.Context, q Query) Found {
 // normalized like the two lists, so that a handful of candidates in a small store are not
 // stretched apart. On the LoCoMo dev split this lifts recall@10 from 0.660 to 0.684 (min-max
 // soft scores: 0.683, and worse on small stores). A candidate's soft match also reads its
-// context's texts (SoftMatchContext). The weights are divided by their sum so that scores stay
+// context's words (SoftMatchWords, over each memory's words read when it was indexed). The weights are divided by their sum so that scores stay
 // in [0, 1]. The caller holds s.mu.
 func (s *Store) fuse(query string, lexical, dense []vector.Scored, now time.Time, limit int) []vector.Scored {
 	if s.soft == nil {
 		return vector.Fuse(lexical, dense, s.wLex, s.wDense, limit)
 	}
 	ids := vector.Candidates(lexical, dense)
-	texts := make([]string, len(ids), 2*len(ids))
+	docs := make([]vector.Words, len(ids), 2*len(ids))
 	for i, id := range ids {
-		texts[i] = s.mems[id].Text
+		docs[i] = s.mems[id].words
 	}
-	var near [][]int // near[i]: the indices in texts of candidate i's context, which follow the candidates
+	var near [][]int // near[i]: the indices in docs of candidate i's context, which follow the candidates
 	if s.ctxSoft > 0 {
 		near = make([][]int, len(ids))
 		at := make(map[uint64]int, 2*len(ids))
@@ -254,16 +257,16 @@ func (s *Store) fuse(query string, lexical, dense []vector.Scored, now time.Time
 			for _, n := range nb {
 				j, ok := at[n]
 				if !ok {
-					j = len(texts)
+					j = len(docs)
 					at[n] = j
-					texts = append(texts, s.mems[n].Text)
+					docs = append(docs, s.mems[n].words)
 				}
 				near[i] = append(near[i], j)
 			}
 		}
 	}
 	sum := s.wLex + s.wDense + s.wSoft
-	soft := s.soft.SoftMatchContext(query, texts, near, s.ctxSoft, s.words)[:len(ids)]
+	soft := s.soft.SoftMatchWords(query, docs, near, s.ctxSoft, s.words)[:len(ids)]
 	return vector.FuseBonus(lexical, dense, s.wLex/sum, s.wDense/sum, ids, soft, s.wSoft/sum, limit)
 }
 
@@ -333,7 +336,7 @@ func (s *Store) NearDuplicates(threshold float32) []DuplicateGroup {
 	now := s.now()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	active := func(id uint64) bool { m := s.mems[id]; return m != nil && m.Active(now) && !m.superseded }
+	active := func(id uint64) bool { return s.activeLocked(id, now) }
 	parent := map[uint64]uint64{}
 	find := func(x uint64) uint64 {
 		for parent[x] != x {

@@ -1,14 +1,18 @@
 package memory
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/vector"
 )
 
 // Buckets of the one file that belong to the memory store.
@@ -16,6 +20,20 @@ const (
 	bucketMemories = "memories" // Key(id) → JSON of storedMemory
 	bucketVectors  = "vectors"  // Key(id) → encodeVector(embedder id, vector)
 )
+
+// fillPercent is how full the pages of the memories and vectors buckets are written: both take
+// their keys mostly in ascending id order, so full pages keep the file about the size of its
+// data (bbolt's default, 0.5, left it twice that).
+const fillPercent = 1.0
+
+// writeBuckets opens the memories and vectors buckets in a write transaction, filling their
+// pages (fillPercent).
+func writeBuckets(tx *kv.Tx) (mb, vb *kv.Bucket) {
+	mb, vb = tx.Bucket(bucketMemories), tx.Bucket(bucketVectors)
+	mb.SetFillPercent(fillPercent)
+	vb.SetFillPercent(fillPercent)
+	return mb, vb
+}
 
 // Migrations is the ordered list of schema changes of the one file, run by kv.Open. Append only.
 var Migrations = []kv.Migration{
@@ -56,6 +74,9 @@ type Memory struct {
 	// superseded caches whether SupersededBy names a memory that is not forgotten: then this
 	// one has left searches and lists. The store keeps it; it is not stored.
 	superseded bool
+	// words is the soft match's reading of Text (Store.indexText), kept so that a search
+	// need not read the texts of its candidates again; zero without the builtin embedder.
+	words vector.Words
 }
 
 // Deleted reports whether m is soft-deleted (forgotten).
@@ -103,6 +124,82 @@ func decodeMemory(b []byte) (*Memory, error) {
 	return &m, nil
 }
 
+// loadMemories decodes every memory of the memories bucket b, in id order: one goroutine walks
+// the bucket and copies the records (bbolt's bytes live only as long as the transaction) in
+// chunks, which the other cores decode meanwhile. With analyze, the cores also read each text
+// for the indexes (vector.Analysis, one per memory, in the same order) and keep its words on it.
+func loadMemories(b *kv.Bucket, analyze func(string) vector.Analysis) ([]*Memory, []vector.Analysis, error) {
+	const chunk = 1024
+	type part struct {
+		keys [][]byte
+		raw  [][]byte
+		mems []*Memory
+		ans  []vector.Analysis
+		err  error
+	}
+	var parts []*part
+	work := make(chan *part, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for p := range work {
+				p.mems = make([]*Memory, len(p.raw))
+				for i, raw := range p.raw {
+					m, err := decodeMemory(raw)
+					if err != nil {
+						p.err = fmt.Errorf("memory %d: %w", kv.ID(p.keys[i]), err)
+						break
+					}
+					p.mems[i] = m
+					if analyze != nil {
+						a := analyze(m.Text)
+						m.words = a.Words
+						p.ans = append(p.ans, a)
+					}
+				}
+				p.raw = nil
+			}
+		})
+	}
+	cur := &part{}
+	err := b.ForEach(func(k, v []byte) error {
+		cur.keys = append(cur.keys, bytes.Clone(k))
+		cur.raw = append(cur.raw, bytes.Clone(v))
+		if len(cur.raw) == chunk {
+			parts = append(parts, cur)
+			work <- cur
+			cur = &part{}
+		}
+		return nil
+	})
+	if len(cur.raw) > 0 {
+		parts = append(parts, cur)
+		work <- cur
+	}
+	close(work)
+	wg.Wait()
+	if err != nil {
+		return nil, nil, err
+	}
+	n := 0
+	for _, p := range parts {
+		if p.err != nil {
+			return nil, nil, p.err
+		}
+		n += len(p.mems)
+	}
+	out := make([]*Memory, 0, n)
+	var ans []vector.Analysis
+	if analyze != nil {
+		ans = make([]vector.Analysis, 0, n)
+	}
+	for _, p := range parts {
+		out = append(out, p.mems...)
+		ans = append(ans, p.ans...)
+	}
+	return out, ans, nil
+}
+
 // encodeVector stores the embedder id with the vector: a 2-byte length, the id, then
 // little-endian float32s.
 func encodeVector(embedder string, v []float32) []byte {
@@ -117,6 +214,12 @@ func encodeVector(embedder string, v []float32) []byte {
 }
 
 func decodeVector(b []byte) (embedder string, v []float32, err error) {
+	return decodeVectorInto(b, nil)
+}
+
+// decodeVectorInto is decodeVector into buf's storage when it is large enough: v is valid
+// until the next call with the same buf.
+func decodeVectorInto(b []byte, buf []float32) (embedder string, v []float32, err error) {
 	if len(b) < 2 {
 		return "", nil, fmt.Errorf("decode vector: short record")
 	}
@@ -126,7 +229,11 @@ func decodeVector(b []byte) (embedder string, v []float32, err error) {
 	}
 	embedder = string(b[2 : 2+n])
 	p := b[2+n:]
-	v = make([]float32, len(p)/4)
+	if cap(buf) >= len(p)/4 {
+		v = buf[:len(p)/4]
+	} else {
+		v = make([]float32, len(p)/4)
+	}
 	for i := range v {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(p[4*i:]))
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"runtime/debug"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -20,9 +20,11 @@ import (
 // operation does to them.
 //
 // bbolt is the truth; the store keeps a cache of every memory record plus the lexical and vector
-// indexes, rebuilt from the file by Open. Writers are serialized by writeMu and commit to the
-// file before the cache changes, so a reader never sees a memory the file does not hold. All
-// methods are safe for concurrent use; the memories they return are copies the caller owns.
+// indexes, rebuilt from the file by Open. Writers do their checks one at a time under writeMu;
+// new memories then share commits with the writers at once (commit.go), other writes commit on
+// their own. Every write is in the file before the cache changes and before its writer is
+// answered, so a reader never sees a memory the file does not hold. All methods are safe for
+// concurrent use; the memories they return are copies the caller owns.
 type Store struct {
 	db              *kv.DB
 	emb             vector.Embedder // nil: lexical search only
@@ -39,8 +41,10 @@ type Store struct {
 	maxText         int
 	dedupThreshold  float32
 
-	writeMu  sync.Mutex // serializes writers: one Update and its cache change at a time
+	writeMu  sync.Mutex // serializes writers' checks, and the writes that do not queue (commit.go)
 	prunedAt time.Time  // when a write last removed expired idempotency keys; guarded by writeMu
+	seq      uint64     // the last id handed out: the memories bucket's sequence once committed; guarded by writeMu
+	commit   committer  // the group commit's queue (commit.go)
 
 	mu      sync.RWMutex // guards the fields below
 	mems    map[uint64]*Memory
@@ -52,6 +56,11 @@ type Store struct {
 	dense   *vector.Dense           // nil when emb is nil or its dimension is not yet known
 	pending map[uint64]struct{}     // memories that lack a vector of the current embedder
 	embErr  string                  // the last embedding failure, "" once embedding works again
+	queued  []*commitReq            // queued for a commit, not yet applied, in queue order (commit.go)
+	gen     uint64                  // counts failed group commits
+	modGen  uint64                  // counts the changes to stored memories other than new ones (nearSnap)
+	active  activeSet               // which memories pass the zero Filter (active.go)
+	recent  recentIndex             // the memories of the last RecentDuplicateWindow (idempotency.go)
 
 	hookMu   sync.Mutex
 	onChange []func(ids []uint64)
@@ -142,37 +151,77 @@ func Open(db *kv.DB, cfg Config) (*Store, error) {
 		}
 	}
 	err := db.View(func(tx *kv.Tx) error {
-		err := tx.Bucket(bucketMemories).ForEach(func(k, v []byte) error {
-			m, err := decodeMemory(v)
-			if err != nil {
-				return fmt.Errorf("memory %d: %w", kv.ID(k), err)
-			}
-			s.mems[m.ID] = m
-			s.ids = append(s.ids, m.ID)
-			s.lex.Add(m.ID, m.Text)
-			s.linkLocked(m, true) // in id order, as they were written
-			s.countWords(m.Text, "")
-			return nil
-		})
-		if err != nil || s.emb == nil {
+		mb := tx.Bucket(bucketMemories)
+		s.seq = mb.Sequence()
+		var analyze func(string) vector.Analysis
+		if s.soft != nil {
+			analyze = s.soft.Analyze
+		}
+		mems, ans, err := loadMemories(mb, analyze)
+		if err != nil {
 			return err
 		}
-		vecs := tx.Bucket(bucketVectors)
+		n := len(mems)
+		s.lex.Grow(n)
+		if s.dense != nil {
+			s.dense.Grow(n)
+		}
+		s.mems = make(map[uint64]*Memory, n)
+		s.ids = make([]uint64, 0, n)
+		s.links = make(map[uint64]contextLink, n)
+		for _, m := range mems {
+			s.mems[m.ID] = m
+			s.ids = append(s.ids, m.ID)
+		}
+		// The lexical index with the context links, the word counts and the vectors are
+		// independent: they load at once, the vectors on this goroutine, which owns tx.
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for i, m := range mems { // in id order, as they were written
+				if ans != nil {
+					s.lex.AddAnalysis(m.ID, ans[i])
+				} else {
+					s.lex.Add(m.ID, m.Text)
+				}
+				s.linkLocked(m, true)
+			}
+		})
+		if ans != nil {
+			wg.Go(func() {
+				for _, a := range ans {
+					s.words.AddAnalysis(a)
+				}
+			})
+		}
+		defer wg.Wait()
+		if s.emb == nil {
+			return nil
+		}
+		// The vectors bucket is walked alongside the ids, both ascending; a vector is decoded
+		// into one buffer, which the index copies.
+		c := tx.Bucket(bucketVectors).Cursor()
+		k, v := c.First()
+		var buf []float32
 		for _, id := range s.ids {
-			b := vecs.Get(kv.Key(id))
-			if b == nil {
+			for k != nil && kv.ID(k) < id {
+				k, v = c.Next()
+			}
+			if k == nil || kv.ID(k) != id {
 				s.pending[id] = struct{}{}
 				continue
 			}
-			embedder, v, err := decodeVector(b)
+			var embedder string
+			var err error
+			embedder, buf, err = decodeVectorInto(v, buf)
 			if err != nil || embedder != s.embID {
 				s.pending[id] = struct{}{}
 				continue
 			}
 			if s.dense == nil {
-				s.dense = vector.NewDense(len(v), -1, vector.HNSWConfig{})
+				s.dense = vector.NewDense(len(buf), -1, vector.HNSWConfig{})
+				s.dense.Grow(len(s.ids))
 			}
-			if err := s.dense.Add(id, v); err != nil {
+			if err := s.dense.Add(id, buf); err != nil {
 				s.pending[id] = struct{}{}
 			}
 		}
@@ -184,6 +233,22 @@ func Open(db *kv.DB, cfg Config) (*Store, error) {
 	s.nearAllLocked()
 	for _, m := range s.mems {
 		m.superseded = s.isSupersededLocked(m)
+	}
+	for _, id := range s.ids {
+		s.markLocked(id)
+	}
+	now := s.now().UTC()
+	for i := max(len(s.ids)-recentScan, 0); i < len(s.ids); i++ {
+		if m := s.mems[s.ids[i]]; now.Sub(m.CreatedAt) <= RecentDuplicateWindow {
+			s.addRecentLocked(m, now)
+		}
+	}
+	// The load's garbage (the records' raw copies, the decoder's buffers) goes back to the OS
+	// now rather than staying in the process for good, and so do the file's pages, which the
+	// load made resident and the caches now stand in for (kv.DB.ReleasePages).
+	debug.FreeOSMemory()
+	if err := db.ReleasePages(); err != nil {
+		s.log.Debug().Err(err).Msg("release the file's pages")
 	}
 	if s.dense != nil {
 		// One parallel build over everything loaded, in the background: searches are exact
@@ -203,9 +268,11 @@ func Open(db *kv.DB, cfg Config) (*Store, error) {
 
 // OnChange registers fn to be called after every write that changed memories (remember,
 // update, confirm, forget, delete, import), with the ids it changed, once the write is in the
-// file. Every writer goes through the store, so fn hears of them all: tools, the admin socket's
-// import, the console. fn runs on the writer's goroutine while other writers wait: it may read
-// the store but must not write to it, nor block for long.
+// file and before its writer is answered. Every writer goes through the store, so fn hears of
+// them all: tools, the admin socket's import, the console. Calls come one at a time, in the
+// order of the writes; fn runs on the goroutine that committed the write (for a remember that
+// shared a commit, possibly another writer's, see commit.go) while the writes behind it wait:
+// it may read the store but must not write to it, nor block for long.
 func (s *Store) OnChange(fn func(ids []uint64)) {
 	s.hookMu.Lock()
 	defer s.hookMu.Unlock()
@@ -236,18 +303,29 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// countWords moves the word counts that weigh soft matches from old text to new ("" for none).
-// Like the lexical index they cover every stored memory, forgotten ones included. s.mu must be
-// held for writing, or the service not yet shared.
-func (s *Store) countWords(text, old string) {
-	if s.words == nil {
+// indexText puts m's text into the lexical index and the word counts that weigh soft matches,
+// in place of old's (nil: none), and keeps the soft match's reading of it on m: with the builtin
+// embedder the text is read once for all three (vector.Analysis). Like the lexical index, the
+// counts cover every stored memory, forgotten ones included. s.mu must be held for writing.
+func (s *Store) indexText(m, old *Memory) {
+	if s.soft == nil {
+		s.lex.Add(m.ID, m.Text)
 		return
 	}
-	if old != "" {
-		s.words.Remove(old)
+	a := s.soft.Analyze(m.Text)
+	s.lex.AddAnalysis(m.ID, a)
+	if old != nil {
+		s.words.Remove(old.Text)
 	}
-	if text != "" {
-		s.words.Add(text)
+	s.words.AddAnalysis(a)
+	m.words = a.Words
+}
+
+// uncountWords takes a hard-deleted memory's text out of the word counts. s.mu must be held for
+// writing.
+func (s *Store) uncountWords(m *Memory) {
+	if s.words != nil {
+		s.words.Remove(m.Text)
 	}
 }
 
@@ -323,6 +401,7 @@ func (s *Store) storeVectors(ids []uint64, texts []string, vecs [][]float32) err
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	s.drainLocked()
 	var keep []int
 	s.mu.RLock()
 	for i, id := range ids {
@@ -332,7 +411,7 @@ func (s *Store) storeVectors(ids []uint64, texts []string, vecs [][]float32) err
 	}
 	s.mu.RUnlock()
 	err := s.db.Update(func(tx *kv.Tx) error {
-		b := tx.Bucket(bucketVectors)
+		_, b := writeBuckets(tx)
 		for _, i := range keep {
 			if err := b.Put(kv.Key(ids[i]), encodeVector(s.embID, vecs[i])); err != nil {
 				return err
@@ -345,6 +424,7 @@ func (s *Store) storeVectors(ids []uint64, texts []string, vecs [][]float32) err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.modGen++
 	for _, i := range keep {
 		s.addVectorLocked(ids[i], vecs[i])
 	}
@@ -423,15 +503,30 @@ type insertResult struct {
 	keyHit bool // answered by its idempotency key, which is recorded already
 }
 
-// insert stores every item in one Update (one logical operation), after checking each for
+// insert stores every item in one transaction (one logical operation), after checking each for
 // idempotency keys, recent exact duplicates, near duplicates according to its policy, possible
-// contradictions and the memories it supersedes. All of it happens under s.writeMu, so two
-// identical calls at once store once.
+// contradictions and the memories it supersedes. The checks happen under s.writeMu against the
+// cache and the writes queued before this one, so two identical calls at once store once; the
+// write then joins the group commit (commit.go) and insert returns once it is in the file. A
+// call that supersedes waits for the queue to drain and keeps s.writeMu until it is committed.
 func (s *Store) insert(items []*newMemory) ([]insertResult, error) {
 	results := make([]insertResult, len(items))
+	links := slices.ContainsFunc(items, func(it *newMemory) bool { return len(it.Supersedes) > 0 })
+	snaps := s.presearch(items)
 	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
+	locked := true
+	defer func() {
+		if locked {
+			s.writeMu.Unlock()
+		}
+	}()
+	if links {
+		s.drainLocked()
+	}
 	now := s.now().UTC()
+	s.mu.RLock()
+	gen := s.gen
+	s.mu.RUnlock()
 	if err := s.replayKeys(items, results, now); err != nil {
 		return nil, err
 	}
@@ -450,7 +545,7 @@ func (s *Store) insert(items []*newMemory) ([]insertResult, error) {
 		}
 		if it.Policy != DedupInsert {
 			exclude := func(id uint64) bool { return slices.Contains(it.Supersedes, id) }
-			similar := s.similarLocked(it.Text, it.Vector, 10, min(ContradictionThreshold, s.dedupThreshold), exclude)
+			similar := s.nearLocked(it.Text, it.Vector, snaps[i], exclude)
 			for _, d := range similar {
 				if d.Score >= s.dedupThreshold && len(r.NearDuplicates) < 5 {
 					r.NearDuplicates = append(r.NearDuplicates, d)
@@ -492,143 +587,128 @@ func (s *Store) insert(items []*newMemory) ([]insertResult, error) {
 		r := results[i]
 		return r.Err == nil && !r.Skipped && !r.Replayed && r.sameAs == 0
 	}
-	err := s.db.Update(func(tx *kv.Tx) error {
-		mb, vb := tx.Bucket(bucketMemories), tx.Bucket(bucketVectors)
-		for i, it := range items {
-			if !stored(i) {
-				continue
-			}
-			id, err := mb.NextSequence()
-			if err != nil {
-				return err
-			}
-			it.ID = id
-			results[i].ID = id
+	// Ids come from s.seq, which the commit writes back as the bucket's sequence.
+	var mems []queuedMemory
+	for i, it := range items {
+		if stored(i) {
+			s.seq++
+			it.ID, results[i].ID = s.seq, s.seq
+			mems = append(mems, queuedMemory{m: &it.Memory, vec: it.Vector})
 		}
+	}
+	resolve := func(id uint64) uint64 {
+		if id >= pendingBase {
+			return results[id-pendingBase].ID
+		}
+		return id
+	}
+	for id, m := range linked {
+		changed := plan.apply(m, resolve)
 		for i, it := range items {
-			if !stored(i) {
-				continue
+			if r := results[i]; r.Skipped && r.ID == id && r.Err == nil && addSupersedes(m, it.Supersedes) {
+				changed = true
 			}
-			b, err := encodeMemory(&it.Memory)
-			if err != nil {
-				return err
+		}
+		if !changed {
+			delete(linked, id)
+			continue
+		}
+		m.UpdatedAt = now
+	}
+	for i := range results {
+		if j := results[i].sameAs; j != 0 {
+			r := results[j-1]
+			results[i] = insertResult{ID: r.ID, Skipped: r.Skipped, Replayed: true, Err: r.Err, keyHit: true}
+		}
+	}
+	keys := map[string]idempotencyRecord{}
+	for i, it := range items {
+		if r := results[i]; it.Key != "" && r.Err == nil && !r.keyHit {
+			keys[string(idempotencyKey(it.Principal, it.Key))] = idempotencyRecord{At: now, Sum: textSum(it.Text), ID: r.ID, Existing: r.Skipped}
+		}
+	}
+	prune := now.Sub(s.prunedAt) >= pruneEvery
+	if prune {
+		s.prunedAt = now
+	}
+	seq := s.seq
+	req := &commitReq{mems: mems, keys: keys}
+	if len(mems) > 0 || len(linked) > 0 || len(keys) > 0 || prune {
+		req.write = func(tx *kv.Tx) error {
+			mb, vb := writeBuckets(tx)
+			for _, q := range mems {
+				b, err := encodeMemory(q.m)
+				if err != nil {
+					return err
+				}
+				if err := mb.Put(kv.Key(q.m.ID), b); err != nil {
+					return err
+				}
+				if q.vec != nil {
+					if err := vb.Put(kv.Key(q.m.ID), encodeVector(s.embID, q.vec)); err != nil {
+						return err
+					}
+				}
 			}
-			if err := mb.Put(kv.Key(it.ID), b); err != nil {
-				return err
-			}
-			if it.Vector != nil {
-				if err := vb.Put(kv.Key(it.ID), encodeVector(s.embID, it.Vector)); err != nil {
+			if seq > mb.Sequence() {
+				if err := mb.SetSequence(seq); err != nil {
 					return err
 				}
 			}
-		}
-		resolve := func(id uint64) uint64 {
-			if id >= pendingBase {
-				return results[id-pendingBase].ID
-			}
-			return id
-		}
-		for id, m := range linked {
-			changed := plan.apply(m, resolve)
-			for i, it := range items {
-				if r := results[i]; r.Skipped && r.ID == id && r.Err == nil && addSupersedes(m, it.Supersedes) {
-					changed = true
+			for id, m := range linked {
+				b, err := encodeMemory(m)
+				if err != nil {
+					return err
+				}
+				if err := mb.Put(kv.Key(id), b); err != nil {
+					return err
 				}
 			}
-			if !changed {
-				delete(linked, id)
-				continue
-			}
-			m.UpdatedAt = now
-			b, err := encodeMemory(m)
-			if err != nil {
-				return err
-			}
-			if err := mb.Put(kv.Key(id), b); err != nil {
-				return err
-			}
+			return s.rememberKeys(tx, keys, now, prune)
 		}
-		for i := range results {
-			if j := results[i].sameAs; j != 0 {
-				r := results[j-1]
-				results[i] = insertResult{ID: r.ID, Skipped: r.Skipped, Replayed: true, Err: r.Err, keyHit: true}
+	}
+	req.apply = func() []uint64 {
+		var ids []uint64
+		for _, q := range mems {
+			m := q.m.Clone()
+			s.addRecentLocked(m, now)
+			s.mems[m.ID] = m
+			s.ids = append(s.ids, m.ID)
+			s.indexText(m, nil)
+			s.linkLocked(m, false)
+			if q.vec != nil {
+				s.addVectorLocked(m.ID, q.vec)
+			} else if s.emb != nil {
+				s.pending[m.ID] = struct{}{}
 			}
+			ids = append(ids, m.ID)
 		}
-		return s.rememberKeys(tx, items, results, now)
-	})
+		if len(linked) > 0 {
+			s.modGen++
+		}
+		for id, m := range linked {
+			s.mems[id] = m
+			ids = append(ids, id)
+		}
+		for _, id := range ids {
+			s.refreshSupersededLocked(id)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	req.wake = s.emb != nil && slices.ContainsFunc(mems, func(q queuedMemory) bool { return q.vec == nil })
+	lead, err := s.enqueue(req, gen)
+	if err == nil {
+		if !links {
+			s.writeMu.Unlock()
+			locked = false
+		}
+		err = s.await(req, lead)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("insert memories: %w", err)
 	}
-	s.mu.Lock()
-	wake := false
-	for i, it := range items {
-		if !stored(i) {
-			continue
-		}
-		m := it.Memory.Clone()
-		s.mems[m.ID] = m
-		s.ids = append(s.ids, m.ID)
-		s.lex.Add(m.ID, m.Text)
-		s.linkLocked(m, false)
-		s.countWords(m.Text, "")
-		if it.Vector != nil {
-			s.addVectorLocked(m.ID, it.Vector)
-		} else if s.emb != nil {
-			s.pending[m.ID] = struct{}{}
-			wake = true
-		}
-	}
-	var ids []uint64
-	for id, m := range linked {
-		s.mems[id] = m
-		ids = append(ids, id)
-	}
-	for i := range items {
-		if stored(i) {
-			ids = append(ids, results[i].ID)
-		}
-	}
-	for _, id := range ids {
-		s.refreshSupersededLocked(id)
-	}
-	s.mu.Unlock()
-	if wake {
-		s.nudge()
-	}
-	slices.Sort(ids)
-	s.changed(ids)
 	return results, nil
-}
-
-// similarLocked finds active, current (not superseded) memories whose similarity to text (by
-// vector when one is given, else lexically) is at least threshold, best first, at most limit,
-// leaving out those exclude names (nil: none). s.mu must be held.
-func (s *Store) similarLocked(text string, vec []float32, limit int, threshold float32, exclude func(uint64) bool) []NearDuplicate {
-	now := s.now()
-	filter := func(id uint64) bool {
-		m := s.mems[id]
-		return m != nil && m.Active(now) && !m.superseded && (exclude == nil || !exclude(id))
-	}
-	var out []NearDuplicate
-	if vec != nil && s.dense != nil && len(vec) == s.dense.Dim() {
-		for _, r := range s.dense.Search(vec, limit, filter) {
-			if r.Score >= threshold {
-				out = append(out, NearDuplicate{ID: r.ID, Text: s.mems[r.ID].Text, Score: round4(r.Score)})
-			}
-		}
-		return out
-	}
-	for _, r := range s.lex.Search(text, 4*limit, filter) {
-		m := s.mems[r.ID]
-		if sim := vector.LexicalSimilarity(text, m.Text); sim >= threshold {
-			out = append(out, NearDuplicate{ID: r.ID, Text: m.Text, Score: round4(sim)})
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out
 }
 
 func round4(f float32) float32 { return float32(int(f*10000+0.5)) / 10000 }
@@ -639,6 +719,7 @@ func round4(f float32) float32 { return float32(int(f*10000+0.5)) / 10000 }
 func (s *Store) modify(ids []uint64, change func(m *Memory) (bool, error), vecs map[uint64][]float32) (map[uint64]error, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	s.drainLocked()
 	return s.modifyLocked(ids, change, vecs)
 }
 
@@ -668,7 +749,7 @@ func (s *Store) modifyLocked(ids []uint64, change func(m *Memory) (bool, error),
 		return errs, nil
 	}
 	err := s.db.Update(func(tx *kv.Tx) error {
-		mb, vb := tx.Bucket(bucketMemories), tx.Bucket(bucketVectors)
+		mb, vb := writeBuckets(tx)
 		for id, m := range changed {
 			b, err := encodeMemory(m)
 			if err != nil {
@@ -694,11 +775,13 @@ func (s *Store) modifyLocked(ids []uint64, change func(m *Memory) (bool, error),
 		return nil, fmt.Errorf("update memories: %w", err)
 	}
 	s.mu.Lock()
+	s.modGen++
 	wake := false
+	now := s.now().UTC()
 	for id, m := range changed {
 		if m.Text != s.mems[id].Text {
-			s.lex.Add(id, m.Text)
-			s.countWords(m.Text, s.mems[id].Text)
+			s.addRecentLocked(m, now)
+			s.indexText(m, s.mems[id])
 			if v := vecs[id]; v != nil {
 				s.addVectorLocked(id, v)
 			} else if s.emb != nil {
@@ -735,6 +818,7 @@ func (s *Store) modifyLocked(ids []uint64, change func(m *Memory) (bool, error),
 func (s *Store) hardDelete(id uint64) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	s.drainLocked()
 	s.mu.RLock()
 	_, ok := s.mems[id]
 	s.mu.RUnlock()
@@ -752,7 +836,7 @@ func (s *Store) eraseLocked(ids []uint64) error {
 	}
 	fixed := s.unlinkErasedLocked(ids) // the other ends of their supersedes links
 	err := s.db.Update(func(tx *kv.Tx) error {
-		mb, vb := tx.Bucket(bucketMemories), tx.Bucket(bucketVectors)
+		mb, vb := writeBuckets(tx)
 		for _, id := range ids {
 			if err := mb.Delete(kv.Key(id)); err != nil {
 				return err
@@ -777,13 +861,15 @@ func (s *Store) eraseLocked(ids []uint64) error {
 	}
 	gone := make(map[uint64]bool, len(ids))
 	s.mu.Lock()
+	s.modGen++
 	for _, id := range ids {
 		s.unlinkLocked(id) // while the neighbours on either side are still in s.mems
 	}
 	for _, id := range ids {
 		gone[id] = true
-		s.countWords("", s.mems[id].Text)
+		s.uncountWords(s.mems[id])
 		delete(s.mems, id)
+		s.markLocked(id)
 		delete(s.pending, id)
 		s.lex.Remove(id)
 		if s.dense != nil {

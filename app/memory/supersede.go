@@ -175,16 +175,19 @@ func (p *linkPlan) apply(m *Memory, resolve func(uint64) uint64) bool {
 func same(id uint64) uint64 { return id }
 
 // refreshSupersededLocked recomputes the cached Superseded state of id and of the memories it
-// supersedes, after id was stored or changed. s.mu must be held for writing.
+// supersedes, with their bits in s.active, after id was stored or changed. s.mu must be held
+// for writing.
 func (s *Store) refreshSupersededLocked(id uint64) {
 	m := s.mems[id]
 	if m == nil {
 		return
 	}
 	m.superseded = s.isSupersededLocked(m)
+	s.markLocked(id)
 	for _, p := range m.Supersedes {
 		if pm := s.mems[p]; pm != nil {
 			pm.superseded = s.isSupersededLocked(pm)
+			s.markLocked(p)
 		}
 	}
 }
@@ -247,6 +250,7 @@ func (s *Store) unlinkErasedLocked(ids []uint64) map[uint64]*Memory {
 func (s *Store) linkSupersedes(pairs [][2]uint64) (skipped int, err error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	s.drainLocked()
 	plan := newLinkPlan()
 	adds := map[uint64][]uint64{} // successor → predecessors it gains
 	s.mu.RLock()

@@ -96,6 +96,7 @@ func (s *Store) MergeTags(from []string, into string) ([]uint64, error) {
 	now := s.now().UTC()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	s.drainLocked()
 	var ids []uint64
 	s.mu.RLock()
 	for _, id := range s.ids {

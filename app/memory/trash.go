@@ -41,6 +41,7 @@ func (s *Store) Restore(ids []uint64) ([]Restored, error) {
 func (s *Store) EmptyTrash() ([]uint64, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	s.drainLocked()
 	var ids []uint64
 	s.mu.RLock()
 	for _, id := range s.ids {

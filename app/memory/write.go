@@ -142,6 +142,7 @@ func (s *Store) Update(ctx context.Context, patches []Patch, dryRun bool) ([]Upd
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	s.drainLocked()
 	// The links of each patch's supersedes are checked in patch order, against the store and
 	// the patches before it; a patch whose links are refused is not applied at all.
 	plan := newLinkPlan()
