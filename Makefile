@@ -6,7 +6,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 20s
 EVAL ?= ../shared/eval/locomo-dev
 
-.PHONY: build run test e2e bench load fuzz check clean assets eval dist
+.PHONY: build run test e2e bench bench-goals load fuzz check clean assets eval dist
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ownsona .
@@ -28,13 +28,29 @@ test:
 e2e: build
 	cd testdata/e2e && npm ci --no-audit --no-fund && OWNSONA_BIN=$(CURDIR)/bin/ownsona node --test
 
-bench:
+# `make bench`: the in-process benchmarks as a table, the ANN comparison with hnswlib, and then
+# `make bench-goals`: the serving process measured against the goals of a 100k-memory store
+# (app/internal/perfgoals) beside the same measurements of BENCH_BASE's binary, built here from
+# git in the same run (empty BENCH_BASE: no comparison). f31c8b6 is the code before issue 17.
+BENCH_BASE ?= f31c8b6
+BENCH_N ?= 100000
+bench: build
 	( $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./app/ && \
 	  $(GO) test -run '^$$' -bench 'Builtin_Embed|Model2Vec_Embed|Builtin_SoftMatch|BM25_Search' ./vector/ && \
 	  $(GO) test -run '^$$' -bench 'HNSW_Build$$' -benchtime 1x -timeout 60m ./vector/ -hnsw.sets 100000x100 && \
 	  $(GO) test -run '^$$' -bench 'HNSW_Search$$' -benchtime 1000x -timeout 60m ./vector/ -hnsw.sets 100000x100 ) \
 	  | tee bench.out | $(GO) run ./app/internal/benchtable
 	$(GO) run ./vector/internal/annbench -out $${TMPDIR:-/tmp}/ownsona-annbench -sets all
+	$(MAKE) bench-goals
+
+bench-goals: build
+	@base=; if [ -n "$(BENCH_BASE)" ]; then \
+	  wt=$${TMPDIR:-/tmp}/ownsona-bench-base; rm -rf $$wt; git worktree prune; \
+	  git worktree add --detach $$wt $(BENCH_BASE) >/dev/null && \
+	  ( cd $$wt && CGO_ENABLED=0 $(GO) build -trimpath -o $(CURDIR)/bin/ownsona-base . ) && base=$(CURDIR)/bin/ownsona-base; \
+	  git worktree remove --force $$wt; \
+	fi; \
+	$(GO) run ./app/internal/perfgoals -bin bin/ownsona -base "$$base" -n $(BENCH_N) -data $(EVAL)
 
 # Bounded load test over HTTPS on loopback: 50 clients remember/recall for 60 s against
 # `ownsona serve --tls local` while slowloris and oversized-body senders run; prints throughput
