@@ -216,6 +216,11 @@ func dot(a, b []float32) float32 {
 	return s0 + s1 + s2 + s3
 }
 
+// ExactCosine is the similarity Exact gives a stored vector v for a query q, computed as it computes
+// it (both scaled to length 1, then their dot product), so that a caller scoring a few vectors
+// itself agrees with a search bit for bit. q and v must be equally long.
+func ExactCosine(q, v []float32) float32 { return dot(normalized(q), normalized(v)) }
+
 // normalized returns a unit-length copy of v; an all-zero v gives zeros.
 func normalized(v []float32) []float32 {
 	var n float64

@@ -1,11 +1,8 @@
 package memory_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -13,43 +10,13 @@ import (
 	"github.com/ownsona/ownsona/vector"
 )
 
-// locomoMemories is the LoCoMo dev set's memories, read at run time; nil when the file is not
-// there (it is never copied into the repository).
-const locomoMemories = "/work/shared/eval/locomo-dev/memories.jsonl"
-
-// locomoTexts returns the texts of the LoCoMo dev memories, or nil when the file is absent.
-func locomoTexts(tb testing.TB) []string {
-	tb.Helper()
-	f, err := os.Open(locomoMemories)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var rec struct {
-			Text string `json:"text"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			tb.Fatal(err)
-		}
-		out = append(out, rec.Text)
-	}
-	if err := sc.Err(); err != nil {
-		tb.Fatal(err)
-	}
-	return out
-}
-
 var benchNames = strings.Fields(`Ana Ben Chloe Dev Elif Farid Greta Hugo Iris Jonas Kemal Lena Mateo Nora Omar Priya
 	Quinn Rosa Sami Tara Umar Vera Wim Xena Yusuf Zoe`)
 
 // loadTexts are n memory texts: the LoCoMo dev turns repeated with their speakers renamed in
 // each round (so a round is not an exact copy of the last), else synthetic ones.
 func loadTexts(tb testing.TB, n int) []string {
-	base := locomoTexts(tb)
+	base := memory.LocomoTexts(tb)
 	out := make([]string, n)
 	for i := range out {
 		if len(base) == 0 {

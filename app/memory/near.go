@@ -8,7 +8,6 @@ package memory
 
 import (
 	"cmp"
-	"math"
 	"runtime"
 	"slices"
 	"sort"
@@ -68,13 +67,12 @@ func (s *Store) similarStoredLocked(vec []float32, limit int, threshold float32,
 // as the vector index orders them). s.mu must be held.
 func (s *Store) finishSimilarLocked(hits []vector.Scored, vec []float32, limit int, threshold float32, exclude func(uint64) bool, now time.Time) []NearDuplicate {
 	if len(s.queued) > 0 {
-		nq := normalized(vec)
 		for _, r := range s.queued {
 			for _, q := range r.mems {
 				if q.vec == nil || len(q.vec) != len(vec) || !q.m.Active(now) || (exclude != nil && exclude(q.m.ID)) {
 					continue
 				}
-				if score := dot(nq, normalized(q.vec)); score >= threshold {
+				if score := vector.ExactCosine(vec, q.vec); score >= threshold {
 					hits = append(hits, vector.Scored{ID: q.m.ID, Score: score})
 				}
 			}
@@ -219,52 +217,16 @@ func (s *Store) nearLocked(text string, vec []float32, snap *nearSnap, exclude f
 	if len(hits) < len(snap.hits) && len(snap.hits) == nearLimit {
 		return s.similarLocked(text, vec, nearLimit, threshold, exclude) // the next best is unknown
 	}
-	nq := normalized(vec)
 	for i := len(s.ids) - 1; i >= 0 && s.ids[i] > snap.last; i-- {
 		id := s.ids[i]
 		if !filter(id) {
 			continue
 		}
 		if v, ok := s.dense.Get(id); ok {
-			if score := dot(nq, v); score >= threshold {
+			if score := vector.ExactCosine(vec, v); score >= threshold {
 				hits = append(hits, vector.Scored{ID: id, Score: score})
 			}
 		}
 	}
 	return s.finishSimilarLocked(hits, vec, nearLimit, threshold, exclude, now)
-}
-
-// normalized is v scaled to length 1 (all zeros stays so), computed as vector.Exact computes
-// it, so that dot gives the score an exact search gives.
-func normalized(v []float32) []float32 {
-	var n float64
-	for _, x := range v {
-		n += float64(x) * float64(x)
-	}
-	out := make([]float32, len(v))
-	if n == 0 || math.IsInf(n, 0) || math.IsNaN(n) {
-		return out
-	}
-	inv := 1 / math.Sqrt(n)
-	for i, x := range v {
-		out[i] = float32(float64(x) * inv)
-	}
-	return out
-}
-
-// dot is the dot product of two equally long vectors, summed as vector.Exact sums it.
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return s0 + s1 + s2 + s3
 }

@@ -113,19 +113,19 @@ func (s *Store) nearAndContra(text string, similar []NearDuplicate) (near, contr
 	return near, contra
 }
 
-// locomoFile is the LoCoMo dev set's memories, read at run time, never copied into the
-// repository.
-const locomoFile = "/work/shared/eval/locomo-dev/memories.jsonl"
+// locomoMemories is the LoCoMo dev set's memories, read at run time; nil when the file is not
+// there (it is never copied into the repository).
+const locomoMemories = "/work/shared/eval/locomo-dev/memories.jsonl"
 
-// locomoRounds returns the LoCoMo dev memories' texts rounds times, the speaker renamed after
-// the first round; nil when the file is absent.
-func locomoRounds(tb testing.TB, rounds int) []string {
-	f, err := os.Open(locomoFile)
+// locomoTexts returns the texts of the LoCoMo dev memories, or nil when the file is absent.
+func locomoTexts(tb testing.TB) []string {
+	tb.Helper()
+	f, err := os.Open(locomoMemories)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	var base []string
+	var out []string
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -135,7 +135,23 @@ func locomoRounds(tb testing.TB, rounds int) []string {
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
 			tb.Fatal(err)
 		}
-		base = append(base, rec.Text)
+		out = append(out, rec.Text)
+	}
+	if err := sc.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// LocomoTexts is locomoTexts for the benchmarks of package memory_test.
+var LocomoTexts = locomoTexts
+
+// locomoRounds returns the LoCoMo dev memories' texts rounds times, the speaker renamed after
+// the first round; nil when the file is absent (locomoTexts).
+func locomoRounds(tb testing.TB, rounds int) []string {
+	base := locomoTexts(tb)
+	if base == nil {
+		return nil
 	}
 	names := []string{"Ana", "Ben", "Chloe", "Dev", "Elif"}
 	var out []string
