@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ownsona/ownsona/app/internal/corpus"
 	"github.com/ownsona/ownsona/rpc"
 )
 
@@ -204,7 +205,54 @@ func BenchmarkRecall(b *testing.B) {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 		recallLatency(b, a)
 	})
+	// The same on the store of make bench-goals: LoCoMo's turns to 100k and its questions.
+	b.Run("100k-locomo-1core", func(b *testing.B) {
+		texts, _, err := corpus.Texts(benchEval, 100_000)
+		if err != nil {
+			b.Fatal(err)
+		}
+		questions, err := corpus.Questions(benchEval)
+		if err != nil || len(questions) == 0 {
+			b.Skipf("no LoCoMo questions in %s (%v)", benchEval, err)
+		}
+		cfg := NewConfig()
+		cfg.DB, cfg.LogLevel = filepath.Join(b.TempDir(), "db"), "error"
+		a, err := Open(cfg, io.Discard)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer a.Close()
+		for i := 0; i < len(texts); i += 200 {
+			var items []any
+			for _, t := range texts[i:min(i+200, len(texts))] {
+				items = append(items, map[string]any{"text": t})
+			}
+			args, _ := json.Marshal(map[string]any{"items": items, "dedup_policy": "insert"})
+			if _, err := handler(b, a, "remember_batch")(context.Background(), args); err != nil {
+				b.Fatal(err)
+			}
+		}
+		<-a.mem.IndexReady()
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+		const queries = 300
+		lat := make([]time.Duration, queries)
+		b.ResetTimer()
+		for i := range lat {
+			args, _ := json.Marshal(map[string]any{"query": questions[i*7%len(questions)], "limit": 8})
+			start := time.Now()
+			if _, err := handler(b, a, "recall")(context.Background(), args); err != nil {
+				b.Fatal(err)
+			}
+			lat[i] = time.Since(start)
+		}
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[queries/2].Microseconds()), "p50_us")
+		b.ReportMetric(float64(lat[queries*99/100].Microseconds()), "p99_us")
+	})
 }
+
+// benchEval is the evaluation data make eval reads (see the Makefile's EVAL), from this package.
+const benchEval = "../../shared/eval/locomo-dev"
 
 // BenchmarkRememberBatch100k adds 4,000 memories in calls of 200 with the default dedup policy
 // to a copy of the 100k file: every item is checked for near duplicates against the store.

@@ -198,6 +198,8 @@ func (s *Store) Search(ctx context.Context, q Query) Found {
 	filter := func(id uint64) bool { m := s.mems[id]; return m != nil && f.match(m, now) }
 	if f.isZero() {
 		filter = func(id uint64) bool { return s.activeLocked(id, now) }
+	} else if win := s.windowLocked(f); win != nil { // outside the window: one bit, no lookup
+		filter = func(id uint64) bool { return get(win, id) && f.match(s.mems[id], now) }
 	}
 	k := max(4*limit, 50)
 	lexical := s.lex.SearchContext(query, k, filter, s.ctxLex, s.speaks(now))

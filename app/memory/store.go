@@ -60,6 +60,7 @@ type Store struct {
 	gen     uint64                  // counts failed group commits
 	modGen  uint64                  // counts the changes to stored memories other than new ones (nearSnap)
 	active  activeSet               // which memories pass the zero Filter (active.go)
+	created []createdID             // every stored memory in creation order (created.go)
 	recent  recentIndex             // the memories of the last RecentDuplicateWindow (idempotency.go)
 
 	hookMu   sync.Mutex
@@ -231,6 +232,7 @@ func Open(db *kv.DB, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("load memories: %w", err)
 	}
 	s.nearAllLocked()
+	s.sortCreatedLocked()
 	for _, m := range s.mems {
 		m.superseded = s.isSupersededLocked(m)
 	}
@@ -674,6 +676,7 @@ func (s *Store) insert(items []*newMemory) ([]insertResult, error) {
 			s.addRecentLocked(m, now)
 			s.mems[m.ID] = m
 			s.ids = append(s.ids, m.ID)
+			s.addCreatedLocked(m)
 			s.indexText(m, nil)
 			s.linkLocked(m, false)
 			if q.vec != nil {
@@ -868,6 +871,7 @@ func (s *Store) eraseLocked(ids []uint64) error {
 	for _, id := range ids {
 		gone[id] = true
 		s.uncountWords(s.mems[id])
+		s.removeCreatedLocked(s.mems[id])
 		delete(s.mems, id)
 		s.markLocked(id)
 		delete(s.pending, id)

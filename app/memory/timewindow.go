@@ -56,7 +56,11 @@ func hasWords(text string) bool {
 // memories are the answer, newest first, with score 0. The caller holds s.mu.
 func (s *Store) newestLocked(f *Filter, now time.Time, limit int) []Match {
 	var out []Match
+	win := s.windowLocked(f)
 	for i := len(s.ids) - 1; i >= 0 && len(out) < limit; i-- {
+		if win != nil && !get(win, s.ids[i]) {
+			continue
+		}
 		if m := s.mems[s.ids[i]]; m != nil && f.match(m, now) {
 			out = append(out, Match{Memory: m.Clone()})
 		}
