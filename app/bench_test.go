@@ -152,15 +152,22 @@ func BenchmarkRememberBatch(b *testing.B) {
 	reportRSS(b)
 }
 
-// recallLatency runs queries and reports p50/p99 in microseconds.
+// recallLatency runs queries of two random words and reports p50/p99 in microseconds.
 func recallLatency(b *testing.B, a *App) {
 	r := rand.New(rand.NewPCG(3, 3))
+	recallLatencyOf(b, a, func(int) string {
+		return benchWords[r.IntN(len(benchWords))] + " " + benchWords[r.IntN(len(benchWords))]
+	})
+	reportRSS(b)
+}
+
+// recallLatencyOf runs 300 recalls of query(i) and reports p50/p99 in microseconds.
+func recallLatencyOf(b *testing.B, a *App, query func(i int) string) {
 	const queries = 300
 	lat := make([]time.Duration, queries)
 	b.ResetTimer()
 	for i := range lat {
-		q := benchWords[r.IntN(len(benchWords))] + " " + benchWords[r.IntN(len(benchWords))]
-		args, _ := json.Marshal(map[string]any{"query": q, "limit": 8})
+		args, _ := json.Marshal(map[string]any{"query": query(i), "limit": 8})
 		start := time.Now()
 		if _, err := handler(b, a, "recall")(context.Background(), args); err != nil {
 			b.Fatal(err)
@@ -170,7 +177,6 @@ func recallLatency(b *testing.B, a *App) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[queries/2].Microseconds()), "p50_us")
 	b.ReportMetric(float64(lat[queries*99/100].Microseconds()), "p99_us")
-	reportRSS(b)
 }
 
 func BenchmarkRecall(b *testing.B) {
@@ -234,20 +240,7 @@ func BenchmarkRecall(b *testing.B) {
 		}
 		<-a.mem.IndexReady()
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-		const queries = 300
-		lat := make([]time.Duration, queries)
-		b.ResetTimer()
-		for i := range lat {
-			args, _ := json.Marshal(map[string]any{"query": questions[i*7%len(questions)], "limit": 8})
-			start := time.Now()
-			if _, err := handler(b, a, "recall")(context.Background(), args); err != nil {
-				b.Fatal(err)
-			}
-			lat[i] = time.Since(start)
-		}
-		slices.Sort(lat)
-		b.ReportMetric(float64(lat[queries/2].Microseconds()), "p50_us")
-		b.ReportMetric(float64(lat[queries*99/100].Microseconds()), "p99_us")
+		recallLatencyOf(b, a, func(i int) string { return questions[i*7%len(questions)] })
 	})
 }
 
