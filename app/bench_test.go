@@ -295,10 +295,12 @@ func BenchmarkStartup100k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	opened := time.Since(start)
 	if _, err := handler(b, a, "recall")(context.Background(), json.RawMessage(`{"query":"coffee garden"}`)); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(time.Since(start).Milliseconds()), "startup_ms")
+	b.ReportMetric(float64(opened.Milliseconds()), "open_ms")
 	a.Close()
 	reportRSS(b)
 	os.RemoveAll(filepath.Dir(path))
