@@ -10,20 +10,29 @@ import (
 	"github.com/ownsona/ownsona/kv"
 )
 
+// openFile is openAt of package memory_test for the tests inside the package: the file at
+// path and the store in it with cfg; the caller closes the store, then the file.
+func openFile(tb testing.TB, path string, cfg Config) (*Store, *kv.DB) {
+	tb.Helper()
+	db, err := kv.Open(path, kv.Options{Migrations: Migrations})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := Open(db, cfg)
+	if err != nil {
+		db.Close()
+		tb.Fatal(err)
+	}
+	return s, db
+}
+
 // TestStore_activeLocked: the bitmap answers the zero Filter as Filter.match does, for every
 // id, after each kind of write: remember (with and without an expiry), supersede, forget the
 // successor, restore it, forget, delete, empty the trash, expiry, and a reopen.
 func TestStore_activeLocked(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "ownsona.db")
-		db, err := kv.Open(path, kv.Options{Migrations: Migrations})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := Open(db, Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, db := openFile(t, path, Config{})
 		ctx := context.Background()
 		o := Origin{Provider: "claude", Client: "stdio"}
 		check := func(step string) {
@@ -76,6 +85,7 @@ func TestStore_activeLocked(t *testing.T) {
 		time.Sleep(2 * time.Hour)
 		check("the expiry of the parking note")
 		s.Close()
+		var err error
 		if s, err = Open(db, Config{}); err != nil {
 			t.Fatal(err)
 		}

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/ownsona/ownsona/app/memory"
-	"github.com/ownsona/ownsona/kv"
 	"github.com/ownsona/ownsona/vector"
 )
 
@@ -18,14 +17,7 @@ import (
 func TestStore_Remember_groupCommit(t *testing.T) {
 	const writers, each = 16, 50
 	path := filepath.Join(t.TempDir(), "ownsona.db")
-	db, err := kv.Open(path, kv.Options{Migrations: memory.Migrations})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := memory.Open(db, memory.Config{Embedder: vector.NewBuiltin()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, db := openAt(t, path, memory.Config{Embedder: vector.NewBuiltin()})
 	before := db.Commits()
 	ids := make([][]uint64, writers)
 	var wg sync.WaitGroup
@@ -54,15 +46,8 @@ func TestStore_Remember_groupCommit(t *testing.T) {
 		t.Errorf("%d memories took %d commits; want writers at once to share them", writers*each, commits)
 	}
 
-	db, err = kv.Open(path, kv.Options{Migrations: memory.Migrations})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, db = openAt(t, path, memory.Config{})
 	defer db.Close()
-	s, err = memory.Open(db, memory.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer s.Close()
 	seen := map[uint64]bool{}
 	for w, got := range ids {
@@ -197,14 +182,7 @@ func BenchmarkStore_Remember_writers(b *testing.B) {
 func TestStore_Remember_commitFails(t *testing.T) {
 	const writers = 16
 	path := filepath.Join(t.TempDir(), "ownsona.db")
-	db, err := kv.Open(path, kv.Options{Migrations: memory.Migrations})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := memory.Open(db, memory.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, db := openAt(t, path, memory.Config{})
 	defer s.Close()
 	kept := remember(t, s, memory.Draft{Text: "written before the file closed"})
 	db.Close() // every commit from now on fails

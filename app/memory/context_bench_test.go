@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/ownsona/ownsona/app/memory"
-	"github.com/ownsona/ownsona/kv"
 	"github.com/ownsona/ownsona/vector"
 )
 
@@ -56,16 +55,8 @@ func BenchmarkStore_Search_context(b *testing.B) {
 // lexical only, and the random source that wrote them.
 func benchStore(b *testing.B, n int) (*memory.Store, *rand.Rand) {
 	b.Helper()
-	db, err := kv.Open(filepath.Join(b.TempDir(), "db"), kv.Options{Migrations: memory.Migrations})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	s, err := memory.Open(db, memory.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { s.Close() })
+	s, db := openAt(b, filepath.Join(b.TempDir(), "db"), memory.Config{})
+	b.Cleanup(func() { s.Close(); db.Close() })
 	r := rand.New(rand.NewPCG(7, 7))
 	text := func(i int) string {
 		words := make([]string, 6+r.IntN(10))

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ownsona/ownsona/app/memory"
-	"github.com/ownsona/ownsona/kv"
 	"github.com/ownsona/ownsona/vector"
 )
 
@@ -143,14 +142,7 @@ func TestStore_Neighbours_derived(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "ownsona.db")
 		open := func() (*memory.Store, func()) {
-			db, err := kv.Open(path, kv.Options{Migrations: memory.Migrations})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := memory.Open(db, memory.Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s, db := openAt(t, path, memory.Config{})
 			return s, func() { s.Close(); db.Close() }
 		}
 		s, closeStore := open()
@@ -221,15 +213,8 @@ func TestStore_Search_context(t *testing.T) {
 				}
 				// Measured without context, the answer is not found by lexical search at all.
 				if emb == nil {
-					db, err := kv.Open(filepath.Join(t.TempDir(), "plain.db"), kv.Options{Migrations: memory.Migrations})
-					if err != nil {
-						t.Fatal(err)
-					}
+					plain, db := openAt(t, filepath.Join(t.TempDir(), "plain.db"), memory.Config{Context: &memory.ContextWeights{}})
 					defer db.Close()
-					plain, err := memory.Open(db, memory.Config{Context: &memory.ContextWeights{}})
-					if err != nil {
-						t.Fatal(err)
-					}
 					defer plain.Close()
 					pids := rememberAll(t, plain, me, drafts(
 						"Melanie: What inspired you to join the marching band?",

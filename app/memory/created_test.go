@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/ownsona/ownsona/kv"
 )
 
 // TestStore_windowLocked: the creation-time order answers a window as Filter.match does, for
@@ -16,14 +14,7 @@ import (
 // and after a reopen; and a search whose window holds nothing lists nothing.
 func TestStore_windowLocked(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ownsona.db")
-	db, err := kv.Open(path, kv.Options{Migrations: Migrations})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(db, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, db := openFile(t, path, Config{})
 	ctx := context.Background()
 	o := Origin{Provider: "claude", Client: "stdio"}
 	for i := range 5 {
@@ -80,14 +71,8 @@ func TestStore_windowLocked(t *testing.T) {
 	}
 	s.Close()
 	db.Close()
-	db, err = kv.Open(path, kv.Options{Migrations: Migrations})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, db = openFile(t, path, Config{})
 	defer db.Close()
-	if s, err = Open(db, Config{}); err != nil {
-		t.Fatal(err)
-	}
 	defer s.Close()
 	check("after a reopen")
 }

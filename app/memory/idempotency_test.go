@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ownsona/ownsona/app/memory"
-	"github.com/ownsona/ownsona/kv"
 )
 
 // rememberAs stores one draft for o and returns its outcome, failing the test on a storage error.
@@ -34,14 +33,7 @@ func TestStore_Remember_idempotencyKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "ownsona.db")
 		open := func() (*memory.Store, func()) {
-			db, err := kv.Open(path, kv.Options{Migrations: memory.Migrations})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := memory.Open(db, memory.Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s, db := openAt(t, path, memory.Config{})
 			return s, func() { s.Close(); db.Close() }
 		}
 		s, closeS := open()
@@ -176,20 +168,14 @@ func TestStore_Remember_recentDuplicate(t *testing.T) {
 func TestStore_Remember_recentDuplicateReopen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "ownsona.db")
-		db, err := kv.Open(path, kv.Options{Migrations: memory.Migrations})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, db := openAt(t, path, memory.Config{})
 		defer db.Close()
-		s, err := memory.Open(db, memory.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
 		d := memory.Draft{Text: "My flight leaves at 9"}
 		first := rememberAs(t, s, d, alice)
 		s.Close()
 		time.Sleep(10 * time.Second)
-		if s, err = memory.Open(db, memory.Config{}); err != nil {
+		s, err := memory.Open(db, memory.Config{})
+		if err != nil {
 			t.Fatal(err)
 		}
 		defer s.Close()

@@ -21,16 +21,25 @@ import (
 // at 2000-01-01 00:00 UTC and stands still until the test sleeps.
 func MustOpen(tb testing.TB, emb vector.Embedder) *memory.Store {
 	tb.Helper()
-	db, err := kv.Open(filepath.Join(tb.TempDir(), "ownsona.db"), kv.Options{Migrations: memory.Migrations})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s, err := memory.Open(db, memory.Config{Embedder: emb, MaxTextChars: 200})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	s, db := openAt(tb, filepath.Join(tb.TempDir(), "ownsona.db"), memory.Config{Embedder: emb, MaxTextChars: 200})
 	tb.Cleanup(func() { s.Close(); db.Close() })
 	return s
+}
+
+// openAt opens the file at path and the store in it with cfg, for tests that close and reopen
+// a file or reach the file itself; the caller closes the store, then the file.
+func openAt(tb testing.TB, path string, cfg memory.Config) (*memory.Store, *kv.DB) {
+	tb.Helper()
+	db, err := kv.Open(path, kv.Options{Migrations: memory.Migrations})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := memory.Open(db, cfg)
+	if err != nil {
+		db.Close()
+		tb.Fatal(err)
+	}
+	return s, db
 }
 
 var me = memory.Origin{Provider: "claude", Client: "stdio"}
@@ -373,15 +382,8 @@ func TestStore_Import(t *testing.T) {
 
 // TestCheck reads a file's memories and vectors.
 func TestCheck(t *testing.T) {
-	db, err := kv.Open(filepath.Join(t.TempDir(), "ownsona.db"), kv.Options{Migrations: memory.Migrations})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, db := openAt(t, filepath.Join(t.TempDir(), "ownsona.db"), memory.Config{Embedder: vector.NewBuiltin()})
 	defer db.Close()
-	s, err := memory.Open(db, memory.Config{Embedder: vector.NewBuiltin()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	remember(t, s, memory.Draft{Text: "one"})
 	remember(t, s, memory.Draft{Text: "two"})
 	s.Close()

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ownsona/ownsona/kv"
 	"github.com/ownsona/ownsona/vector"
 )
 
@@ -29,15 +28,8 @@ func TestStore_nearLocked(t *testing.T) {
 			texts = append(texts, fmt.Sprintf("note %d: my %s lives in %s", i%700, []string{"sister", "son", "friend"}[i%3], []string{"Paris", "Berlin", "Lisbon", "Oslo"}[i%4]))
 		}
 	}
-	db, err := kv.Open(filepath.Join(t.TempDir(), "ownsona.db"), kv.Options{Migrations: Migrations})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, db := openFile(t, filepath.Join(t.TempDir(), "ownsona.db"), Config{Embedder: vector.NewBuiltin(), GraphThreshold: 1 << 30})
 	defer db.Close()
-	s, err := Open(db, Config{Embedder: vector.NewBuiltin(), GraphThreshold: 1 << 30})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer s.Close()
 	ctx := context.Background()
 	var items, sameNear, sameContra, withNear, withContra, same int

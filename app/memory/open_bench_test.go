@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ownsona/ownsona/app/memory"
-	"github.com/ownsona/ownsona/kv"
 	"github.com/ownsona/ownsona/vector"
 )
 
@@ -22,15 +21,8 @@ func BenchmarkStore_Open(b *testing.B) {
 	const n, batch = 100_000, 1000
 	path := filepath.Join(b.TempDir(), "ownsona.db")
 	func() {
-		db, err := kv.Open(path, kv.Options{Migrations: memory.Migrations})
-		if err != nil {
-			b.Fatal(err)
-		}
+		s, db := openAt(b, path, memory.Config{Embedder: vector.NewBuiltin(), GraphThreshold: 1 << 30})
 		defer db.Close()
-		s, err := memory.Open(db, memory.Config{Embedder: vector.NewBuiltin(), GraphThreshold: 1 << 30})
-		if err != nil {
-			b.Fatal(err)
-		}
 		defer s.Close()
 		texts := loadTexts(b, n)
 		for i := 0; i < n; i += batch {
@@ -54,14 +46,7 @@ func BenchmarkStore_Open(b *testing.B) {
 	for b.Loop() {
 		runtime.GC()
 		start := time.Now()
-		db, err := kv.Open(path, kv.Options{Migrations: memory.Migrations})
-		if err != nil {
-			b.Fatal(err)
-		}
-		s, err := memory.Open(db, memory.Config{Embedder: emb, GraphThreshold: 1 << 30})
-		if err != nil {
-			b.Fatal(err)
-		}
+		s, db := openAt(b, path, memory.Config{Embedder: emb, GraphThreshold: 1 << 30})
 		total += time.Since(start)
 		runs++
 		b.StopTimer()

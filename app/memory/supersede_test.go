@@ -11,7 +11,6 @@ import (
 	"testing/synctest"
 
 	"github.com/ownsona/ownsona/app/memory"
-	"github.com/ownsona/ownsona/kv"
 	"github.com/ownsona/ownsona/vector"
 )
 
@@ -255,29 +254,15 @@ func TestStore_Supersedes_chain(t *testing.T) {
 func TestStore_Supersedes_survives(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "ownsona.db")
-		db, err := kv.Open(path, kv.Options{Migrations: memory.Migrations})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := memory.Open(db, memory.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, db := openAt(t, path, memory.Config{})
 		remember(t, s, memory.Draft{Text: "padding so that ids differ after import"})
 		a := remember(t, s, memory.Draft{Text: "My gym is FitLife"})
 		b := remember(t, s, memory.Draft{Text: "My gym is IronWorks", Supersedes: []uint64{a}})
 		s.Close()
 		db.Close()
 
-		db, err = kv.Open(path, kv.Options{Migrations: memory.Migrations})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, db = openAt(t, path, memory.Config{})
 		defer db.Close()
-		s, err = memory.Open(db, memory.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
 		defer s.Close()
 		if m := mustGet(t, s, a); !m.Superseded() || *m.SupersededBy != b {
 			t.Errorf("reopened: a superseded %v by %v", m.Superseded(), m.SupersededBy)
