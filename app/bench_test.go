@@ -64,8 +64,8 @@ func handler(tb testing.TB, a *App, name string) func(context.Context, json.RawM
 	return nil
 }
 
-// benchApp opens an App with n synthetic memories, loaded in batches of 200.
-func benchApp(b *testing.B, path string, n int) *App {
+// openApp opens the App of the file at path, logging only errors.
+func openApp(b *testing.B, path string) *App {
 	b.Helper()
 	cfg := NewConfig()
 	cfg.DB, cfg.LogLevel = path, "error"
@@ -73,6 +73,13 @@ func benchApp(b *testing.B, path string, n int) *App {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return a
+}
+
+// benchApp opens an App with n synthetic memories, loaded in batches of 200.
+func benchApp(b *testing.B, path string, n int) *App {
+	b.Helper()
+	a := openApp(b, path)
 	r := rand.New(rand.NewPCG(7, uint64(n)))
 	have := a.mem.Stats().Total
 	for have < n {
@@ -188,24 +195,14 @@ func BenchmarkRecall(b *testing.B) {
 		})
 	}
 	b.Run("100k", func(b *testing.B) {
-		cfg := NewConfig()
-		cfg.DB, cfg.LogLevel = bench100k(b), "error"
-		a, err := Open(cfg, io.Discard)
-		if err != nil {
-			b.Fatal(err)
-		}
+		a := openApp(b, bench100k(b))
 		defer a.Close()
 		<-a.mem.IndexReady() // the steady state: the HNSW graph serves (startup is measured below)
 		recallLatency(b, a)
 	})
 	// The goal of issue 17: p50 at most 1 ms at 100k on one core (a Raspberry Pi's share).
 	b.Run("100k-1core", func(b *testing.B) {
-		cfg := NewConfig()
-		cfg.DB, cfg.LogLevel = bench100k(b), "error"
-		a, err := Open(cfg, io.Discard)
-		if err != nil {
-			b.Fatal(err)
-		}
+		a := openApp(b, bench100k(b))
 		defer a.Close()
 		<-a.mem.IndexReady()
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
@@ -221,12 +218,7 @@ func BenchmarkRecall(b *testing.B) {
 		if err != nil || len(questions) == 0 {
 			b.Skipf("no LoCoMo questions in %s (%v)", benchEval, err)
 		}
-		cfg := NewConfig()
-		cfg.DB, cfg.LogLevel = filepath.Join(b.TempDir(), "db"), "error"
-		a, err := Open(cfg, io.Discard)
-		if err != nil {
-			b.Fatal(err)
-		}
+		a := openApp(b, filepath.Join(b.TempDir(), "db"))
 		defer a.Close()
 		for i := 0; i < len(texts); i += 200 {
 			var items []any
@@ -258,12 +250,7 @@ func BenchmarkRememberBatch100k(b *testing.B) {
 	if err := os.WriteFile(path, src, 0o600); err != nil {
 		b.Fatal(err)
 	}
-	cfg := NewConfig()
-	cfg.DB, cfg.LogLevel = path, "error"
-	a, err := Open(cfg, io.Discard)
-	if err != nil {
-		b.Fatal(err)
-	}
+	a := openApp(b, path)
 	defer a.Close()
 	<-a.mem.IndexReady()
 	r := rand.New(rand.NewPCG(1, 3))
@@ -287,14 +274,9 @@ func BenchmarkRememberBatch100k(b *testing.B) {
 // indexes) until the first recall answers.
 func BenchmarkStartup100k(b *testing.B) {
 	path := bench100k(b)
-	cfg := NewConfig()
-	cfg.DB, cfg.LogLevel = path, "error"
 	b.ResetTimer()
 	start := time.Now()
-	a, err := Open(cfg, io.Discard)
-	if err != nil {
-		b.Fatal(err)
-	}
+	a := openApp(b, path)
 	opened := time.Since(start)
 	if _, err := handler(b, a, "recall")(context.Background(), json.RawMessage(`{"query":"coffee garden"}`)); err != nil {
 		b.Fatal(err)
