@@ -265,44 +265,6 @@ func mergeTail(graph, tail []Scored, k int, skip uint64, skipping bool) []Scored
 	return top.sorted()
 }
 
-// Exact returns an exact index of the vectors: until the graph serves, the one Dense searches
-// (changes to it reach Dense's searches but not the graph); afterwards a copy made at the call,
-// which costs a full copy of the vectors. For exact answers use ExactSearch.
-func (d *Dense) Exact() *Exact {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.graph == nil {
-		return d.exact
-	}
-	e := NewExact(d.graph.Dim())
-	g := d.graph
-	g.mu.RLock()
-	e.Grow(len(g.slotOf) + d.tail.Len())
-	for id, slot := range g.slotOf {
-		if d.isMoving && d.cancelled && id == d.moving {
-			continue
-		}
-		e.rows[id] = len(e.ids)
-		e.ids = append(e.ids, id)
-		e.data = append(e.data, g.row(slot)...)
-	}
-	g.mu.RUnlock()
-	t := d.tail
-	t.mu.RLock()
-	for r, id := range t.ids {
-		row := t.data[r*t.dim : (r+1)*t.dim]
-		if at, ok := e.rows[id]; ok { // the vector being moved
-			copy(e.data[at*e.dim:], row)
-			continue
-		}
-		e.rows[id] = len(e.ids)
-		e.ids = append(e.ids, id)
-		e.data = append(e.data, row...)
-	}
-	t.mu.RUnlock()
-	return e
-}
-
 // Graph reports whether searches are served by the HNSW graph.
 func (d *Dense) Graph() bool {
 	d.mu.Lock()

@@ -174,8 +174,8 @@ func TestDense_OneCopy(t *testing.T) {
 		t.Errorf("Dim = %d, want %d", got, dim)
 	}
 	checkDense(t, rng, d, dim, vecs)
-	if got, want := d.Exact().Len(), len(vecs); got != want {
-		t.Errorf("Exact().Len() = %d, want %d", got, want)
+	if got, want := d.Len(), len(vecs); got != want {
+		t.Errorf("Len() = %d, want %d", got, want)
 	}
 }
 
