@@ -75,16 +75,9 @@ func run(bin string, clients int, duration time.Duration, rate, hostile int, max
 		return errors.New("ca export printed no certificate")
 	}
 
-	tokens := make([]string, clients)
-	for i := range tokens {
-		out, err := exec.Command(bin, "token", "create", "--db", db, "--name", fmt.Sprintf("load-%d", i)).Output()
-		if err != nil {
-			return fmt.Errorf("token create: %w", err)
-		}
-		tokens[i] = findToken(string(out))
-		if tokens[i] == "" {
-			return fmt.Errorf("token create printed no osk_ token: %q", out)
-		}
+	tokens, err := serving.Tokens(bin, db, "load", clients)
+	if err != nil {
+		return err
 	}
 	cmd := exec.Command(bin, "serve", "--db", db, "--addr", "127.0.0.1:0", "--tls", "local",
 		"--rate-limit", strconv.Itoa(rate), "--rate-burst", "20", "--log-level", "info")
@@ -402,13 +395,4 @@ func report(results []result, d time.Duration) (time.Duration, error) {
 		return pct(all, 0.99), errors.New(strings.Join(problems, "; "))
 	}
 	return pct(all, 0.99), nil
-}
-
-func findToken(out string) string {
-	for f := range strings.FieldsSeq(out) {
-		if strings.HasPrefix(f, "osk_") {
-			return f
-		}
-	}
-	return ""
 }

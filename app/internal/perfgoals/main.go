@@ -270,20 +270,9 @@ func overStdio(bin, db string, texts []string, f figures) error {
 }
 
 func overHTTP(bin, db string, f figures) error {
-	tokens := make([]string, 16)
-	for i := range tokens {
-		out, err := exec.Command(bin, "token", "create", "--db", db, "--name", fmt.Sprintf("perf-%d", i)).Output()
-		if err != nil {
-			return fmt.Errorf("token create: %w", err)
-		}
-		for w := range strings.FieldsSeq(string(out)) {
-			if strings.HasPrefix(w, "osk_") {
-				tokens[i] = w
-			}
-		}
-		if tokens[i] == "" {
-			return fmt.Errorf("token create printed no token: %q", out)
-		}
+	tokens, err := serving.Tokens(bin, db, "perf", 16)
+	if err != nil {
+		return err
 	}
 	start := time.Now()
 	cmd := exec.Command(bin, "serve", "--db", db, "--addr", "127.0.0.1:0", "--rate-limit", "0", "--log-level", "info")

@@ -1,5 +1,6 @@
 // Package serving is what the tools that drive a real `ownsona serve` (app/internal/loadtest,
-// app/internal/perfgoals) share: waiting until it serves.
+// app/internal/perfgoals) share: personal access tokens for their clients, and waiting until
+// it serves.
 package serving
 
 import (
@@ -8,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os/exec"
+	"strings"
 	"time"
 )
 
@@ -39,4 +42,26 @@ func Wait(stderr io.Reader, timeout time.Duration) (string, error) {
 	case <-time.After(timeout):
 		return "", fmt.Errorf("serve did not start within %s", timeout)
 	}
+}
+
+// Tokens creates n personal access tokens named prefix-0 … prefix-(n-1) in the file db with the
+// binary bin (`ownsona token create`), and returns them.
+func Tokens(bin, db, prefix string, n int) ([]string, error) {
+	tokens := make([]string, n)
+	for i := range tokens {
+		out, err := exec.Command(bin, "token", "create", "--db", db, "--name", fmt.Sprintf("%s-%d", prefix, i)).Output()
+		if err != nil {
+			return nil, fmt.Errorf("token create: %w", err)
+		}
+		for f := range strings.FieldsSeq(string(out)) {
+			if strings.HasPrefix(f, "osk_") {
+				tokens[i] = f
+				break
+			}
+		}
+		if tokens[i] == "" {
+			return nil, fmt.Errorf("token create printed no osk_ token: %q", out)
+		}
+	}
+	return tokens, nil
 }
