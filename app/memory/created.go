@@ -49,14 +49,6 @@ func (s *Store) addCreatedLocked(m *Memory) {
 	s.created = slices.Insert(s.created, i, e)
 }
 
-// removeCreatedLocked takes erased memory m out of the creation-time order. s.mu must be held
-// for writing.
-func (s *Store) removeCreatedLocked(m *Memory) {
-	if i, ok := slices.BinarySearchFunc(s.created, createdID{m.CreatedAt, m.ID}, compareCreated); ok {
-		s.created = slices.Delete(s.created, i, i+1)
-	}
-}
-
 // windowLocked returns a bit per id (see get) of the memories created in f's window, both ends
 // included as Filter.match has them; nil when f has no window or every memory is in it (the
 // caller then asks Filter.match alone). s.mu must be held.

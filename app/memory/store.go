@@ -871,7 +871,6 @@ func (s *Store) eraseLocked(ids []uint64) error {
 	for _, id := range ids {
 		gone[id] = true
 		s.uncountWords(s.mems[id])
-		s.removeCreatedLocked(s.mems[id])
 		delete(s.mems, id)
 		s.markLocked(id)
 		delete(s.pending, id)
@@ -881,6 +880,7 @@ func (s *Store) eraseLocked(ids []uint64) error {
 		}
 	}
 	s.ids = slices.DeleteFunc(s.ids, func(id uint64) bool { return gone[id] })
+	s.created = slices.DeleteFunc(s.created, func(e createdID) bool { return gone[e.id] })
 	for id, m := range fixed {
 		s.mems[id] = m
 		s.refreshSupersededLocked(id)
