@@ -37,16 +37,29 @@ func (s *Store) sortCreatedLocked() {
 	slices.SortFunc(s.created, compareCreated)
 }
 
-// addCreatedLocked puts m in the creation-time order: at the end for a new memory, in its place
-// for an imported one. s.mu must be held for writing.
-func (s *Store) addCreatedLocked(m *Memory) {
-	e := createdID{m.CreatedAt, m.ID}
-	if n := len(s.created); n == 0 || compareCreated(s.created[n-1], e) < 0 {
-		s.created = append(s.created, e)
+// addCreatedLocked puts newly stored memories in the creation-time order: appended when they
+// are the newest (remember), merged in one pass when some are older (an import of another
+// tool's history), never one insertion per memory. s.mu must be held for writing.
+func (s *Store) addCreatedLocked(mems []queuedMemory) {
+	n := len(s.created)
+	for _, q := range mems {
+		s.created = append(s.created, createdID{q.m.CreatedAt, q.m.ID})
+	}
+	added := s.created[n:]
+	slices.SortFunc(added, compareCreated)
+	if n == 0 || len(added) == 0 || compareCreated(s.created[n-1], added[0]) < 0 {
 		return
 	}
-	i, _ := slices.BinarySearchFunc(s.created, e, compareCreated)
-	s.created = slices.Insert(s.created, i, e)
+	old := s.created[:n]
+	merged := make([]createdID, 0, len(s.created))
+	for len(old) > 0 && len(added) > 0 {
+		if compareCreated(old[0], added[0]) < 0 {
+			merged, old = append(merged, old[0]), old[1:]
+		} else {
+			merged, added = append(merged, added[0]), added[1:]
+		}
+	}
+	s.created = append(append(merged, old...), added...)
 }
 
 // windowLocked returns a bit per id (see get) of the memories created in f's window, both ends

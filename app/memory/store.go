@@ -676,7 +676,6 @@ func (s *Store) insert(items []*newMemory) ([]insertResult, error) {
 			s.addRecentLocked(m, now)
 			s.mems[m.ID] = m
 			s.ids = append(s.ids, m.ID)
-			s.addCreatedLocked(m)
 			s.indexText(m, nil)
 			s.linkLocked(m, false)
 			if q.vec != nil {
@@ -686,6 +685,7 @@ func (s *Store) insert(items []*newMemory) ([]insertResult, error) {
 			}
 			ids = append(ids, m.ID)
 		}
+		s.addCreatedLocked(mems)
 		if len(linked) > 0 {
 			s.modGen++
 		}
