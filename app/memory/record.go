@@ -126,7 +126,7 @@ func decodeMemory(b []byte) (*Memory, error) {
 
 // loadMemories decodes every memory of the memories bucket b, in id order: one goroutine walks
 // the bucket and copies the records (bbolt's bytes live only as long as the transaction) in
-// chunks, which the other cores decode meanwhile. With analyze, the cores also read each text
+// chunks, which the other cores decode meanwhile (recordDecoder, else encoding/json). With analyze, the cores also read each text
 // for the indexes (vector.Analysis, one per memory, in the same order) and keep its words on it.
 func loadMemories(b *kv.Bucket, analyze func(string) vector.Analysis) ([]*Memory, []vector.Analysis, error) {
 	const chunk = 1024
@@ -142,13 +142,17 @@ func loadMemories(b *kv.Bucket, analyze func(string) vector.Analysis) ([]*Memory
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
+			var dec recordDecoder
 			for p := range work {
 				p.mems = make([]*Memory, len(p.raw))
 				for i, raw := range p.raw {
-					m, err := decodeMemory(raw)
-					if err != nil {
-						p.err = fmt.Errorf("memory %d: %w", kv.ID(p.keys[i]), err)
-						break
+					m, ok := dec.decode(raw)
+					if !ok { // not a record as encodeMemory writes it: encoding/json decides
+						var err error
+						if m, err = decodeMemory(raw); err != nil {
+							p.err = fmt.Errorf("memory %d: %w", kv.ID(p.keys[i]), err)
+							break
+						}
 					}
 					p.mems[i] = m
 					if analyze != nil {

@@ -1,0 +1,157 @@
+package memory
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// recordSamples are memories as the store writes them, with every field set in some of them and
+// texts that need each kind of escape.
+func recordSamples() []*Memory {
+	at := time.Date(2026, 11, 27, 9, 30, 15, 123456789, time.UTC)
+	later := at.Add(90 * 24 * time.Hour)
+	by, other := uint64(41), uint64(7)
+	return []*Memory{
+		{ID: 1, Text: "prefers oat milk", Tags: []string{}, CreatedAt: at, UpdatedAt: at, LastConfirmedAt: at,
+			SourceProvider: "anthropic", SourceClient: "claude-ai", CaptureMode: "explicit"},
+		{ID: 1 << 53, Text: `she said "call me Jo" \ and left` + "\n\ttabbed\r\x01\x1f <b>&amp;</b> \u2028\u2029",
+			Tags:       []string{"family", "names", "a-very-long-tag-that-is-longer-than-the-sixty-four-bytes-interned-ones-are"},
+			Importance: 0.75, CreatedAt: at, UpdatedAt: later, LastConfirmedAt: later, ExpiresAt: &later,
+			SourceProvider: "openai", SourceClient: "chatgpt", CaptureMode: "inferred", SessionID: "s-1"},
+		{ID: 18446744073709551615, Text: "Grüße aus Zürich — 東京 🍣 ok", Tags: []string{"ünïcode", "🍣"},
+			Importance: 1e-7, CreatedAt: at, UpdatedAt: at, LastConfirmedAt: at, DeletedAt: &later,
+			ForgetReason: "asked to \"forget\" it", ReplacedByID: &other, Supersedes: []uint64{3, 5, 1 << 60},
+			SupersededBy: &by},
+		{ID: 2, Text: "", Tags: []string{""}, Importance: -0, Supersedes: []uint64{}},
+	}
+}
+
+func TestRecordDecoder(t *testing.T) {
+	var d recordDecoder
+	for _, m := range recordSamples() {
+		b, err := encodeMemory(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := d.decode(b)
+		if !ok {
+			t.Fatalf("declined a record encodeMemory wrote: %s", b)
+		}
+		want, err := decodeMemory(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("record %s\n got %+v\nwant %+v", b, got, want)
+		}
+	}
+	// Short strings are shared between records; long ones are not.
+	a, _ := d.decode([]byte(`{"id":1,"text":"x","tags":["family"],"source_client":"claude-ai"}`))
+	b, _ := d.decode([]byte(`{"id":2,"text":"x","tags":["family"],"source_client":"claude-ai"}`))
+	if a == nil || b == nil || unsafeData(a.Tags[0]) != unsafeData(b.Tags[0]) || unsafeData(a.SourceClient) != unsafeData(b.SourceClient) {
+		t.Error("equal tags and clients of two records are not one string")
+	}
+}
+
+// TestRecordDecoder_declines: records encodeMemory never writes go to encoding/json, which
+// decides (some it accepts, some it refuses).
+func TestRecordDecoder_declines(t *testing.T) {
+	for _, rec := range []string{
+		`{"ID":1,"text":"x"}`,                   // another spelling of a key
+		`{"id":1,"text":"x","colour":"blue"}`,   // an unknown key
+		`{"id":1,"id":2}`,                       // a key twice
+		`{"id":1,"text":null}`,                  // null where the field is no pointer
+		`{"id":1,"tags":null}`,                  // ... or a slice
+		`{"id":1,"text":"\ud83c\udf63"}`,        // a surrogate pair
+		`{"id":1,"text":"\ud83c"}`,              // a lone surrogate
+		"{\"id\":1,\"text\":\"bad \xff byte\"}", // invalid UTF-8
+		`{"id":1,"text":"tab	inside"}`,          // a control character
+		`{"id":-1}`, `{"id":1.0}`, `{"id":01}`, `{"id":18446744073709551616}`,
+		`{"id":1,"importance":1e400}`, `{"id":1,"importance":.5}`, `{"id":1,"importance":"0.5"}`,
+		`{"id":1,"created_at":"yesterday"}`, `{"id":1,"created_at":null}`,
+		`{"id":1,"created_at":"2026-11-27T09:30:15\u005a"}`,
+		`{"id":1,"text":"x\q"}`, `{"id":1,"text":"x\u12"}`, `{"id":1,"text":"x\u+123"}`,
+		`{"id":1} {}`, `{"id":1`, `{"id":1,}`, `[]`, ``, `null`,
+	} {
+		var d recordDecoder
+		if m, ok := d.decode([]byte(rec)); ok {
+			t.Errorf("decoded %q to %+v, want it left to encoding/json", rec, m)
+		}
+	}
+	// And what it reads the same as encoding/json: spaces, nulls in pointers, escapes.
+	for _, rec := range []string{
+		` { "id" : 3 , "text" : "a\/b \"q\" \u00e9\u4e2d" , "tags" : [ "x" , "y" ] , "expires_at" : null , "replaced_by_id" : null } `,
+		`{}`,
+		`{"id":0,"importance":-12.5e-3,"supersedes":[],"superseded_by":9}`,
+	} {
+		var d recordDecoder
+		got, ok := d.decode([]byte(rec))
+		if !ok {
+			t.Errorf("declined %q", rec)
+			continue
+		}
+		want, err := decodeMemory([]byte(rec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("record %s\n got %+v\nwant %+v", rec, got, want)
+		}
+	}
+}
+
+// FuzzRecordDecoder: whatever a record holds, a memory the decoder returns is the memory
+// encoding/json returns for it.
+func FuzzRecordDecoder(f *testing.F) {
+	for _, m := range recordSamples() {
+		b, err := encodeMemory(m)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"id":1,"text":"\u00e9\n","tags":["a"],"supersedes":[1,2],"expires_at":null}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var d recordDecoder
+		got, ok := d.decode(b)
+		if !ok {
+			return
+		}
+		want, err := decodeMemory(b)
+		if err != nil {
+			t.Fatalf("decoded %q, which encoding/json refuses: %v", b, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("record %q\n got %+v\nwant %+v", b, got, want)
+		}
+	})
+}
+
+// TestRecordDecoder_corpus: every memory of a realistic corpus takes the fast path: the LoCoMo
+// dev memories when they are there, and texts with quotes, newlines, markup and emoji.
+func TestRecordDecoder_corpus(t *testing.T) {
+	texts := append(locomoTexts(t), `Caroline: "I'm going to the LGBTQ support group" <3`, "line one\nline two",
+		"Mel: Painting's my thing 🎨 — took it up in 2022 & love it", "C:\\Users\\ana\\notes.txt")
+	var d recordDecoder
+	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	for i, text := range texts {
+		m := &Memory{ID: uint64(i + 1), Text: text, Tags: []string{"locomo"}, CreatedAt: at, UpdatedAt: at,
+			LastConfirmedAt: at, SourceProvider: "anthropic", SourceClient: "claude-code", CaptureMode: "explicit"}
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := d.decode(b)
+		if !ok {
+			t.Fatalf("declined %s", b)
+		}
+		if got.Text != text {
+			t.Fatalf("text %q, want %q", got.Text, text)
+		}
+	}
+}
+
+func unsafeData(s string) *byte { return unsafe.StringData(s) }
