@@ -136,6 +136,53 @@ func BenchmarkBM25_SearchContext(b *testing.B) {
 			}
 		})
 	}
+	// make bench's store (app's benchText): 6 to 15 words of 72, each in ~14% of the
+	// documents, and a number of its own; queries of two of the words.
+	common, cq := commonCorpus(n)
+	for _, w := range []float32{0, ContextLexicalWeight} {
+		b.Run(fmt.Sprintf("docs=%dk/vocab=72/context=%.2g", n/1000, w), func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				common.SearchContext(cq[i%len(cq)], 50, nil, w, nil)
+				i++
+			}
+		})
+	}
+}
+
+// commonCorpus is an index of n documents like make bench's (6 to 15 words drawn uniformly
+// from 72, then a number of their own), each with its two neighbours on either side as its
+// context, and 256 queries of two of the words.
+func commonCorpus(n int) (*BM25, []string) {
+	r := rand.New(rand.NewPCG(7, 7))
+	vocab := make([]string, 72)
+	for i := range vocab {
+		vocab[i] = fmt.Sprintf("w%cz%c", 'a'+i%26, 'a'+i/26)
+	}
+	idx := NewBM25()
+	for i := range n {
+		var sb strings.Builder
+		fmt.Fprint(&sb, i)
+		for range 6 + r.IntN(10) {
+			sb.WriteString(" " + vocab[r.IntN(len(vocab))])
+		}
+		idx.Add(uint64(i+1), sb.String())
+	}
+	for id := uint64(1); id <= uint64(n); id++ {
+		var near []uint64
+		for _, j := range []uint64{id - 2, id - 1, id + 1, id + 2} {
+			if j >= 1 && j <= uint64(n) {
+				near = append(near, j)
+			}
+		}
+		idx.SetContext(id, near, Speaks)
+	}
+	queries := make([]string, 256)
+	for i := range queries {
+		queries[i] = vocab[r.IntN(len(vocab))] + " " + vocab[r.IntN(len(vocab))]
+	}
+	return idx, queries
 }
 
 // benchRecord stands for what a caller's filter reads: app/memory's filter looks the id up in
