@@ -37,29 +37,28 @@ func (s *Store) sortCreatedLocked() {
 	slices.SortFunc(s.created, compareCreated)
 }
 
-// addCreatedLocked puts newly stored memories in the creation-time order: appended when they
-// are the newest (remember), merged in one pass when some are older (an import of another
-// tool's history), never one insertion per memory. s.mu must be held for writing.
+// addCreatedLocked puts newly stored memories in the creation-time order, merging from the
+// newest end in place: only the entries newer than the oldest added one move. Writers take
+// their time before their turn, so concurrent writers' memories often arrive a little out of
+// order, and a merge that rebuilt the whole order (at 100k, 3 MB per commit) made 16 clients
+// over HTTP three times slower; an import of another tool's history still moves what it must,
+// once per commit, never once per memory. s.mu must be held for writing.
 func (s *Store) addCreatedLocked(mems []queuedMemory) {
-	n := len(s.created)
+	added := make([]createdID, 0, len(mems))
 	for _, q := range mems {
-		s.created = append(s.created, createdID{q.m.CreatedAt, q.m.ID})
+		added = append(added, createdID{q.m.CreatedAt, q.m.ID})
 	}
-	added := s.created[n:]
 	slices.SortFunc(added, compareCreated)
-	if n == 0 || len(added) == 0 || compareCreated(s.created[n-1], added[0]) < 0 {
-		return
-	}
-	old := s.created[:n]
-	merged := make([]createdID, 0, len(s.created))
-	for len(old) > 0 && len(added) > 0 {
-		if compareCreated(old[0], added[0]) < 0 {
-			merged, old = append(merged, old[0]), old[1:]
+	n := len(s.created)
+	s.created = append(s.created, added...) // the room; the merge below overwrites it
+	i, j := n-1, len(added)-1
+	for k := len(s.created) - 1; j >= 0; k-- {
+		if i >= 0 && compareCreated(s.created[i], added[j]) > 0 {
+			s.created[k], i = s.created[i], i-1
 		} else {
-			merged, added = append(merged, added[0]), added[1:]
+			s.created[k], j = added[j], j-1
 		}
 	}
-	s.created = append(append(merged, old...), added...)
 }
 
 // windowLocked returns a bit per id (see get) of the memories created in f's window, both ends

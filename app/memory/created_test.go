@@ -3,7 +3,9 @@ package memory
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -75,4 +77,54 @@ func TestStore_windowLocked(t *testing.T) {
 	defer db.Close()
 	defer s.Close()
 	check("after a reopen")
+}
+
+// TestStore_addCreatedLocked: commits of memories newer than all, a little out of order (as
+// concurrent writers' are), and far older (imports) keep the creation-time order sorted.
+func TestStore_addCreatedLocked(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var s Store
+	var want []createdID
+	id := uint64(0)
+	for commit := range 300 {
+		var mems []queuedMemory
+		for range 1 + r.IntN(8) {
+			id++
+			at := base.Add(time.Duration(id) * time.Second) // newer than all
+			switch commit % 3 {
+			case 1: // a few seconds out of order
+				at = at.Add(-time.Duration(r.IntN(20)) * time.Second)
+			case 2: // anywhere in the past
+				at = base.Add(time.Duration(r.Int64N(int64(id)+1)) * time.Second)
+			}
+			mems = append(mems, queuedMemory{m: &Memory{ID: id, CreatedAt: at}})
+			want = append(want, createdID{at, id})
+		}
+		s.addCreatedLocked(mems)
+		slices.SortFunc(want, compareCreated)
+		if !slices.Equal(s.created, want) {
+			t.Fatalf("commit %d: the order is\n%v\nwant\n%v", commit, s.created, want)
+		}
+	}
+}
+
+// BenchmarkStore_addCreatedLocked: one commit of 8 memories, a second out of order, into a
+// creation-time order of 100k (16 writers over HTTP make such commits).
+func BenchmarkStore_addCreatedLocked(b *testing.B) {
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var s Store
+	for i := range 100_000 {
+		s.created = append(s.created, createdID{base.Add(time.Duration(i) * time.Millisecond), uint64(i + 1)})
+	}
+	id := uint64(100_000)
+	b.ReportAllocs()
+	for b.Loop() {
+		mems := make([]queuedMemory, 8)
+		for j := range mems {
+			id++
+			mems[j] = queuedMemory{m: &Memory{ID: id, CreatedAt: base.Add(time.Duration(id)*time.Millisecond - time.Second)}}
+		}
+		s.addCreatedLocked(mems)
+	}
 }
