@@ -362,6 +362,7 @@ func (b *BM25) SearchContext(query string, k int, filter Filter, w float32, spea
 	}
 	scores, touched := acc.scores, acc.touched[:0]
 	withContext := w > 0
+	dense := false       // whether a word was scored without listing its slots in touched
 	var word []wordScore // per slot, for the current query word
 	var wordTouched []uint32
 	if withContext {
@@ -385,6 +386,13 @@ func (b *BM25) SearchContext(query string, k int, filter Filter, w float32, spea
 		df := float64(len(ps))
 		idf := math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
 		wt := idf * (b.k1 + 1)
+		if withContext && len(ps)*(1+MaxContext)*denseShare >= len(b.ids) {
+			// A common word: with their contexts its postings reach much of the index, and
+			// a pass over the slots they span beats keeping a list of them.
+			b.addWordDense(ps, wt, norm0, norm1, w, speaks, word, scores)
+			dense = true
+			continue
+		}
 		for _, p := range ps {
 			tf := float64(p.tf)
 			s := float32(wt * tf / (tf + norm0 + norm1*float64(b.lens[p.slot])))
@@ -428,6 +436,21 @@ func (b *BM25) SearchContext(query string, k int, filter Filter, w float32, spea
 		acc.wordTouched = wordTouched
 	}
 
+	if dense {
+		// Every slot: scores are positive, and zero where nothing was scored, which a full
+		// top k does not want before the filter is asked.
+		top := newTopK(k)
+		for slot, s := range scores[:len(b.ids)] {
+			c := Scored{ID: b.ids[slot], Score: s}
+			if top.wants(c) && s != 0 && (filter == nil || filter(c.ID)) {
+				top.offer(c)
+			}
+		}
+		clear(scores[:len(b.ids)])
+		acc.touched = touched[:0]
+		b.acc.Put(acc)
+		return top.sorted()
+	}
 	top := newTopK(min(k, len(touched)))
 	for _, slot := range touched {
 		s := scores[slot]
@@ -443,4 +466,42 @@ func (b *BM25) SearchContext(query string, k int, filter Filter, w float32, spea
 	acc.touched = touched[:0]
 	b.acc.Put(acc)
 	return top.sorted()
+}
+
+// denseShare: SearchContext scores a word by a pass over the slots its postings span when its
+// postings with their contexts number at least 1/denseShare of the slots. A variable for
+// TestBM25_SearchContextDense.
+var denseShare = 4
+
+// addWordDense adds one query word's scores with context as SearchContext's list-keeping loop
+// does, the same sums in the same order, but keeps no list of the slots scored (the search
+// then reads every slot): the own and context scores are written in word, then one pass over
+// the span of slots they reach adds them up and zeroes word for the next word and search.
+func (b *BM25) addWordDense(ps []posting, wt, norm0, norm1 float64, w float32, speaks Filter,
+	word []wordScore, scores []float32) {
+	lo, hi := uint32(len(word)), uint32(0)
+	for _, p := range ps {
+		tf := float64(p.tf)
+		s := float32(wt * tf / (tf + norm0 + norm1*float64(b.lens[p.slot])))
+		word[p.slot].own = s
+		lo, hi = min(lo, p.slot), max(hi, p.slot)
+		if v := b.voice[p.slot]; v == Quiet || (v == Ask && (speaks == nil || !speaks(b.ids[p.slot]))) {
+			continue
+		}
+		c := w * s
+		for _, to := range b.near[p.slot] {
+			if to == 0 {
+				break
+			}
+			ws := &word[to-1]
+			ws.near = max(ws.near, c)
+			lo, hi = min(lo, to-1), max(hi, to-1)
+		}
+	}
+	// No branch per slot: about half the slots are reached, at random, and a mispredicted
+	// branch costs more than adding a zero.
+	for slot := lo; slot <= hi; slot++ {
+		scores[slot] += max(word[slot].own, word[slot].near)
+		word[slot] = wordScore{}
+	}
 }

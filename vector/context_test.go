@@ -1,8 +1,11 @@
 package vector
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -134,4 +137,71 @@ func TestBuiltin_SoftMatchContext(t *testing.T) {
 			t.Errorf("a text holding every word = %v, want %v: context never lowers nor adds to a full match", got[3], plain[3])
 		}
 	})
+}
+
+// TestBM25_SearchContextDense: scoring a common word by a pass over the slots (addWordDense)
+// ranks as keeping a list of them does, scores bit for bit, on random indexes with removals,
+// reused slots, contexts that fill up, every voice, filters and speaks filters.
+func TestBM25_SearchContextDense(t *testing.T) {
+	defer func(d int) { denseShare = d }(denseShare)
+	r := rand.New(rand.NewPCG(17, 4))
+	vocab := make([]string, 200)
+	for i := range vocab {
+		vocab[i] = fmt.Sprintf("w%dx", i)
+	}
+	zipf := rand.NewZipf(r, 1.2, 2, uint64(len(vocab)-1))
+	text := func() string {
+		var sb strings.Builder
+		for range 1 + r.IntN(12) {
+			sb.WriteString(vocab[zipf.Uint64()] + " ")
+		}
+		return sb.String()
+	}
+	for round := range 6 {
+		idx := NewBM25()
+		const n = 2000
+		for id := uint64(1); id <= n; id++ {
+			idx.Add(id, text())
+		}
+		contexts := func() {
+			for range n {
+				id := 1 + uint64(r.IntN(n))
+				near := []uint64{id - 2, id - 1, id + 1, id + 2}
+				if round%2 == 1 { // anywhere, so that contexts fill up
+					near = near[:0]
+					for range r.IntN(6) {
+						near = append(near, 1+uint64(r.IntN(n)))
+					}
+				}
+				idx.SetContext(id, near, Voice(r.IntN(3)))
+			}
+		}
+		contexts()
+		for range 200 { // removals, and new documents in the freed slots
+			if id := 1 + uint64(r.IntN(n)); r.IntN(2) == 0 {
+				idx.Remove(id)
+			} else {
+				idx.Add(n+id, text())
+			}
+		}
+		contexts()
+		filters := []Filter{nil, func(id uint64) bool { return id%3 != 0 }, func(id uint64) bool { return id%11 == 0 }}
+		speaks := []Filter{nil, func(id uint64) bool { return id%2 == 0 }}
+		for i := range 150 {
+			var q []string
+			for range 1 + r.IntN(5) {
+				q = append(q, vocab[zipf.Uint64()])
+			}
+			query, k, w := strings.Join(q, " "), []int{1, 7, 50}[i%3], []float32{ContextLexicalWeight, 0.9}[i%2]
+			f, sp := filters[i%len(filters)], speaks[i%len(speaks)]
+			denseShare = 0 // every word keeps a list
+			want := idx.SearchContext(query, k, f, w, sp)
+			for _, share := range []int{4, n * 10} { // the default; every word dense
+				denseShare = share
+				if got := idx.SearchContext(query, k, f, w, sp); !slices.Equal(got, want) {
+					t.Fatalf("round %d, %q k %d w %g, denseShare %d: got\n%v\nwant\n%v", round, query, k, w, share, got, want)
+				}
+			}
+		}
+	}
 }
