@@ -408,7 +408,7 @@ func (b *BM25) SearchContext(query string, k int, filter Filter, w float32, spea
 				wordTouched = append(wordTouched, p.slot)
 			}
 			ws.own = s
-			if v := b.voice[p.slot]; v == Quiet || (v == Ask && (speaks == nil || !speaks(b.ids[p.slot]))) {
+			if !b.speaksLocked(p.slot, speaks) {
 				continue
 			}
 			c := w * s
@@ -468,6 +468,13 @@ func (b *BM25) SearchContext(query string, k int, filter Filter, w float32, spea
 	return top.sorted()
 }
 
+// speaksLocked reports whether slot's words count for its neighbours in SearchContext: its
+// Voice, and for Ask the search's speaks filter (nil admits none).
+func (b *BM25) speaksLocked(slot uint32, speaks Filter) bool {
+	v := b.voice[slot]
+	return v == Speaks || (v == Ask && speaks != nil && speaks(b.ids[slot]))
+}
+
 // denseShare: SearchContext scores a word by a pass over the slots its postings span when its
 // postings with their contexts number at least 1/denseShare of the slots. A variable for
 // TestBM25_SearchContextDense.
@@ -485,7 +492,7 @@ func (b *BM25) addWordDense(ps []posting, wt, norm0, norm1 float64, w float32, s
 		s := float32(wt * tf / (tf + norm0 + norm1*float64(b.lens[p.slot])))
 		word[p.slot].own = s
 		lo, hi = min(lo, p.slot), max(hi, p.slot)
-		if v := b.voice[p.slot]; v == Quiet || (v == Ask && (speaks == nil || !speaks(b.ids[p.slot]))) {
+		if !b.speaksLocked(p.slot, speaks) {
 			continue
 		}
 		c := w * s

@@ -138,7 +138,7 @@ func (p *recordParser) field(m *Memory, key []byte) (int, bool) {
 		m.Text, ok = p.str(false)
 		return keyText, ok
 	case "tags":
-		m.Tags, ok = p.strings()
+		m.Tags, ok = list(p, func() (string, bool) { return p.str(true) })
 		return keyTags, ok
 	case "importance":
 		m.Importance, ok = p.float()
@@ -174,7 +174,7 @@ func (p *recordParser) field(m *Memory, key []byte) (int, bool) {
 		m.ReplacedByID, ok = p.uintPtr()
 		return keyReplacedByID, ok
 	case "supersedes":
-		m.Supersedes, ok = p.uints()
+		m.Supersedes, ok = list(p, p.uint)
 		return keySupersedes, ok
 	case "superseded_by":
 		m.SupersededBy, ok = p.uintPtr()
@@ -307,20 +307,22 @@ func (d *recordDecoder) interned(raw []byte) string {
 	return s
 }
 
-func (p *recordParser) strings() ([]string, bool) {
+// list reads a JSON array whose items item reads; [] is an empty slice, not nil, as
+// encoding/json has it.
+func list[T any](p *recordParser, item func() (T, bool)) ([]T, bool) {
 	if !p.consume('[') {
 		return nil, false
 	}
-	out := []string{}
+	out := []T{}
 	if p.consume(']') {
 		return out, true
 	}
 	for {
-		s, ok := p.str(true)
+		v, ok := item()
 		if !ok {
 			return nil, false
 		}
-		out = append(out, s)
+		out = append(out, v)
 		if p.consume(',') {
 			continue
 		}
@@ -387,27 +389,6 @@ func (p *recordParser) uintPtr() (*uint64, bool) {
 		return nil, false
 	}
 	return &n, true
-}
-
-func (p *recordParser) uints() ([]uint64, bool) {
-	if !p.consume('[') {
-		return nil, false
-	}
-	out := []uint64{}
-	if p.consume(']') {
-		return out, true
-	}
-	for {
-		n, ok := p.uint()
-		if !ok {
-			return nil, false
-		}
-		out = append(out, n)
-		if p.consume(',') {
-			continue
-		}
-		return out, p.consume(']')
-	}
 }
 
 func (p *recordParser) float() (float64, bool) {
