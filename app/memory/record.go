@@ -126,8 +126,9 @@ func decodeMemory(b []byte) (*Memory, error) {
 
 // loadMemories decodes every memory of the memories bucket b, in id order: one goroutine walks
 // the bucket and copies the records (bbolt's bytes live only as long as the transaction) in
-// chunks, which the other cores decode meanwhile (recordDecoder, else encoding/json). With analyze, the cores also read each text
-// for the indexes (vector.Analysis, one per memory, in the same order) and keep its words on it.
+// chunks, which the other cores decode meanwhile (recordDecoder, else encoding/json). With
+// analyze, the cores also read each text for the indexes (vector.Analysis, one per memory, in
+// the same order) and keep its words on it.
 func loadMemories(b *kv.Bucket, analyze func(string) vector.Analysis) ([]*Memory, []vector.Analysis, error) {
 	const chunk = 1024
 	type part struct {
