@@ -437,13 +437,21 @@ func (b *BM25) SearchContext(query string, k int, filter Filter, w float32, spea
 	}
 
 	if dense {
-		// Every slot: scores are positive, and zero where nothing was scored, which a full
-		// top k does not want before the filter is asked.
+		// Every slot: scores are positive, and zero where nothing was scored. Once the top
+		// k is full, a score below its worst is not wanted, which one comparison tells for
+		// nearly every slot.
 		top := newTopK(k)
+		var floor float32
 		for slot, s := range scores[:len(b.ids)] {
+			if s < floor || s == 0 {
+				continue
+			}
 			c := Scored{ID: b.ids[slot], Score: s}
-			if top.wants(c) && s != 0 && (filter == nil || filter(c.ID)) {
+			if top.wants(c) && (filter == nil || filter(c.ID)) {
 				top.offer(c)
+				if len(top.items) == k {
+					floor = top.items[0].Score
+				}
 			}
 		}
 		clear(scores[:len(b.ids)])
