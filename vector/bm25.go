@@ -394,8 +394,7 @@ func (b *BM25) SearchContext(query string, k int, filter Filter, w float32, spea
 			continue
 		}
 		for _, p := range ps {
-			tf := float64(p.tf)
-			s := float32(wt * tf / (tf + norm0 + norm1*float64(b.lens[p.slot])))
+			s := termScore(wt, p.tf, norm0, norm1, b.lens[p.slot])
 			if !withContext {
 				if scores[p.slot] == 0 {
 					touched = append(touched, p.slot)
@@ -476,6 +475,14 @@ func (b *BM25) SearchContext(query string, k int, filter Filter, w float32, spea
 	return top.sorted()
 }
 
+// termScore is a term's BM25 score in a document that holds it tf times and is length terms
+// long: wt is its idf·(k1+1), norm0 and norm1 the search's length normalization. Both ways of
+// scoring a word with context call it, so their sums agree bit for bit.
+func termScore(wt float64, tf uint32, norm0, norm1 float64, length uint32) float32 {
+	f := float64(tf)
+	return float32(wt * f / (f + norm0 + norm1*float64(length)))
+}
+
 // speaksLocked reports whether slot's words count for its neighbours in SearchContext: its
 // Voice, and for Ask the search's speaks filter (nil admits none).
 func (b *BM25) speaksLocked(slot uint32, speaks Filter) bool {
@@ -496,8 +503,7 @@ func (b *BM25) addWordDense(ps []posting, wt, norm0, norm1 float64, w float32, s
 	word []wordScore, scores []float32) {
 	lo, hi := uint32(len(word)), uint32(0)
 	for _, p := range ps {
-		tf := float64(p.tf)
-		s := float32(wt * tf / (tf + norm0 + norm1*float64(b.lens[p.slot])))
+		s := termScore(wt, p.tf, norm0, norm1, b.lens[p.slot])
 		word[p.slot].own = s
 		lo, hi = min(lo, p.slot), max(hi, p.slot)
 		if !b.speaksLocked(p.slot, speaks) {
