@@ -141,14 +141,20 @@ func BenchmarkRemember(b *testing.B) {
 func BenchmarkRememberBatch(b *testing.B) {
 	a := benchApp(b, filepath.Join(b.TempDir(), "db"), 0)
 	defer a.Close()
-	r := rand.New(rand.NewPCG(1, 2))
-	const batches = 20
 	b.ResetTimer()
+	rememberBatches(b, a, rand.New(rand.NewPCG(1, 2)), 0)
+	reportRSS(b)
+}
+
+// rememberBatches remembers 20 calls of 200 synthetic memories, numbered from first, with the
+// default dedup policy, and reports memories/s.
+func rememberBatches(b *testing.B, a *App, r *rand.Rand, first int) {
+	const batches = 20
 	start := time.Now()
 	for k := range batches {
 		items := make([]any, 200)
 		for i := range items {
-			items[i] = map[string]any{"text": benchText(r, k*200+i)}
+			items[i] = map[string]any{"text": benchText(r, first+k*200+i)}
 		}
 		args, _ := json.Marshal(map[string]any{"items": items})
 		if _, err := handler(b, a, "remember_batch")(context.Background(), args); err != nil {
@@ -156,7 +162,6 @@ func BenchmarkRememberBatch(b *testing.B) {
 		}
 	}
 	b.ReportMetric(batches*200/time.Since(start).Seconds(), "memories/s")
-	reportRSS(b)
 }
 
 // recallLatency runs queries of two random words and reports p50/p99 in microseconds.
@@ -253,21 +258,8 @@ func BenchmarkRememberBatch100k(b *testing.B) {
 	a := openApp(b, path)
 	defer a.Close()
 	<-a.mem.IndexReady()
-	r := rand.New(rand.NewPCG(1, 3))
-	const batches = 20
 	b.ResetTimer()
-	start := time.Now()
-	for k := range batches {
-		items := make([]any, 200)
-		for i := range items {
-			items[i] = map[string]any{"text": benchText(r, 200_000+k*200+i)}
-		}
-		args, _ := json.Marshal(map[string]any{"items": items})
-		if _, err := handler(b, a, "remember_batch")(context.Background(), args); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(batches*200/time.Since(start).Seconds(), "memories/s")
+	rememberBatches(b, a, rand.New(rand.NewPCG(1, 3)), 200_000)
 }
 
 // BenchmarkStartup100k measures opening a 100k-memory file (loading the cache and building the
