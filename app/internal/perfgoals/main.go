@@ -50,6 +50,7 @@ func main() {
 	n := flag.Int("n", 100_000, "memories in the store")
 	data := flag.String("data", "../shared/eval/locomo-dev", "a directory with memories.jsonl whose texts are repeated to -n; synthetic texts if absent")
 	keep := flag.Bool("keep", false, "keep the files in the temporary directory")
+	loaded := flag.String("db", "", "a file already loaded (by an earlier run with -keep): measure only the serving phases, each binary on a copy of it")
 	flag.Parse()
 	texts, source, err := corpus.Texts(*data, *n)
 	if err != nil {
@@ -63,7 +64,7 @@ func main() {
 			continue
 		}
 		fmt.Fprintf(os.Stderr, "perfgoals: measuring %s\n", b)
-		f, err := measure(b, texts, *keep)
+		f, err := measure(b, texts, *loaded, *keep)
 		if err != nil {
 			fail(fmt.Errorf("%s: %w", b, err))
 		}
@@ -140,8 +141,9 @@ func format(v float64, unit string) string {
 	}
 }
 
-// measure runs every phase against bin on a fresh file.
-func measure(bin string, texts []string, keep bool) (figures, error) {
+// measure runs every phase against bin on a fresh file, or only the serving phases on a copy of
+// loaded when that is not empty.
+func measure(bin string, texts []string, loaded string, keep bool) (figures, error) {
 	dir, err := os.MkdirTemp("", "ownsona-perfgoals-")
 	if err != nil {
 		return nil, err
@@ -151,7 +153,15 @@ func measure(bin string, texts []string, keep bool) (figures, error) {
 	}
 	db := filepath.Join(dir, "perf.db")
 	f := figures{}
-	if err := overStdio(bin, db, texts, f); err != nil {
+	if loaded != "" {
+		b, err := os.ReadFile(loaded)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(db, b, 0o600); err != nil {
+			return nil, err
+		}
+	} else if err := overStdio(bin, db, texts, f); err != nil {
 		return nil, err
 	}
 	if err := overHTTP(bin, db, f); err != nil {
