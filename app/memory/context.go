@@ -14,7 +14,8 @@ package memory
 // them.
 
 import (
-	"slices"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/ownsona/ownsona/vector"
@@ -80,9 +81,33 @@ func (s *Store) linkLocked(m *Memory, loading bool) {
 // nearAllLocked computes every memory's neighbours from the links, once Open has linked them
 // all. s.mu must be held for writing (or the store not yet shared).
 func (s *Store) nearAllLocked() {
-	for _, id := range s.ids {
-		if nb := s.neighboursLocked(nil, id); len(nb) > 0 {
-			s.near[id] = slices.Clip(nb)
+	// The links are only read: every core reads its share of the memories' neighbours into
+	// arrays of its own, a few thousand lists each rather than one allocation per list (a list
+	// is a full slice expression, so that renearLocked's appends never reach the next), and
+	// then they are stored in order.
+	nbs := make([][]uint64, len(s.ids))
+	workers := runtime.GOMAXPROCS(0)
+	per := (len(s.ids) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for lo := 0; lo < len(s.ids); lo += per {
+		hi := min(lo+per, len(s.ids))
+		wg.Go(func() {
+			var all []uint64
+			for i := lo; i < hi; i++ {
+				if cap(all)-len(all) < 2*ContextReach {
+					all = make([]uint64, 0, 4096)
+				}
+				n := len(all)
+				all = s.neighboursLocked(all, s.ids[i])
+				nbs[i] = all[n:len(all):len(all)]
+			}
+		})
+	}
+	wg.Wait()
+	s.near = make(map[uint64][]uint64, len(s.ids))
+	for i, id := range s.ids {
+		if nb := nbs[i]; len(nb) > 0 {
+			s.near[id] = nb
 			s.lex.SetContext(id, nb, voiceOf(s.mems[id]))
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/ownsona/ownsona/kv"
@@ -124,25 +123,33 @@ func decodeMemory(b []byte) (*Memory, error) {
 	return &m, nil
 }
 
-// loadMemories decodes every memory of the memories bucket b, in id order: one goroutine walks
-// the bucket and copies the records (bbolt's bytes live only as long as the transaction) in
-// chunks, which the other cores decode meanwhile (recordDecoder, else encoding/json). With
-// analyze, the cores also read each text for the indexes (vector.Analysis, one per memory, in
-// the same order) and keep its words on it.
-func loadMemories(b *kv.Bucket, analyze func(string) vector.Analysis) ([]*Memory, []vector.Analysis, error) {
+// loadMemories decodes every memory of the memories bucket b and hands them to each in id
+// order, a chunk at a time. The calling goroutine walks the bucket and copies the records
+// (bbolt's bytes live only as long as the transaction) in chunks, which the cores decode
+// meanwhile (recordDecoder, else encoding/json); each runs on a goroutine of its own as soon as
+// a chunk and every chunk before it are decoded, so that indexing overlaps decoding. With
+// analyze, the cores also read each text for the indexes (vector.Analysis, one per memory,
+// handed to each beside it) and keep its words on it.
+//
+// It returns when the walk is done, with the ids walked, in order, and wait, which returns
+// once each has returned for the last chunk, with the walk's error or the first record that
+// would not decode (each sees no chunk from that one on).
+func loadMemories(b *kv.Bucket, analyze func(string) vector.Analysis, each func([]*Memory, []vector.Analysis)) (ids []uint64, wait func() error) {
 	const chunk = 1024
 	type part struct {
-		keys [][]byte
+		ids  []uint64
 		raw  [][]byte
 		mems []*Memory
 		ans  []vector.Analysis
 		err  error
+		done chan struct{}
 	}
-	var parts []*part
-	work := make(chan *part, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
+	// Both queues are deep enough that the walk rarely waits: the records are copied all the
+	// same, and a worker stuck on the embedder's first load (analyze) must not stop the walk.
+	work := make(chan *part, 64)
+	ordered := make(chan *part, 64)
 	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
+		go func() {
 			var dec recordDecoder
 			for p := range work {
 				p.mems = make([]*Memory, len(p.raw))
@@ -151,7 +158,7 @@ func loadMemories(b *kv.Bucket, analyze func(string) vector.Analysis) ([]*Memory
 					if !ok { // not a record as encodeMemory writes it: encoding/json decides
 						var err error
 						if m, err = decodeMemory(raw); err != nil {
-							p.err = fmt.Errorf("memory %d: %w", kv.ID(p.keys[i]), err)
+							p.err = fmt.Errorf("memory %d: %w", p.ids[i], err)
 							break
 						}
 					}
@@ -163,46 +170,51 @@ func loadMemories(b *kv.Bucket, analyze func(string) vector.Analysis) ([]*Memory
 					}
 				}
 				p.raw = nil
+				close(p.done)
 			}
-		})
+		}()
 	}
-	cur := &part{}
-	err := b.ForEach(func(k, v []byte) error {
-		cur.keys = append(cur.keys, bytes.Clone(k))
+	var firstErr error
+	indexed := make(chan struct{})
+	go func() {
+		defer close(indexed)
+		for p := range ordered {
+			<-p.done
+			if firstErr == nil && p.err != nil {
+				firstErr = p.err
+			}
+			if firstErr == nil {
+				each(p.mems, p.ans)
+			}
+		}
+	}()
+	cur := &part{done: make(chan struct{})}
+	send := func() {
+		work <- cur
+		ordered <- cur
+		cur = &part{done: make(chan struct{})}
+	}
+	walkErr := b.ForEach(func(k, v []byte) error {
+		ids = append(ids, kv.ID(k))
+		cur.ids = append(cur.ids, kv.ID(k))
 		cur.raw = append(cur.raw, bytes.Clone(v))
 		if len(cur.raw) == chunk {
-			parts = append(parts, cur)
-			work <- cur
-			cur = &part{}
+			send()
 		}
 		return nil
 	})
 	if len(cur.raw) > 0 {
-		parts = append(parts, cur)
-		work <- cur
+		send()
 	}
 	close(work)
-	wg.Wait()
-	if err != nil {
-		return nil, nil, err
-	}
-	n := 0
-	for _, p := range parts {
-		if p.err != nil {
-			return nil, nil, p.err
+	close(ordered)
+	return ids, func() error {
+		<-indexed
+		if walkErr != nil {
+			return walkErr
 		}
-		n += len(p.mems)
+		return firstErr
 	}
-	out := make([]*Memory, 0, n)
-	var ans []vector.Analysis
-	if analyze != nil {
-		ans = make([]vector.Analysis, 0, n)
-	}
-	for _, p := range parts {
-		out = append(out, p.mems...)
-		ans = append(ans, p.ans...)
-	}
-	return out, ans, nil
 }
 
 // encodeVector stores the embedder id with the vector: a 2-byte length, the id, then

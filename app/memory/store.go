@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -137,12 +138,8 @@ func Open(db *kv.DB, cfg Config) (*Store, error) {
 	}
 	s.wLex, s.wDense, s.minCos = 0.5, 0.5, -1
 	if b, ok := s.emb.(*vector.Builtin); ok {
-		words, err := vector.NewWordCounts()
-		if err != nil {
-			return nil, fmt.Errorf("builtin embedder: %w", err)
-		}
 		s.wLex, s.wDense = vector.BuiltinLexicalWeight, vector.BuiltinDenseWeight
-		s.soft, s.wSoft, s.words = b, vector.BuiltinSoftWeight, words
+		s.soft, s.wSoft = b, vector.BuiltinSoftWeight
 		s.minCos, s.margin = vector.BuiltinMinCosine, vector.BuiltinCosineMargin
 	}
 	if s.emb != nil {
@@ -158,27 +155,34 @@ func Open(db *kv.DB, cfg Config) (*Store, error) {
 		if s.soft != nil {
 			analyze = s.soft.Analyze
 		}
-		mems, ans, err := loadMemories(mb, analyze)
-		if err != nil {
-			return err
-		}
-		n := len(mems)
-		s.lex.Grow(n)
-		if s.dense != nil {
-			s.dense.Grow(n)
-		}
-		s.mems = make(map[uint64]*Memory, n)
-		s.ids = make([]uint64, 0, n)
-		s.links = make(map[uint64]contextLink, n)
-		for _, m := range mems {
-			s.mems[m.ID] = m
-			s.ids = append(s.ids, m.ID)
-		}
-		// The lexical index with the context links, the word counts and the vectors are
-		// independent: they load at once, the vectors on this goroutine, which owns tx.
+		// The memories are indexed as they are decoded, in id order (as they were written):
+		// the lexical index with the context links on one goroutine, the word counts on
+		// another; the vectors load on this one, which owns tx, once the walk is done.
+		counted := make(chan []vector.Analysis, 64)
 		var wg sync.WaitGroup
-		wg.Go(func() {
-			for i, m := range mems { // in id order, as they were written
+		var werr error
+		if s.soft != nil {
+			wg.Go(func() {
+				// The counts rank words by the embedder's vocabulary, which this loads, or
+				// waits for while the first analysis does; the walk goes on meanwhile.
+				words, err := vector.NewWordCounts()
+				for ans := range counted {
+					if err == nil {
+						for _, a := range ans {
+							words.AddAnalysis(a)
+						}
+					}
+				}
+				if err != nil {
+					err = fmt.Errorf("builtin embedder: %w", err)
+				}
+				s.words, werr = words, err
+			})
+		}
+		ids, wait := loadMemories(mb, analyze, func(mems []*Memory, ans []vector.Analysis) {
+			for i, m := range mems {
+				s.mems[m.ID] = m
+				s.ids = append(s.ids, m.ID)
 				if ans != nil {
 					s.lex.AddAnalysis(m.ID, ans[i])
 				} else {
@@ -186,47 +190,17 @@ func Open(db *kv.DB, cfg Config) (*Store, error) {
 				}
 				s.linkLocked(m, true)
 			}
+			if ans != nil {
+				counted <- ans
+			}
 		})
-		if ans != nil {
-			wg.Go(func() {
-				for _, a := range ans {
-					s.words.AddAnalysis(a)
-				}
-			})
+		if s.emb != nil {
+			s.loadVectors(tx, ids)
 		}
-		defer wg.Wait()
-		if s.emb == nil {
-			return nil
-		}
-		// The vectors bucket is walked alongside the ids, both ascending; a vector is decoded
-		// into one buffer, which the index copies.
-		c := tx.Bucket(bucketVectors).Cursor()
-		k, v := c.First()
-		var buf []float32
-		for _, id := range s.ids {
-			for k != nil && kv.ID(k) < id {
-				k, v = c.Next()
-			}
-			if k == nil || kv.ID(k) != id {
-				s.pending[id] = struct{}{}
-				continue
-			}
-			var embedder string
-			var err error
-			embedder, buf, err = decodeVectorInto(v, buf)
-			if err != nil || embedder != s.embID {
-				s.pending[id] = struct{}{}
-				continue
-			}
-			if s.dense == nil {
-				s.dense = vector.NewDense(len(buf), -1, vector.HNSWConfig{})
-				s.dense.Grow(len(s.ids))
-			}
-			if err := s.dense.Add(id, buf); err != nil {
-				s.pending[id] = struct{}{}
-			}
-		}
-		return nil
+		err := wait()
+		close(counted)
+		wg.Wait()
+		return cmp.Or(err, werr)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("load memories: %w", err)
@@ -246,9 +220,11 @@ func Open(db *kv.DB, cfg Config) (*Store, error) {
 		}
 	}
 	// The load's garbage (the records' raw copies, the decoder's buffers) goes back to the OS
-	// now rather than staying in the process for good, and so do the file's pages, which the
-	// load made resident and the caches now stand in for (kv.DB.ReleasePages).
-	debug.FreeOSMemory()
+	// rather than staying in the process for good, in the background: the collection that
+	// finds it takes 40-300 ms at 100k, which the first answer need not wait for. So do the
+	// file's pages, which the load made resident and the caches now stand in for
+	// (kv.DB.ReleasePages).
+	go debug.FreeOSMemory()
 	if err := db.ReleasePages(); err != nil {
 		s.log.Debug().Err(err).Msg("release the file's pages")
 	}
@@ -266,6 +242,42 @@ func Open(db *kv.DB, cfg Config) (*Store, error) {
 		close(s.done)
 	}
 	return s, nil
+}
+
+// loadVectors loads the stored vector of each memory of ids, ascending, into the vector index,
+// and marks the memories without one, or with another embedder's, pending (to be embedded).
+func (s *Store) loadVectors(tx *kv.Tx, ids []uint64) {
+	if s.dense != nil {
+		s.dense.Grow(len(ids))
+	}
+	// The vectors bucket is walked alongside the ids, both ascending; a vector is decoded
+	// into one buffer, which the index copies.
+	c := tx.Bucket(bucketVectors).Cursor()
+	k, v := c.First()
+	var buf []float32
+	for _, id := range ids {
+		for k != nil && kv.ID(k) < id {
+			k, v = c.Next()
+		}
+		if k == nil || kv.ID(k) != id {
+			s.pending[id] = struct{}{}
+			continue
+		}
+		var embedder string
+		var err error
+		embedder, buf, err = decodeVectorInto(v, buf)
+		if err != nil || embedder != s.embID {
+			s.pending[id] = struct{}{}
+			continue
+		}
+		if s.dense == nil {
+			s.dense = vector.NewDense(len(buf), -1, vector.HNSWConfig{})
+			s.dense.Grow(len(ids))
+		}
+		if err := s.dense.Add(id, buf); err != nil {
+			s.pending[id] = struct{}{}
+		}
+	}
 }
 
 // OnChange registers fn to be called after every write that changed memories (remember,
