@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -188,6 +187,17 @@ func loadMemories(b *kv.Bucket, analyze func(string) vector.Analysis, each func(
 			}
 		}
 	}()
+	// The records are copied into a few large buffers rather than one allocation each: the
+	// copies die after decoding, and small ones would be scattered among the memories that
+	// live on, leaving their spans half empty for as long as the process runs.
+	var buf []byte
+	copyOf := func(v []byte) []byte {
+		if cap(buf)-len(buf) < len(v) {
+			buf = make([]byte, 0, max(256<<10, len(v)))
+		}
+		buf = append(buf, v...)
+		return buf[len(buf)-len(v) : len(buf) : len(buf)]
+	}
 	cur := &part{done: make(chan struct{})}
 	send := func() {
 		work <- cur
@@ -197,7 +207,7 @@ func loadMemories(b *kv.Bucket, analyze func(string) vector.Analysis, each func(
 	walkErr := b.ForEach(func(k, v []byte) error {
 		ids = append(ids, kv.ID(k))
 		cur.ids = append(cur.ids, kv.ID(k))
-		cur.raw = append(cur.raw, bytes.Clone(v))
+		cur.raw = append(cur.raw, copyOf(v))
 		if len(cur.raw) == chunk {
 			send()
 		}
