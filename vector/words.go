@@ -147,6 +147,16 @@ func (c *WordCounts) AddAnalysis(a Analysis) { c.updateRows(a.counted, 1) }
 // Remove does.
 func (c *WordCounts) RemoveAnalysis(a Analysis) { c.updateRows(a.counted, -1) }
 
+// softScratch is what a SoftMatchWords call works in, kept for the next one (a recall left ~35
+// KB of it as garbage).
+type softScratch struct {
+	at     map[int32]int32 // a word's row → where its scores start
+	scores []float32       // per distinct word, its score against each query word
+	best   []float32       // per document and query word, the best score
+}
+
+var softScratches = sync.Pool{New: func() any { return &softScratch{at: make(map[int32]int32, 128)} }}
+
 // SoftMatchWords is SoftMatchContext over texts analyzed beforehand: docs[i] is
 // Analyze(texts[i]).Words, and the scores are those SoftMatchContext(query, texts, context, w,
 // counts) returns, bit for bit, without reading the texts again.
@@ -163,9 +173,14 @@ func (*Builtin) SoftMatchWords(query string, docs []Words, context [][]int, w fl
 	}
 	// Each distinct word's scores against the query's words are computed once: a word's
 	// scores start at scores[at[r]].
-	at := make(map[int32]int32, 128)
-	scores := make([]float32, 0, 128*n)
-	best := make([]float32, len(docs)*n)
+	sc := softScratches.Get().(*softScratch)
+	defer softScratches.Put(sc)
+	at := sc.at
+	clear(at)
+	scores := sc.scores[:0]
+	best := slices.Grow(sc.best[:0], len(docs)*n)[:len(docs)*n]
+	clear(best)
+	defer func() { sc.scores, sc.best = scores, best }()
 	for i, d := range docs {
 		bi := best[i*n : (i+1)*n]
 		for _, r := range d.rows {

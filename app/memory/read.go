@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ownsona/ownsona/vector"
@@ -242,18 +243,24 @@ func (s *Store) fuse(query string, lexical, dense []vector.Scored, now time.Time
 		return vector.Fuse(lexical, dense, s.wLex, s.wDense, limit)
 	}
 	ids := vector.Candidates(lexical, dense)
-	docs := make([]vector.Words, len(ids), 2*len(ids))
-	for i, id := range ids {
-		docs[i] = s.mems[id].words
+	sc := fuseScratches.Get().(*fuseScratch)
+	defer fuseScratches.Put(sc)
+	docs := sc.docs[:0]
+	for _, id := range ids {
+		docs = append(docs, s.mems[id].words)
 	}
 	var near [][]int // near[i]: the indices in docs of candidate i's context, which follow the candidates
 	if s.ctxSoft > 0 {
-		near = make([][]int, len(ids))
-		at := make(map[uint64]int, 2*len(ids))
+		near = slices.Grow(sc.near[:0], len(ids))[:len(ids)]
+		for i := range near {
+			near[i] = near[i][:0]
+		}
+		at := sc.at
+		clear(at)
 		for i, id := range ids {
 			at[id] = i
 		}
-		var nb []uint64
+		nb := sc.nb[:0]
 		for i, id := range ids {
 			nb = s.activeNeighboursLocked(nb[:0], id, now)
 			for _, n := range nb {
@@ -266,11 +273,25 @@ func (s *Store) fuse(query string, lexical, dense []vector.Scored, now time.Time
 				near[i] = append(near[i], j)
 			}
 		}
+		sc.near, sc.nb = near, nb
 	}
 	sum := s.wLex + s.wDense + s.wSoft
 	soft := s.soft.SoftMatchWords(query, docs, near, s.ctxSoft, s.words)[:len(ids)]
+	clear(docs) // the scratch outlives this search: it must not keep memories' words alive
+	sc.docs = docs
 	return vector.FuseBonus(lexical, dense, s.wLex/sum, s.wDense/sum, ids, soft, s.wSoft/sum, limit)
 }
+
+// fuseScratch is what fuse works in, kept for the next search (a recall left ~45 KB of it as
+// garbage).
+type fuseScratch struct {
+	docs []vector.Words // the candidates' words, then their neighbours'
+	near [][]int        // per candidate, the indices in docs of its neighbours
+	at   map[uint64]int // a memory → its index in docs
+	nb   []uint64       // one candidate's active neighbours
+}
+
+var fuseScratches = sync.Pool{New: func() any { return &fuseScratch{at: make(map[uint64]int)} }}
 
 // Stats counts the whole store.
 type Stats struct {
