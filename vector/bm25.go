@@ -46,7 +46,8 @@ type BM25 struct {
 	near     []nearSlots       // slot → its context's slots (SetContext)
 	voice    []Voice           // slot → whether its words count for its context (SetContext)
 	freeSlot []uint32
-	totalLen int // sum of lens over live documents
+	totalLen int      // sum of lens over live documents
+	tids     []uint32 // fillLocked's buffer
 
 	acc sync.Pool // *accumulator
 }
@@ -130,11 +131,14 @@ func (b *BM25) addLocked(id uint64, ts []string) {
 func (b *BM25) fillLocked(slot uint32, ts []string) {
 	b.lens[slot] = uint32(len(ts))
 	b.totalLen += len(ts)
-	// Count term frequencies: sort the term ids and measure the runs.
-	tids := make([]uint32, len(ts))
-	for i, t := range ts {
-		tids[i] = b.termLocked(t)
+	// Count term frequencies: sort the term ids and measure the runs. The ids are sorted in
+	// a buffer kept for the next document: one allocation each would die beside the distinct
+	// ids that live on, in the same size classes, and leave their spans half empty.
+	tids := b.tids[:0]
+	for _, t := range ts {
+		tids = append(tids, b.termLocked(t))
 	}
+	b.tids = tids
 	slices.Sort(tids)
 	distinct := tids[:0] // compacted in place; the write index never passes the read index
 	for i := 0; i < len(tids); {

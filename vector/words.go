@@ -37,7 +37,16 @@ func (w Words) Len() int { return len(w.rows) }
 // (a build error, which Load reports), the Analysis has BM25's terms and no words, as
 // SoftMatch then scores 0 and NewWordCounts fails. It is safe for concurrent use.
 func (*Builtin) Analyze(text string) Analysis {
-	var a Analysis
+	// The lists grow in a scratch kept for the next call and are then copied out at their
+	// length: a store's load analyzes every text, and the arrays that growing them leaves
+	// behind would be scattered among those that live on (Words), leaving spans half empty.
+	sc := analyzeScratches.Get().(*Analysis)
+	defer analyzeScratches.Put(sc)
+	a := Analysis{terms: sc.terms[:0], counted: sc.counted[:0], Words: Words{rows: sc.Words.rows[:0]}}
+	defer func() {
+		clear(a.terms[:cap(a.terms)]) // the scratch must not keep the terms alive
+		*sc = a
+	}()
 	st, err := loadSoft()
 	var vw []vocabWord
 	if err == nil {
@@ -88,14 +97,15 @@ func (*Builtin) Analyze(text string) Analysis {
 			}
 		}
 	})
+	out := Analysis{terms: slices.Clone(a.terms), counted: slices.Clone(a.counted)}
 	if len(a.Words.rows) > 0 { // sorted and compacted into an array of their own, as long as they are
 		slices.Sort(a.Words.rows)
-		rows := slices.Compact(a.Words.rows)
-		a.Words.rows = make([]int32, len(rows))
-		copy(a.Words.rows, rows)
+		out.Words.rows = slices.Clone(slices.Compact(a.Words.rows))
 	}
-	return a
+	return out
 }
+
+var analyzeScratches = sync.Pool{New: func() any { return new(Analysis) }}
 
 // vocabWord is what Analyze makes of a token that is a vocabulary word, worked out once per
 // word (loadVocabWords) so that such a token costs one map lookup and no allocation.
