@@ -568,6 +568,9 @@ func (h *HNSW) greedy(sc *hnswScratch, q []float32, ep int32, epSim float32, lc 
 // explored but not kept, so the search goes on until it has ef eligible nodes.
 func (h *HNSW) searchLayer(sc *hnswScratch, q []float32, lc, ef int, filter Filter) {
 	visited, epoch := sc.visited, sc.epoch
+	// row's fields, held here: the loop below is the graph's hottest, and the compiler would
+	// load them again at every use.
+	vecs, shift, mask, dim := h.vecs, h.pageShift, int32(1)<<h.pageShift-1, h.dim
 	for len(sc.cand) > 0 {
 		c := sc.cand.pop()
 		if len(sc.res) >= ef && c.sim < sc.res[0].sim {
@@ -587,7 +590,8 @@ func (h *HNSW) searchLayer(sc *hnswScratch, q []float32, lc, ef int, filter Filt
 		// third off a query's time on 100k×256 vectors.
 		var t0, t1 float32
 		for _, e := range batch {
-			row := h.row(e)
+			off := int(e&mask) * dim
+			row := vecs[e>>shift][off : off+dim]
 			for j := 0; j+16 < len(row); j += 32 {
 				t0 += row[j]
 				t1 += row[j+16]
@@ -595,7 +599,8 @@ func (h *HNSW) searchLayer(sc *hnswScratch, q []float32, lc, ef int, filter Filt
 		}
 		sc.touched += t0 + t1
 		for _, e := range batch {
-			s := dot(q, h.row(e))
+			off := int(e&mask) * dim
+			s := dot(q, vecs[e>>shift][off:off+dim])
 			if len(sc.res) < ef || s > sc.res[0].sim {
 				sc.cand.push(hnswCand{s, e})
 				if h.eligible(sc, e, filter) {
