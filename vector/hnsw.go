@@ -77,21 +77,20 @@ type HNSW struct {
 	levelMul float64 // 1/ln(M): the paper's m_L
 	rng      *rand.Rand
 
-	// The vectors and the ground layer's links are kept in pages of 1<<pageShift slots, so
-	// that the graph grows without copying (at 100k × 100-d, a copy was 50 MB, and append's
-	// slack 12 MB that stayed).
-	pageShift uint
-	vecs      [][]float32      // slot s is row(s): vecs[s>>pageShift][(s&mask)*dim:], normalized
-	links0    [][]int32        // slot s's ground layer is list(s, 0): a count, then m0 slots
-	upper     [][]int32        // slot s's layer l ≥ 1 is upper[s][(l-1)*(m+1):]: a count, then m slots
-	levels    []uint8          // slot → its top layer
-	ids       []uint64         // slot → id
-	dead      []bool           // slot → tombstoned or free
-	slotOf    map[uint64]int32 // live id → slot
-	tombs     []int32          // tombstoned slots: still linked, awaiting repair
-	free      []int32          // repaired slots, unlinked, for reuse
-	entry     int32            // the entry point; -1 when the graph is empty
-	top       int              // the entry point's level
+	// The vectors and the ground layer's links are kept in pages of hnswPage slots, so that
+	// the graph grows without copying (at 100k × 100-d, a copy was 50 MB, and append's slack
+	// 12 MB that stayed).
+	vecs   [][]float32      // slot s is row(s): vecs[s/hnswPage][(s%hnswPage)*dim:], normalized
+	links0 [][]int32        // slot s's ground layer is list(s, 0): a count, then m0 slots
+	upper  [][]int32        // slot s's layer l ≥ 1 is upper[s][(l-1)*(m+1):]: a count, then m slots
+	levels []uint8          // slot → its top layer
+	ids    []uint64         // slot → id
+	dead   []bool           // slot → tombstoned or free
+	slotOf map[uint64]int32 // live id → slot
+	tombs  []int32          // tombstoned slots: still linked, awaiting repair
+	free   []int32          // repaired slots, unlinked, for reuse
+	entry  int32            // the entry point; -1 when the graph is empty
+	top    int              // the entry point's level
 
 	// Set only while Build inserts with several workers: a lock per slot guarding its links,
 	// and one guarding entry and top.
@@ -567,10 +566,7 @@ func (h *HNSW) greedy(sc *hnswScratch, q []float32, ep int32, epSim float32, lc 
 // nodes nearest q that it finds. Ineligible nodes (tombstones, and those filter rejects) are
 // explored but not kept, so the search goes on until it has ef eligible nodes.
 func (h *HNSW) searchLayer(sc *hnswScratch, q []float32, lc, ef int, filter Filter) {
-	visited, epoch := sc.visited, sc.epoch
-	// row's fields, held here: the loop below is the graph's hottest, and the compiler would
-	// load them again at every use.
-	vecs, shift, mask, dim := h.vecs, h.pageShift, int32(1)<<h.pageShift-1, h.dim
+	visited, epoch, rs := sc.visited, sc.epoch, h.rows()
 	for len(sc.cand) > 0 {
 		c := sc.cand.pop()
 		if len(sc.res) >= ef && c.sim < sc.res[0].sim {
@@ -590,8 +586,7 @@ func (h *HNSW) searchLayer(sc *hnswScratch, q []float32, lc, ef int, filter Filt
 		// third off a query's time on 100k×256 vectors.
 		var t0, t1 float32
 		for _, e := range batch {
-			off := int(e&mask) * dim
-			row := vecs[e>>shift][off : off+dim]
+			row := rs.at(e)
 			for j := 0; j+16 < len(row); j += 32 {
 				t0 += row[j]
 				t1 += row[j+16]
@@ -599,8 +594,7 @@ func (h *HNSW) searchLayer(sc *hnswScratch, q []float32, lc, ef int, filter Filt
 		}
 		sc.touched += t0 + t1
 		for _, e := range batch {
-			off := int(e&mask) * dim
-			s := dot(q, vecs[e>>shift][off:off+dim])
+			s := dot(q, rs.at(e))
 			if len(sc.res) < ef || s > sc.res[0].sim {
 				sc.cand.push(hnswCand{s, e})
 				if h.eligible(sc, e, filter) {
@@ -671,14 +665,15 @@ func (h *HNSW) selectNeighbors(sc *hnswScratch, sel, cands []hnswCand, m int, ke
 		return append(sel, cands...)
 	}
 	pruned := sc.pruned[:0]
+	rs := h.rows()
 	for _, c := range cands {
 		if len(sel) == m {
 			break
 		}
-		vc := h.row(c.slot)
+		vc := rs.at(c.slot)
 		good := true
 		for _, r := range sel {
-			if dot(vc, h.row(r.slot)) > c.sim {
+			if dot(vc, rs.at(r.slot)) > c.sim {
 				good = false
 				break
 			}
@@ -715,11 +710,12 @@ func (h *HNSW) link(sc *hnswScratch, node int32, c hnswCand, lc int) {
 		lst[0]++
 		return
 	}
-	vn := h.row(node)
+	rs := h.rows()
+	vn := rs.at(node)
 	cands := append(sc.shrink[:0], c)
 	for _, e := range lst[1:] {
 		if !h.dead[e] {
-			cands = append(cands, hnswCand{dot(vn, h.row(e)), e})
+			cands = append(cands, hnswCand{dot(vn, rs.at(e)), e})
 		}
 	}
 	slices.SortFunc(cands, byNearest)
@@ -760,33 +756,42 @@ func (h *HNSW) neighbors(sc *hnswScratch, slot int32, lc int) []int32 {
 // list is slot's link block at layer lc: the count, then the capacity for links.
 func (h *HNSW) list(slot int32, lc int) []int32 {
 	if lc == 0 {
-		off := int(slot&(1<<h.pageShift-1)) * (h.m0 + 1)
-		return h.links0[slot>>h.pageShift][off : off+h.m0+1]
+		off := int(slot&(hnswPage-1)) * (h.m0 + 1)
+		return h.links0[slot>>hnswPageShift][off : off+h.m0+1]
 	}
 	off := (lc - 1) * (h.m + 1)
 	return h.upper[slot][off : off+h.m+1]
 }
 
-func (h *HNSW) row(slot int32) []float32 {
-	off := int(slot&(1<<h.pageShift-1)) * h.dim
-	return h.vecs[slot>>h.pageShift][off : off+h.dim]
+func (h *HNSW) row(slot int32) []float32 { return h.rows().at(slot) }
+
+// rows is what row reads, for loops to hold in locals: the compiler would load h's fields
+// again at every use, since the loops store to memory.
+type rows struct {
+	vecs [][]float32
+	dim  int
 }
 
-// hnswPageBytes is about how large a page of vectors is: ~1,000-10,000 slots, whatever the
-// dimension, so that a small graph does not take megabytes and a large one few pages.
-const hnswPageBytes = 1 << 20
+func (h *HNSW) rows() rows { return rows{h.vecs, h.dim} }
+
+func (r rows) at(slot int32) []float32 {
+	off := int(slot&(hnswPage-1)) * r.dim
+	return r.vecs[slot>>hnswPageShift][off : off+r.dim]
+}
+
+// hnswPage is how many slots a page holds: a constant, so that finding a slot's page costs a
+// shift and a mask, not a variable shift. A page of vectors is 400 KB at 100-d, 6 MB at
+// 1,536-d (a graph exists from 20,000 vectors on, so at most a page of it is slack).
+const (
+	hnswPageShift = 10
+	hnswPage      = 1 << hnswPageShift
+)
 
 // pageLocked adds pages until slot has one. The write lock must be held.
 func (h *HNSW) pageLocked(slot int32) {
-	if h.pageShift == 0 {
-		h.pageShift = 6
-		for 4*h.dim<<(h.pageShift+1) <= hnswPageBytes && h.pageShift < 13 {
-			h.pageShift++
-		}
-	}
-	for int(slot>>h.pageShift) >= len(h.vecs) {
-		h.vecs = append(h.vecs, make([]float32, h.dim<<h.pageShift))
-		h.links0 = append(h.links0, make([]int32, (h.m0+1)<<h.pageShift))
+	for int(slot>>hnswPageShift) >= len(h.vecs) {
+		h.vecs = append(h.vecs, make([]float32, h.dim*hnswPage))
+		h.links0 = append(h.links0, make([]int32, (h.m0+1)*hnswPage))
 	}
 }
 
