@@ -85,24 +85,6 @@ func (b *BM25) Add(id uint64, text string) {
 	b.addLocked(id, ts)
 }
 
-// Grow makes room for n more documents, so that loading a store of known size does not
-// re-grow the per-document slices and the id map as Add appends.
-func (b *BM25) Grow(n int) {
-	if n <= 0 {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.ids = slices.Grow(b.ids, n)
-	b.lens = slices.Grow(b.lens, n)
-	b.docTerms = slices.Grow(b.docTerms, n)
-	b.near = slices.Grow(b.near, n)
-	b.voice = slices.Grow(b.voice, n)
-	if len(b.slotOf) == 0 {
-		b.slotOf = make(map[uint64]uint32, n)
-	}
-}
-
 // addLocked is Add of the terms ts.
 func (b *BM25) addLocked(id uint64, ts []string) {
 	if slot, ok := b.slotOf[id]; ok {

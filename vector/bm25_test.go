@@ -214,27 +214,3 @@ func TestBM25_Concurrent(t *testing.T) {
 		t.Errorf("Len = %d, want %d", got, want)
 	}
 }
-
-// TestBM25_Grow: after Grow(n), adding n documents does not re-grow the per-document slices,
-// and the index answers as one that was not grown.
-func TestBM25_Grow(t *testing.T) {
-	const n = 500
-	docs, word := synthCorpus(n)
-	grown, plain := NewBM25(), NewBM25()
-	grown.Grow(n)
-	grown.Add(0, docs[0])
-	first := &grown.ids[0]
-	for i, d := range docs {
-		grown.Add(uint64(i), d)
-		plain.Add(uint64(i), d)
-	}
-	if &grown.ids[0] != first {
-		t.Error("the per-document slices moved while adding the documents Grow made room for")
-	}
-	for range 20 {
-		q := word() + " " + word()
-		if got, want := grown.Search(q, 10, nil), plain.Search(q, 10, nil); !sameScored(got, want) {
-			t.Fatalf("Search(%q) after Grow = %v, want %v", q, got, want)
-		}
-	}
-}

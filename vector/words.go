@@ -44,7 +44,7 @@ func (*Builtin) Analyze(text string) Analysis {
 	defer analyzeScratches.Put(sc)
 	a := Analysis{terms: sc.terms[:0], counted: sc.counted[:0], Words: Words{rows: sc.Words.rows[:0]}}
 	defer func() {
-		clear(a.terms[:cap(a.terms)]) // the scratch must not keep the terms alive
+		clear(a.terms) // the scratch must not keep the terms alive (past len: cleared before)
 		*sc = a
 	}()
 	st, err := loadSoft()

@@ -201,7 +201,6 @@ func BenchmarkBuiltin_Analyze(b *testing.B) {
 	b.Run("analysis", func(b *testing.B) {
 		for b.Loop() {
 			lex, counts := NewBM25(), must(NewWordCounts())
-			lex.Grow(n)
 			for i, t := range texts {
 				a := e.Analyze(t)
 				lex.AddAnalysis(uint64(i), a)
