@@ -21,6 +21,18 @@ func quantizeF16(v []float32) []float32 {
 	return out
 }
 
+// quantizeBF16 rounds each component of v to the nearest bfloat16 value (float32's top 16
+// bits, round half to even).
+func quantizeBF16(v []float32) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		b := math.Float32bits(x)
+		b = (b + 0x7fff + (b>>16)&1) &^ 0xffff
+		out[i] = math.Float32frombits(b)
+	}
+	return out
+}
+
 // quantizeI8 stores v as int8 with one scale per vector (max |x| maps to 127) and returns what
 // an int8 kernel would compute with, scaled back.
 func quantizeI8(v []float32) []float32 {
@@ -52,6 +64,7 @@ func BenchmarkHNSW_QuantizedRecall(b *testing.B) {
 	}{
 		{"float32", func(v []float32) []float32 { return v }},
 		{"float16", quantizeF16},
+		{"bfloat16", quantizeBF16},
 		{"int8", quantizeI8},
 	} {
 		vecs := make([][]float32, len(bs.set.Base))
