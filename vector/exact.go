@@ -199,8 +199,18 @@ func (e *Exact) search(q []float32, k int, filter Filter, askFirst float64) []Sc
 	return top.sorted()
 }
 
-// dot is the dot product of two equally long vectors, unrolled by four.
+// dot is the dot product of two equally long vectors (b may be longer; a shorter b panics).
+// Every score of the package comes from it, so that a search, a scan and ExactCosine agree bit
+// for bit on one machine. amd64 adds in SIMD lanes (dot_amd64.s), others in dotGo's four
+// sums; the order of the additions differs, so the last bits of a score can differ between
+// the two.
 func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	return dotArch(a, b)
+}
+
+// dotGo is the portable dot product, unrolled by four.
+func dotGo(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
 	i := 0

@@ -1,0 +1,80 @@
+#include "textflag.h"
+
+// func dotSSE(a, b []float32) float32
+//
+// The dot product of a and b[:len(a)] (the caller checks len(b) >= len(a)), with SSE, which
+// every amd64 processor has: four 4-lane sums over 16 components at a time, then one over 4,
+// then the lanes added, then the last 0-3 components one by one. MULPS and ADDPS take their
+// operands from registers: with a memory operand, SSE requires 16-byte alignment, which a
+// slice of float32 does not promise.
+TEXT ·dotSSE(SB), NOSPLIT, $0-52
+	MOVQ  a_base+0(FP), SI
+	MOVQ  a_len+8(FP), CX
+	MOVQ  b_base+24(FP), DI
+	XORPS X0, X0
+	XORPS X1, X1
+	XORPS X2, X2
+	XORPS X3, X3
+
+loop16:
+	CMPQ   CX, $16
+	JLT    loop4
+	MOVUPS (SI), X4
+	MOVUPS 16(SI), X5
+	MOVUPS 32(SI), X6
+	MOVUPS 48(SI), X7
+	MOVUPS (DI), X8
+	MOVUPS 16(DI), X9
+	MOVUPS 32(DI), X10
+	MOVUPS 48(DI), X11
+	MULPS  X8, X4
+	MULPS  X9, X5
+	MULPS  X10, X6
+	MULPS  X11, X7
+	ADDPS  X4, X0
+	ADDPS  X5, X1
+	ADDPS  X6, X2
+	ADDPS  X7, X3
+	ADDQ   $64, SI
+	ADDQ   $64, DI
+	SUBQ   $16, CX
+	JMP    loop16
+
+loop4:
+	CMPQ   CX, $4
+	JLT    lanes
+	MOVUPS (SI), X4
+	MOVUPS (DI), X8
+	MULPS  X8, X4
+	ADDPS  X4, X0
+	ADDQ   $16, SI
+	ADDQ   $16, DI
+	SUBQ   $4, CX
+	JMP    loop4
+
+lanes:
+	ADDPS  X1, X0
+	ADDPS  X3, X2
+	ADDPS  X2, X0
+	MOVAPS X0, X1
+	SHUFPS $0x4e, X1, X1 // lanes 2 3 0 1
+	ADDPS  X1, X0
+	MOVAPS X0, X1
+	SHUFPS $0xb1, X1, X1 // lanes 1 0 3 2
+	ADDPS  X1, X0
+
+tail:
+	TESTQ CX, CX
+	JEQ   done
+	MOVSS (SI), X4
+	MOVSS (DI), X8
+	MULSS X8, X4
+	ADDSS X4, X0
+	ADDQ  $4, SI
+	ADDQ  $4, DI
+	DECQ  CX
+	JMP   tail
+
+done:
+	MOVSS X0, ret+48(FP)
+	RET

@@ -1,0 +1,5 @@
+//go:build !amd64
+
+package vector
+
+func dotArch(a, b []float32) float32 { return dotGo(a, b) }
