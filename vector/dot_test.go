@@ -3,6 +3,11 @@ package vector
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -51,6 +56,37 @@ func TestDot_shortB(t *testing.T) {
 		}
 	}()
 	dot(make([]float32, 8), make([]float32, 7))
+}
+
+// TestDot_arm64 runs TestDot's checks of the NEON kernel (dot_arm64.s), for the Raspberry Pi,
+// on an amd64 machine: it builds this package's tests for arm64 and runs them under
+// qemu-aarch64 (Debian's qemu-user, which .ci/run installs). Where this machine is arm64,
+// TestDot checks the kernel itself.
+func TestDot_arm64(t *testing.T) {
+	if runtime.GOARCH == "arm64" {
+		t.Skip("TestDot runs the NEON kernel here")
+	}
+	if testing.Short() {
+		t.Skip("a cross build of the package's tests; not with -short")
+	}
+	qemu, err := exec.LookPath("qemu-aarch64")
+	if err != nil {
+		t.Skip("no qemu-aarch64 (Debian: apt-get install qemu-user) to run the arm64 kernel")
+	}
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	bin := filepath.Join(t.TempDir(), "vector-arm64.test")
+	build := exec.Command(goBin, "test", "-c", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go test -c for arm64: %v\n%s", err, out)
+	}
+	out, err := exec.Command(qemu, bin, "-test.run", "^TestDot$|^TestDot_shortB$", "-test.v").CombinedOutput()
+	if err != nil {
+		t.Fatalf("TestDot under qemu-aarch64: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "--- PASS: TestDot ") {
+		t.Fatalf("TestDot did not run under qemu-aarch64:\n%s", out)
+	}
 }
 
 func BenchmarkDot(b *testing.B) {

@@ -201,9 +201,9 @@ func (e *Exact) search(q []float32, k int, filter Filter, askFirst float64) []Sc
 
 // dot is the dot product of two equally long vectors (b may be longer; a shorter b panics).
 // Every score of the package comes from it, so that a search, a scan and ExactCosine agree bit
-// for bit on one machine. amd64 adds in SIMD lanes (dot_amd64.s), others in dotGo's four
-// sums; the order of the additions differs, so the last bits of a score can differ between
-// the two.
+// for bit on one machine. amd64 and arm64 add in SIMD lanes (dot_amd64.s, dot_arm64.s; arm64
+// fuses each multiply with its add), others in dotGo's four sums; the orders and roundings
+// differ, so the last bits of a score can differ between machines.
 func dot(a, b []float32) float32 {
 	b = b[:len(a)]
 	return dotArch(a, b)

@@ -1,0 +1,75 @@
+#include "textflag.h"
+
+// Four float32 ones: adding vectors as a fused multiply-add by one rounds once, as an addition
+// does.
+DATA ones<>+0(SB)/4, $0x3f800000
+DATA ones<>+4(SB)/4, $0x3f800000
+DATA ones<>+8(SB)/4, $0x3f800000
+DATA ones<>+12(SB)/4, $0x3f800000
+GLOBL ones<>(SB), RODATA|NOPTR, $16
+
+// func dotNEON(a, b []float32) float32
+//
+// The dot product of a and b[:len(a)] (the caller checks len(b) >= len(a)), with NEON, which
+// every arm64 processor has: four 4-lane fused multiply-adds over 16 components at a time, then
+// one over 4, then the sums and their lanes added, then the last 0-3 components one by one.
+TEXT ·dotNEON(SB), NOSPLIT, $0-52
+	MOVD a_base+0(FP), R0
+	MOVD a_len+8(FP), R2
+	MOVD b_base+24(FP), R1
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+
+loop16:
+	CMP    $16, R2
+	BLT    loop4
+	VLD1.P 64(R0), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R1), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VFMLA  V16.S4, V4.S4, V0.S4
+	VFMLA  V17.S4, V5.S4, V1.S4
+	VFMLA  V18.S4, V6.S4, V2.S4
+	VFMLA  V19.S4, V7.S4, V3.S4
+	SUB    $16, R2
+	B      loop16
+
+loop4:
+	CMP    $4, R2
+	BLT    lanes
+	VLD1.P 16(R0), [V4.S4]
+	VLD1.P 16(R1), [V16.S4]
+	VFMLA  V16.S4, V4.S4, V0.S4
+	SUB    $4, R2
+	B      loop4
+
+lanes:
+	MOVD  $ones<>(SB), R3
+	VLD1  (R3), [V20.S4]
+	VFMLA V20.S4, V1.S4, V0.S4 // V0 += V1
+	VFMLA V20.S4, V3.S4, V2.S4 // V2 += V3
+	VFMLA V20.S4, V2.S4, V0.S4 // V0 += V2
+	VMOV  V0.S[0], R4
+	VMOV  V0.S[1], R5
+	VMOV  V0.S[2], R6
+	VMOV  V0.S[3], R7
+	FMOVS R4, F4
+	FMOVS R5, F5
+	FMOVS R6, F6
+	FMOVS R7, F7
+	FADDS F5, F4
+	FADDS F7, F6
+	FADDS F6, F4
+
+tail:
+	CBZ     R2, done
+	FMOVS.P 4(R0), F8
+	FMOVS.P 4(R1), F9
+	FMULS   F8, F9
+	FADDS   F9, F4
+	SUB     $1, R2
+	B       tail
+
+done:
+	FMOVS F4, ret+48(FP)
+	RET
