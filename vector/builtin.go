@@ -129,6 +129,7 @@ type glove struct {
 
 var loadBuiltin = sync.OnceValues(func() (*glove, error) {
 	g, err := decodeGlove(builtinAsset)
+	dropPages(builtinAsset) // decoded: it is not read again
 	if err != nil {
 		return nil, fmt.Errorf("builtin embedder: assets/glove.bin.gz: %w", err)
 	}
