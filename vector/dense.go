@@ -133,7 +133,8 @@ func (d *Dense) Len() int {
 	return n + d.tail.Len()
 }
 
-// Get returns a copy of id's stored (normalized) vector.
+// Get returns a copy of id's stored vector: normalized, and once the graph holds it, with its
+// components rounded to float16 (HNSW.Get).
 func (d *Dense) Get(id uint64) ([]float32, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -212,11 +213,12 @@ func (d *Dense) Search(q []float32, k int, filter Filter) []Scored {
 	return d.search(q, k, filter, false)
 }
 
-// ExactSearch is Search without approximation: the k vectors with the highest cosine
-// similarity to q that pass filter, best first (ties: higher id first), as Exact.Search
+// ExactSearch is Search without the graph's approximation: the k vectors with the highest
+// cosine similarity to q that pass filter, best first (ties: higher id first), as Exact.Search
 // answers, whatever holds the vectors. Once the graph serves, it scans every vector in it,
-// which costs what an Exact search does. Use it where an answer must be exact (a similarity
-// threshold), not for ranking.
+// which costs what an Exact search does, and scores the graph's vectors as it stores them,
+// rounded to float16 (within 2^-11 of the exact cosine; half.go). Use it where an answer must
+// not depend on the graph's search (a similarity threshold), not for ranking.
 func (d *Dense) ExactSearch(q []float32, k int, filter Filter) []Scored {
 	return d.search(q, k, filter, true)
 }

@@ -2,7 +2,6 @@ package vector
 
 import (
 	"errors"
-	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -112,17 +111,9 @@ func oracleOf(tb testing.TB, dim int, vecs map[uint64][]float32) *Exact {
 	return e
 }
 
-// closeScored reports whether a and b name the same ids in the same order with scores within
-// 1e-5: the graph normalizes a vector Exact normalized once more, which may move a score by
-// an ulp.
-func closeScored(a, b []Scored) bool {
-	return len(a) == len(b) && slices.EqualFunc(a, b, func(x, y Scored) bool {
-		return x.ID == y.ID && math.Abs(float64(x.Score-y.Score)) < 1e-5
-	})
-}
-
 // checkDense compares d with the vectors it should hold: Len, Get, and ExactSearch (and Search
-// with selective filters, which HNSW answers by an exact scan) against an Exact index of them.
+// with selective filters, which HNSW answers by an exact scan) against an Exact index of them,
+// up to the graph's rounding of its vectors to float16 (sameUpToHalves).
 func checkDense(t *testing.T, rng *rand.Rand, d *Dense, dim int, vecs map[uint64][]float32) {
 	t.Helper()
 	if got, want := d.Len(), len(vecs); got != want {
@@ -146,11 +137,11 @@ func checkDense(t *testing.T, rng *rand.Rand, d *Dense, dim int, vecs map[uint64
 		for range 5 {
 			q := randVec(rng, dim)
 			want := oracle.Search(q, 10, filter)
-			if got := d.ExactSearch(q, 10, filter); !closeScored(got, want) {
+			if got := d.ExactSearch(q, 10, filter); !sameUpToHalves(got, want, exactCosine(oracle, q)) {
 				t.Fatalf("ExactSearch, filter %s:\n got %v\nwant %v", name, got, want)
 			}
 			if name == "pass 0.01" || name == "pass 0" {
-				if got := d.Search(q, 10, filter); !closeScored(got, want) {
+				if got := d.Search(q, 10, filter); !sameUpToHalves(got, want, exactCosine(oracle, q)) {
 					t.Fatalf("Search, selective filter %s:\n got %v\nwant %v", name, got, want)
 				}
 			}

@@ -1,12 +1,12 @@
 #include "textflag.h"
+#include "neon_arm64.h"
 
-// Four float32 ones: adding vectors as a fused multiply-add by one rounds once, as an addition
-// does.
-DATA ones<>+0(SB)/4, $0x3f800000
-DATA ones<>+4(SB)/4, $0x3f800000
-DATA ones<>+8(SB)/4, $0x3f800000
-DATA ones<>+12(SB)/4, $0x3f800000
-GLOBL ones<>(SB), RODATA|NOPTR, $16
+// Four float32 ones, for NEON_SUM_LANES.
+DATA ·neonOnes+0(SB)/4, $0x3f800000
+DATA ·neonOnes+4(SB)/4, $0x3f800000
+DATA ·neonOnes+8(SB)/4, $0x3f800000
+DATA ·neonOnes+12(SB)/4, $0x3f800000
+GLOBL ·neonOnes(SB), RODATA|NOPTR, $16
 
 // func dotNEON(a, b []float32) float32
 //
@@ -44,22 +44,7 @@ loop4:
 	B      loop4
 
 lanes:
-	MOVD  $ones<>(SB), R3
-	VLD1  (R3), [V20.S4]
-	VFMLA V20.S4, V1.S4, V0.S4 // V0 += V1
-	VFMLA V20.S4, V3.S4, V2.S4 // V2 += V3
-	VFMLA V20.S4, V2.S4, V0.S4 // V0 += V2
-	VMOV  V0.S[0], R4
-	VMOV  V0.S[1], R5
-	VMOV  V0.S[2], R6
-	VMOV  V0.S[3], R7
-	FMOVS R4, F4
-	FMOVS R5, F5
-	FMOVS R6, F6
-	FMOVS R7, F7
-	FADDS F5, F4
-	FADDS F7, F6
-	FADDS F6, F4
+	NEON_SUM_LANES
 
 tail:
 	CBZ     R2, done

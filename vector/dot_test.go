@@ -58,13 +58,14 @@ func TestDot_shortB(t *testing.T) {
 	dot(make([]float32, 8), make([]float32, 7))
 }
 
-// TestDot_arm64 runs TestDot's checks of the NEON kernel (dot_arm64.s), for the Raspberry Pi,
-// on an amd64 machine: it builds this package's tests for arm64 and runs them under
-// qemu-aarch64 (Debian's qemu-user, which .ci/run installs). Where this machine is arm64,
-// TestDot checks the kernel itself.
+// TestDot_arm64 runs TestDot's and TestDotHalf's checks of the NEON kernels (dot_arm64.s,
+// half_arm64.s), for the Raspberry Pi, on an amd64 machine: it builds this package's tests for
+// arm64 and runs them under qemu-aarch64 (Debian's qemu-user, which .ci/run installs), with a
+// graph search and the dense index's tail on top. Where this machine is arm64, the tests check
+// the kernels themselves.
 func TestDot_arm64(t *testing.T) {
 	if runtime.GOARCH == "arm64" {
-		t.Skip("TestDot runs the NEON kernel here")
+		t.Skip("TestDot and TestDotHalf run the NEON kernels here")
 	}
 	if testing.Short() {
 		t.Skip("a cross build of the package's tests; not with -short")
@@ -73,19 +74,25 @@ func TestDot_arm64(t *testing.T) {
 	if err != nil {
 		t.Skip("no qemu-aarch64 (Debian: apt-get install qemu-user) to run the arm64 kernel")
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command:", err)
+	}
 	bin := filepath.Join(t.TempDir(), "vector-arm64.test")
 	build := exec.Command(goBin, "test", "-c", "-o", bin, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go test -c for arm64: %v\n%s", err, out)
 	}
-	out, err := exec.Command(qemu, bin, "-test.run", "^TestDot$|^TestDot_shortB$", "-test.v").CombinedOutput()
+	run := "^(TestDot|TestDot_shortB|TestHalf|TestDotHalf|TestDotHalf_shortH|TestHNSW_SearchExact|TestDense_Tail)$"
+	out, err := exec.Command(qemu, bin, "-test.run", run, "-test.v").CombinedOutput()
 	if err != nil {
-		t.Fatalf("TestDot under qemu-aarch64: %v\n%s", err, out)
+		t.Fatalf("the tests under qemu-aarch64: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "--- PASS: TestDot ") {
-		t.Fatalf("TestDot did not run under qemu-aarch64:\n%s", out)
+	for _, name := range []string{"TestDot", "TestHalf", "TestDotHalf", "TestHNSW_SearchExact", "TestDense_Tail"} {
+		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
+			t.Fatalf("%s did not pass under qemu-aarch64:\n%s", name, out)
+		}
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 const (
 	hnswDefaultM              = 16
 	hnswDefaultEfConstruction = 200
-	hnswDefaultEfSearch       = 64
+	hnswDefaultEfSearch       = 72  // 64 before the vectors were halves: see half.go
 	hnswTopLevel              = 16  // levels are capped here (with M 16, reaching it is a 1 in 2^64 event)
 	hnswRepairFraction        = 0.2 // Remove repairs the graph when tombstones exceed this share of its nodes
 	hnswSample                = 256 // vectors a filtered search samples to estimate the filter's selectivity
@@ -38,7 +38,7 @@ type HNSWConfig struct {
 	// links. Larger builds a better graph, more slowly. If zero, 200; at least M.
 	EfConstruction int
 	// EfSearch is how many candidates a search keeps by default (SearchEf sets it per search);
-	// larger raises recall and latency. A search keeps at least k. If zero, 64.
+	// larger raises recall and latency. A search keeps at least k. If zero, 72.
 	EfSearch int
 	// Seed seeds the random draw of each node's level. The same Config given the same Adds in
 	// the same order builds the same graph. (A Build with several workers draws the same
@@ -49,8 +49,8 @@ type HNSWConfig struct {
 // HNSW is an approximate cosine index: a Hierarchical Navigable Small World graph (Malkov &
 // Yashunin) over L2-normalized vectors, searched by dot product. It answers what Exact answers,
 // in time that grows with the logarithm of the number of vectors rather than linearly, at the
-// price of sometimes missing a true neighbour: at the default EfSearch, recall@10 is 0.97 on
-// 100k clustered 256-d vectors (0.2 ms a query) and 0.90 on 5k uniformly random 64-d ones,
+// price of sometimes missing a true neighbour: at the default EfSearch, recall@10 is 0.98 on
+// 100k clustered 256-d vectors (0.12 ms a query) and 0.90 on 5k uniformly random 64-d ones,
 // the hardest case; EfSearch trades latency for recall. The zero value is not usable; call
 // NewHNSW.
 //
@@ -63,12 +63,14 @@ type HNSWConfig struct {
 // graph (every link to a tombstone is replaced by the best of that tombstone's neighbours,
 // chosen with the same heuristic as insertion), and their slots are reused by later Adds.
 //
-// Storage: the vectors are rows of one contiguous []float32; each node's ground-layer links
-// are a fixed block of 2·M+1 int32 (a count, then the links) in one contiguous []int32; the
-// few nodes on upper layers keep M+1 int32 per upper layer. With M 16 that is 4·dim + 132
-// bytes per vector, plus about 60 for the id, level, flags, upper layers and the id map
-// (1,219 bytes at 256-d, as hnswlib's 1,221); Stats reports it. Each search running at once
-// also borrows 8 bytes per vector of pooled scratch space (visited marks, filter results).
+// Storage: the vectors are rows of 16-bit floats (half.go: 2 bytes a component, where hnswlib
+// keeps 4; every score is the cosine with the rounded vector, within 2^-11 of the exact one);
+// each node's ground-layer links are a fixed block of 2·M+1 int32 (a count, then the links);
+// both live in pages (see pageLocked). The few nodes on upper layers keep M+1 int32 per upper
+// layer. With M 16 that is 2·dim + 132 bytes per vector, plus about 60 for the id, level,
+// flags, upper layers and the id map (396 bytes measured at 100-d; about 710 at 256-d,
+// against hnswlib's 1,221); Stats reports it. Each search running at once also borrows 8
+// bytes per vector of pooled scratch space (visited marks, filter results).
 type HNSW struct {
 	mu       sync.RWMutex
 	dim      int
@@ -80,7 +82,7 @@ type HNSW struct {
 	// The vectors and the ground layer's links are kept in pages of hnswPage slots, so that
 	// the graph grows without copying (at 100k × 100-d, a copy was 50 MB, and append's slack
 	// 12 MB that stayed).
-	vecs   [][]float32      // slot s is row(s): vecs[s/hnswPage][(s%hnswPage)*dim:], normalized
+	vecs   [][]uint16       // slot s is row(s): vecs[s/hnswPage][(s%hnswPage)*dim:], normalized, in halves
 	links0 [][]int32        // slot s's ground layer is list(s, 0): a count, then m0 slots
 	upper  [][]int32        // slot s's layer l ≥ 1 is upper[s][(l-1)*(m+1):]: a count, then m slots
 	levels []uint8          // slot → its top layer
@@ -98,6 +100,7 @@ type HNSW struct {
 	entryMu sync.Mutex
 
 	writer  *hnswScratch // the writer's scratch space, used under the write lock
+	unit    []float32    // a vector being stored, normalized before it is rounded to halves (write lock)
 	scratch sync.Pool    // *hnswScratch for searches
 }
 
@@ -170,7 +173,7 @@ func (h *HNSW) Stats() HNSWStats {
 		b += 4 * int64(cap(u))
 	}
 	for i := range h.vecs {
-		b += 4*int64(cap(h.vecs[i])) + 4*int64(cap(h.links0[i]))
+		b += 2*int64(cap(h.vecs[i])) + 4*int64(cap(h.links0[i]))
 	}
 	st.Bytes = b
 	if st.Len > 0 {
@@ -197,7 +200,7 @@ func (h *HNSW) Add(id uint64, v []float32) error {
 		h.tombstoneLocked(old)
 	}
 	slot := h.allocLocked(id, h.randomLevel())
-	normalizeInto(h.row(slot), v)
+	h.setRowLocked(slot, v)
 	h.ensureWriter()
 	h.insert(h.writer, slot)
 	h.maybeRepairLocked()
@@ -285,7 +288,7 @@ func (h *HNSW) stageLocked(ids []uint64, vecs [][]float32) ([]int32, error) {
 			h.tombstoneLocked(old)
 		}
 		slot := h.allocLocked(id, h.randomLevel())
-		normalizeInto(h.row(slot), vecs[i])
+		h.setRowLocked(slot, vecs[i])
 		slots = append(slots, slot)
 	}
 	return slots, nil
@@ -329,7 +332,8 @@ func (h *HNSW) linkLocked(slots []int32, workers int) {
 	h.maybeRepairLocked()
 }
 
-// Get returns a copy of id's stored (normalized) vector.
+// Get returns id's vector as the graph stores it: normalized, each component rounded to the
+// nearest float16 (half.go).
 func (h *HNSW) Get(id uint64) ([]float32, bool) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
@@ -337,7 +341,9 @@ func (h *HNSW) Get(id uint64) ([]float32, bool) {
 	if !ok {
 		return nil, false
 	}
-	return slices.Clone(h.row(slot)), true
+	v := make([]float32, h.dim)
+	fromHalves(v, h.row(slot))
+	return v, true
 }
 
 // has reports whether searches can return id.
@@ -348,9 +354,9 @@ func (h *HNSW) has(id uint64) bool {
 	return ok
 }
 
-// SearchExact returns what Exact.Search would over the same vectors: a scan of every live
-// vector, asking filter as Exact does. It is for answers that must be exact (a near-duplicate
-// threshold), at the cost of a full scan.
+// SearchExact returns what Exact.Search would over the vectors as the graph stores them (rounded
+// to float16): a scan of every live vector, asking filter as Exact does. It is for answers that
+// must not be approximate (a near-duplicate threshold), at the cost of a full scan.
 func (h *HNSW) SearchExact(q []float32, k int, filter Filter) []Scored {
 	if k <= 0 {
 		return nil
@@ -436,7 +442,7 @@ func (h *HNSW) SearchEf(q []float32, k, ef int, filter Filter) []Scored {
 func (h *HNSW) searchGraph(sc *hnswScratch, q []float32, ef int, filter Filter) {
 	const hnswUpperEf = 4
 	ep := h.entry
-	epSim := dot(q, h.row(ep))
+	epSim := dotHalf(q, h.row(ep))
 	for lc := h.top; lc > 1; lc-- {
 		ep, epSim = h.greedy(sc, q, ep, epSim, lc)
 	}
@@ -504,13 +510,13 @@ func (h *HNSW) scan(sc *hnswScratch, q []float32, k int, filter Filter) []Scored
 		}
 		live++
 		if h.passes(sc, int32(s), filter) {
-			top.offer(Scored{ID: h.ids[s], Score: dot(q, h.row(int32(s)))})
+			top.offer(Scored{ID: h.ids[s], Score: dotHalf(q, h.row(int32(s)))})
 		}
 	}
 	if float64(top.k) < askFirstBelow*float64(live) {
 		for ; s < len(h.ids); s++ {
 			if !h.dead[s] && h.passes(sc, int32(s), filter) {
-				top.offer(Scored{ID: h.ids[s], Score: dot(q, h.row(int32(s)))})
+				top.offer(Scored{ID: h.ids[s], Score: dotHalf(q, h.row(int32(s)))})
 			}
 		}
 		return top.sorted()
@@ -519,7 +525,7 @@ func (h *HNSW) scan(sc *hnswScratch, q []float32, k int, filter Filter) []Scored
 		if h.dead[s] {
 			continue
 		}
-		c := Scored{ID: h.ids[s], Score: dot(q, h.row(int32(s)))}
+		c := Scored{ID: h.ids[s], Score: dotHalf(q, h.row(int32(s)))}
 		if !top.wants(c) || !h.passes(sc, int32(s), filter) {
 			continue
 		}
@@ -553,7 +559,7 @@ func (h *HNSW) greedy(sc *hnswScratch, q []float32, ep int32, epSim float32, lc 
 	for changed := true; changed; {
 		changed = false
 		for _, e := range h.neighbors(sc, ep, lc) {
-			if s := dot(q, h.row(e)); s > epSim {
+			if s := dotHalf(q, h.row(e)); s > epSim {
 				ep, epSim, changed = e, s, true
 			}
 		}
@@ -580,21 +586,21 @@ func (h *HNSW) searchLayer(sc *hnswScratch, q []float32, lc, ef int, filter Filt
 			}
 		}
 		sc.batch = batch
-		// Touch every cache line of the vectors about to be compared, so that their loads
-		// from memory overlap instead of stalling one dot product after another: the search
-		// is bound by memory latency, and Go has no prefetch instruction. This takes a
-		// third off a query's time on 100k×256 vectors.
-		var t0, t1 float32
+		// Touch every cache line of the vectors about to be compared (64 bytes, 32 halves),
+		// so that their loads from memory overlap instead of stalling one dot product after
+		// another: the search is bound by memory latency, and Go has no prefetch
+		// instruction. This took a third off a query's time on 100k×256 vectors.
+		var t uint16
 		for _, e := range batch {
 			row := rs.at(e)
-			for j := 0; j+16 < len(row); j += 32 {
-				t0 += row[j]
-				t1 += row[j+16]
+			for j := 0; j < len(row); j += 32 {
+				t += row[j]
 			}
+			t += row[len(row)-1]
 		}
-		sc.touched += t0 + t1
+		sc.touched += t
 		for _, e := range batch {
-			s := dot(q, rs.at(e))
+			s := dotHalf(q, rs.at(e))
 			if len(sc.res) < ef || s > sc.res[0].sim {
 				sc.cand.push(hnswCand{s, e})
 				if h.eligible(sc, e, filter) {
@@ -611,14 +617,15 @@ func (h *HNSW) searchLayer(sc *hnswScratch, q []float32, lc, ef int, filter Filt
 // insert is Algorithm 1 for the node in slot, whose vector, id and level are set.
 func (h *HNSW) insert(sc *hnswScratch, slot int32) {
 	sc.ensure(len(h.ids), h.dim, h.m0)
-	q := h.row(slot)
+	q := sc.self[:h.dim]
+	fromHalves(q, h.row(slot))
 	level := int(h.levels[slot])
 	ep, top := h.entryPoint()
 	if ep < 0 {
 		h.entry, h.top = slot, level
 		return
 	}
-	epSim := dot(q, h.row(ep))
+	epSim := dotHalf(q, h.row(ep))
 	for lc := top; lc > level; lc-- {
 		ep, epSim = h.greedy(sc, q, ep, epSim, lc)
 	}
@@ -665,15 +672,17 @@ func (h *HNSW) selectNeighbors(sc *hnswScratch, sel, cands []hnswCand, m int, ke
 		return append(sel, cands...)
 	}
 	pruned := sc.pruned[:0]
-	rs := h.rows()
+	rs, vc := h.rows(), sc.other[:h.dim]
 	for _, c := range cands {
 		if len(sel) == m {
 			break
 		}
-		vc := rs.at(c.slot)
+		if len(sel) > 0 {
+			fromHalves(vc, rs.at(c.slot))
+		}
 		good := true
 		for _, r := range sel {
-			if dot(vc, rs.at(r.slot)) > c.sim {
+			if dotHalf(vc, rs.at(r.slot)) > c.sim {
 				good = false
 				break
 			}
@@ -710,12 +719,12 @@ func (h *HNSW) link(sc *hnswScratch, node int32, c hnswCand, lc int) {
 		lst[0]++
 		return
 	}
-	rs := h.rows()
-	vn := rs.at(node)
+	rs, vn := h.rows(), sc.other[:h.dim]
+	fromHalves(vn, rs.at(node))
 	cands := append(sc.shrink[:0], c)
 	for _, e := range lst[1:] {
 		if !h.dead[e] {
-			cands = append(cands, hnswCand{dot(vn, rs.at(e)), e})
+			cands = append(cands, hnswCand{dotHalf(vn, rs.at(e)), e})
 		}
 	}
 	slices.SortFunc(cands, byNearest)
@@ -763,18 +772,27 @@ func (h *HNSW) list(slot int32, lc int) []int32 {
 	return h.upper[slot][off : off+h.m+1]
 }
 
-func (h *HNSW) row(slot int32) []float32 { return h.rows().at(slot) }
+func (h *HNSW) row(slot int32) []uint16 { return h.rows().at(slot) }
+
+// setRowLocked stores v, normalized, as slot's row. The write lock must be held.
+func (h *HNSW) setRowLocked(slot int32, v []float32) {
+	if len(h.unit) < h.dim {
+		h.unit = make([]float32, h.dim)
+	}
+	normalizeInto(h.unit[:h.dim], v)
+	toHalves(h.row(slot), h.unit[:h.dim])
+}
 
 // rows is what row reads, for loops to hold in locals: the compiler would load h's fields
 // again at every use, since the loops store to memory.
 type rows struct {
-	vecs [][]float32
+	vecs [][]uint16
 	dim  int
 }
 
 func (h *HNSW) rows() rows { return rows{h.vecs, h.dim} }
 
-func (r rows) at(slot int32) []float32 {
+func (r rows) at(slot int32) []uint16 {
 	off := int(slot&(hnswPage-1)) * r.dim
 	return r.vecs[slot>>hnswPageShift][off : off+r.dim]
 }
@@ -790,7 +808,7 @@ const (
 // pageLocked adds pages until slot has one. The write lock must be held.
 func (h *HNSW) pageLocked(slot int32) {
 	for int(slot>>hnswPageShift) >= len(h.vecs) {
-		h.vecs = append(h.vecs, make([]float32, h.dim*hnswPage))
+		h.vecs = append(h.vecs, make([]uint16, h.dim*hnswPage))
 		h.links0 = append(h.links0, make([]int32, (h.m0+1)*hnswPage))
 	}
 }
@@ -927,14 +945,15 @@ func (h *HNSW) repairList(sc *hnswScratch, slot int32, lc int) {
 	}
 	sc.newEpoch()
 	sc.visited[slot] = sc.epoch
-	vs := h.row(slot)
+	vs := sc.other[:h.dim]
+	fromHalves(vs, h.row(slot))
 	cands := sc.w[:0]
 	consider := func(e int32) {
 		if h.dead[e] || sc.visited[e] == sc.epoch {
 			return
 		}
 		sc.visited[e] = sc.epoch
-		cands = append(cands, hnswCand{dot(vs, h.row(e)), e})
+		cands = append(cands, hnswCand{dotHalf(vs, h.row(e)), e})
 	}
 	for _, e := range links {
 		consider(e)
@@ -996,8 +1015,10 @@ type hnswScratch struct {
 	memo    []uint32 // slot → fepoch<<1 | filter result
 	fepoch  uint32
 	query   []float32
-	cand    candHeap // to explore, nearest on top
-	res     resHeap  // kept, farthest on top
+	self    []float32 // the vector of the node being inserted, read from its halves
+	other   []float32 // the node whose links are being chosen, read from its halves
+	cand    candHeap  // to explore, nearest on top
+	res     resHeap   // kept, farthest on top
 	seeds   []hnswCand
 	w       []hnswCand
 	sel     []hnswCand
@@ -1006,7 +1027,7 @@ type hnswScratch struct {
 	shrunk  []hnswCand
 	buf     []int32
 	batch   []int32 // a node's unvisited neighbours
-	touched float32 // the sum of touched floats, kept so that the compiler keeps the loads
+	touched uint16  // the sum of touched halves, kept so that the compiler keeps the loads
 }
 
 func newHNSWScratch(n int) *hnswScratch {
@@ -1026,6 +1047,8 @@ func (sc *hnswScratch) ensure(n, dim, m0 int) {
 	}
 	if cap(sc.query) < dim {
 		sc.query = make([]float32, dim)
+		sc.self = make([]float32, dim)
+		sc.other = make([]float32, dim)
 	}
 	if len(sc.buf) < m0 {
 		sc.buf = make([]int32, m0)
