@@ -2,6 +2,7 @@ package memory
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -155,3 +156,57 @@ func TestRecordDecoder_corpus(t *testing.T) {
 }
 
 func unsafeData(s string) *byte { return unsafe.StringData(s) }
+
+// TestRecordDecoder_blocks: memories come from blocks of memoryBlock; across three blocks, with
+// records the decoder declines in between (their slots go to the next record), every memory
+// decodes as encoding/json decodes it, each is its own, and none changes once handed out.
+func TestRecordDecoder_blocks(t *testing.T) {
+	samples := recordSamples()
+	var d recordDecoder
+	type decoded struct {
+		m   *Memory
+		raw []byte
+	}
+	var got []decoded
+	seen := map[*Memory]bool{}
+	for i := range 2*memoryBlock + 500 {
+		s := *samples[i%len(samples)]
+		s.ID = uint64(i + 1)
+		s.Text = fmt.Sprintf("%s %d", s.Text, i)
+		raw, err := encodeMemory(&s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%97 == 0 {
+			// Every sample, declined for an unknown key, into the slot this record then gets.
+			for _, other := range samples {
+				bad, err := encodeMemory(other)
+				if err != nil {
+					t.Fatal(err)
+				}
+				bad = append(bad[:len(bad)-1:len(bad)-1], `,"unknown_key":1}`...)
+				if m, ok := d.decode(bad); ok || m != nil {
+					t.Fatalf("before record %d, one with an unknown key decoded: %+v", i, m)
+				}
+			}
+		}
+		m, ok := d.decode(raw)
+		if !ok {
+			t.Fatalf("record %d declined: %s", i, raw)
+		}
+		if seen[m] {
+			t.Fatalf("record %d got a memory handed out before", i)
+		}
+		seen[m] = true
+		got = append(got, decoded{m, raw})
+	}
+	for i, g := range got {
+		want, err := decodeMemory(g.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(g.m, want) {
+			t.Fatalf("memory %d after the others decoded:\n got %+v\nwant %+v", i, g.m, want)
+		}
+	}
+}
