@@ -67,10 +67,11 @@ type HNSWConfig struct {
 // keeps 4; every score is the cosine with the rounded vector, within 2^-11 of the exact one);
 // each node's ground-layer links are a fixed block of 2·M+1 int32 (a count, then the links);
 // both live in pages (see pageLocked). The few nodes on upper layers keep M+1 int32 per upper
-// layer. With M 16 that is 2·dim + 132 bytes per vector, plus about 60 for the id, level,
-// flags, upper layers and the id map (396 bytes measured at 100-d; about 710 at 256-d,
-// against hnswlib's 1,221); Stats reports it. Each search running at once also borrows 8
-// bytes per vector of pooled scratch space (visited marks, filter results).
+// layer, in a map: a slice header for every slot would cost 24 bytes where one in 16 has
+// any. With M 16 that is 2·dim + 132 bytes per vector, plus about 40 for the id, level, flags,
+// upper layers and the id map (375 bytes measured at 100-d; about 690 at 256-d, against
+// hnswlib's 1,221); Stats reports it. Each search running at once also borrows 8 bytes per
+// vector of pooled scratch space (visited marks, filter results).
 type HNSW struct {
 	mu       sync.RWMutex
 	dim      int
@@ -82,17 +83,17 @@ type HNSW struct {
 	// The vectors and the ground layer's links are kept in pages of hnswPage slots, so that
 	// the graph grows without copying (at 100k × 100-d, a copy was 50 MB, and append's slack
 	// 12 MB that stayed).
-	vecs   [][]uint16       // slot s is row(s): vecs[s/hnswPage][(s%hnswPage)*dim:], normalized, in halves
-	links0 [][]int32        // slot s's ground layer is list(s, 0): a count, then m0 slots
-	upper  [][]int32        // slot s's layer l ≥ 1 is upper[s][(l-1)*(m+1):]: a count, then m slots
-	levels []uint8          // slot → its top layer
-	ids    []uint64         // slot → id
-	dead   []bool           // slot → tombstoned or free
-	slotOf map[uint64]int32 // live id → slot
-	tombs  []int32          // tombstoned slots: still linked, awaiting repair
-	free   []int32          // repaired slots, unlinked, for reuse
-	entry  int32            // the entry point; -1 when the graph is empty
-	top    int              // the entry point's level
+	vecs   [][]uint16        // slot s is row(s): vecs[s/hnswPage][(s%hnswPage)*dim:], normalized, in halves
+	links0 [][]int32         // slot s's ground layer is list(s, 0): a count, then m0 slots
+	upper  map[int32][]int32 // slot s's layer l ≥ 1 is upper[s][(l-1)*(m+1):]: a count, then m slots
+	levels []uint8           // slot → its top layer
+	ids    []uint64          // slot → id
+	dead   []bool            // slot → tombstoned or free
+	slotOf map[uint64]int32  // live id → slot
+	tombs  []int32           // tombstoned slots: still linked, awaiting repair
+	free   []int32           // repaired slots, unlinked, for reuse
+	entry  int32             // the entry point; -1 when the graph is empty
+	top    int               // the entry point's level
 
 	// Set only while Build inserts with several workers: a lock per slot guarding its links,
 	// and one guarding entry and top.
@@ -128,6 +129,7 @@ func NewHNSW(cfg HNSWConfig) *HNSW {
 		levelMul: 1 / math.Log(float64(m)),
 		rng:      rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)),
 		slotOf:   map[uint64]int32{},
+		upper:    map[int32][]int32{},
 		entry:    -1,
 	}
 }
@@ -166,7 +168,7 @@ func (h *HNSW) Stats() HNSWStats {
 	if h.entry >= 0 {
 		st.Layers = h.top + 1
 	}
-	b := 24*int64(cap(h.vecs)+cap(h.links0)) + 24*int64(cap(h.upper)) +
+	b := 24*int64(cap(h.vecs)+cap(h.links0)) + 40*int64(len(h.upper)) +
 		8*int64(cap(h.ids)) + int64(cap(h.levels)) + int64(cap(h.dead)) +
 		4*int64(cap(h.tombs)+cap(h.free)) + 24*int64(len(h.slotOf))
 	for _, u := range h.upper {
@@ -277,7 +279,6 @@ func (h *HNSW) stageLocked(ids []uint64, vecs [][]float32) ([]int32, error) {
 		h.ids = slices.Grow(h.ids, grow)
 		h.levels = slices.Grow(h.levels, grow)
 		h.dead = slices.Grow(h.dead, grow)
-		h.upper = slices.Grow(h.upper, grow)
 	}
 	slots := make([]int32, 0, len(last))
 	for i, id := range ids {
@@ -859,7 +860,6 @@ func (h *HNSW) allocLocked(id uint64, level int) int32 {
 		h.ids = append(h.ids, 0)
 		h.levels = append(h.levels, 0)
 		h.dead = append(h.dead, false)
-		h.upper = append(h.upper, nil)
 		h.pageLocked(slot)
 	}
 	h.ids[slot] = id
@@ -867,7 +867,7 @@ func (h *HNSW) allocLocked(id uint64, level int) int32 {
 	h.dead[slot] = false
 	h.list(slot, 0)[0] = 0
 	if level == 0 {
-		h.upper[slot] = nil
+		delete(h.upper, slot)
 	} else {
 		h.upper[slot] = make([]int32, level*(h.m+1)) // counts all zero
 	}
@@ -929,7 +929,7 @@ func (h *HNSW) repairLocked() {
 	}
 	for _, s := range h.tombs {
 		h.list(s, 0)[0] = 0
-		h.upper[s] = nil
+		delete(h.upper, s)
 		h.ids[s] = 0
 	}
 	h.free = append(h.free, h.tombs...)
