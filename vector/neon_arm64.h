@@ -1,5 +1,12 @@
 // Shared by the arm64 kernels (dot_arm64.s, half_arm64.s).
 
+// NEON_ZERO_SUMS clears the four 4-lane sums V0-V3.
+#define NEON_ZERO_SUMS \
+	VEOR V0.B16, V0.B16, V0.B16; \
+	VEOR V1.B16, V1.B16, V1.B16; \
+	VEOR V2.B16, V2.B16, V2.B16; \
+	VEOR V3.B16, V3.B16, V3.B16
+
 // NEON_SUM_LANES adds the 4-lane sums V1, V2 and V3 into V0 (as fused multiply-adds by one,
 // which round once, as an addition does) and then V0's lanes into F4. It overwrites V20 and
 // R3-R7.
