@@ -96,6 +96,10 @@ type Queue struct {
 	recent []Record // oldest first
 	subs   map[chan struct{}]struct{}
 	closed bool
+	// reporting counts the decisions told to OnDecision or about to be: finish adds one under
+	// mu, report marks it done. A waiter wakes when finish closes its ticket, before the
+	// report, so Close waits for them: its caller may then close what OnDecision writes to.
+	reporting sync.WaitGroup
 }
 
 // New returns an empty queue.
@@ -282,6 +286,7 @@ func (q *Queue) Close() {
 	for _, r := range recs {
 		q.report(r)
 	}
+	q.reporting.Wait()
 }
 
 // ---- under q.mu ----
@@ -299,6 +304,7 @@ func (q *Queue) notify() {
 // finish ends a pending request and keeps it under its key for Retain (TimedOut, Approved,
 // Rejected) or drops it (Withdrawn). The caller reports the record outside the lock.
 func (q *Queue) finish(t *Ticket, out Outcome, by string) Record {
+	q.reporting.Add(1) // the caller reports the record once it has let go of mu
 	t.outcome, t.by, t.at = out, by, q.now()
 	close(t.done)
 	if t.timer != nil {
@@ -360,6 +366,7 @@ func (q *Queue) forget(t *Ticket) {
 }
 
 func (q *Queue) report(r Record) {
+	defer q.reporting.Done()
 	if q.cfg.OnDecision != nil {
 		q.cfg.OnDecision(r)
 	}

@@ -296,6 +296,44 @@ func TestQueue_Close(t *testing.T) {
 	})
 }
 
+// TestQueue_CloseWaitsForReports: a waiter wakes when its request is decided, before
+// OnDecision is told; Close returns only once OnDecision has returned, so that its caller can
+// then close what OnDecision writes to (the app's audit log).
+func TestQueue_CloseWaitsForReports(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		told, release := make(chan approval.Record, 1), make(chan struct{})
+		q := approval.New(approval.Config{OnDecision: func(r approval.Record) {
+			told <- r
+			<-release
+		}})
+		tk := q.Ask("k", forget, time.Minute)
+		done := waitOutcome(t.Context(), tk)
+		go tk.Decide(false, "nobody")
+		if got := <-done; got != approval.Rejected {
+			t.Fatalf("Wait = %q, want rejected", got)
+		}
+		<-told // OnDecision runs, and is held
+		closed := make(chan struct{})
+		go func() {
+			q.Close()
+			close(closed)
+		}()
+		synctest.Wait()
+		select {
+		case <-closed:
+			t.Fatal("Close returned while OnDecision was still running")
+		default:
+		}
+		close(release)
+		synctest.Wait()
+		select {
+		case <-closed:
+		default:
+			t.Fatal("Close did not return once OnDecision had")
+		}
+	})
+}
+
 func TestQueue_Recent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := MustNew(t, approval.Config{History: 3})
