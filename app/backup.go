@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/ownsona/ownsona/app/ops"
 )
@@ -21,23 +20,13 @@ func (a *App) scheduleBackups(ctx context.Context) {
 	if a.cfg.BackupDir == "" {
 		return
 	}
-	every := a.cfg.BackupEvery
-	go func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if path, err := a.backupNow(); err != nil {
-					a.log.Error().Err(err).Msg("scheduled backup failed")
-				} else {
-					a.log.Info().Str("file", path).Msg("scheduled backup written")
-				}
-			}
+	go every(ctx, a.cfg.BackupEvery, func() {
+		if path, err := a.backupNow(); err != nil {
+			a.log.Error().Err(err).Msg("scheduled backup failed")
+		} else {
+			a.log.Info().Str("file", path).Msg("scheduled backup written")
 		}
-	}()
+	})
 }
 
 // backupNow writes one scheduled backup and prunes the oldest beyond BackupKeep.

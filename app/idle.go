@@ -50,16 +50,23 @@ func releaseWhenIdle(ctx context.Context, period time.Duration, quiet, least uin
 	}
 	now := allocated()
 	r := idleRelease{quiet: quiet, least: least, last: now, released: now}
-	t := time.NewTicker(period)
+	every(ctx, period, func() {
+		if r.step(allocated()) {
+			release()
+		}
+	})
+}
+
+// every calls fn every d until ctx is done, and returns then.
+func every(ctx context.Context, d time.Duration, fn func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		}
-		if r.step(allocated()) {
-			release()
+			fn()
 		}
 	}
 }

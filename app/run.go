@@ -152,15 +152,7 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) error {
 		firstSteps(stderr, ep.Resource, cfg.DB)
 	}
 	a.warnSize(runtime.GOARCH) // bbolt's memory map on 32-bit systems: at start, then daily
-	daily := time.NewTicker(24 * time.Hour)
-	defer daily.Stop()
-	for ctx.Err() == nil {
-		select {
-		case <-ctx.Done():
-		case <-daily.C:
-			a.warnSize(runtime.GOARCH)
-		}
-	}
+	every(ctx, 24*time.Hour, func() { a.warnSize(runtime.GOARCH) })
 	a.log.Info().Msg("shutting down")
 	return a.Close()
 }
