@@ -375,7 +375,11 @@ func (b *BM25) SearchContext(query string, k int, filter Filter, w float32, spea
 		if withContext && len(ps)*(1+MaxContext)*denseShare >= len(b.ids) {
 			// A common word: with their contexts its postings reach much of the index, and
 			// a pass over the slots they span beats keeping a list of them.
-			b.addWordDense(ps, wt, norm0, norm1, w, speaks, word, scores)
+			if !dense && len(touched) == 0 {
+				b.addFirstWordDense(ps, wt, norm0, norm1, w, speaks, scores) // every score is zero
+			} else {
+				b.addWordDense(ps, wt, norm0, norm1, w, speaks, word, scores)
+			}
 			dense = true
 			continue
 		}
@@ -510,5 +514,28 @@ func (b *BM25) addWordDense(ps []posting, wt, norm0, norm1 float64, w float32, s
 	for slot := lo; slot <= hi; slot++ {
 		scores[slot] += max(word[slot].own, word[slot].near)
 		word[slot] = wordScore{}
+	}
+}
+
+// addFirstWordDense is addWordDense for a word scored while every score is still zero. A
+// slot's score is then the word's, the largest of its own and its context's, and the largest
+// is the same whatever the order it is taken in: each is taken straight into scores, without
+// word and without the pass over the span. A recall at 100k of two common words spent a fifth
+// of its time in that pass.
+func (b *BM25) addFirstWordDense(ps []posting, wt, norm0, norm1 float64, w float32, speaks Filter,
+	scores []float32) {
+	for _, p := range ps {
+		s := termScore(wt, p.tf, norm0, norm1, b.lens[p.slot])
+		scores[p.slot] = max(scores[p.slot], s)
+		if !b.speaksLocked(p.slot, speaks) {
+			continue
+		}
+		c := w * s
+		for _, to := range b.near[p.slot] {
+			if to == 0 {
+				break
+			}
+			scores[to-1] = max(scores[to-1], c)
+		}
 	}
 }

@@ -139,9 +139,10 @@ func TestBuiltin_SoftMatchContext(t *testing.T) {
 	})
 }
 
-// TestBM25_SearchContextDense: scoring a common word by a pass over the slots (addWordDense)
-// ranks as keeping a list of them does, scores bit for bit, on random indexes with removals,
-// reused slots, contexts that fill up, every voice, filters and speaks filters.
+// TestBM25_SearchContextDense: scoring a common word by a pass over the slots (addWordDense,
+// or addFirstWordDense when it is the first word scored) ranks as keeping a list of them does,
+// scores bit for bit, on random indexes with removals, reused slots, contexts that fill up,
+// every voice, filters and speaks filters.
 func TestBM25_SearchContextDense(t *testing.T) {
 	defer func(d int) { denseShare = d }(denseShare)
 	r := rand.New(rand.NewPCG(17, 4))
