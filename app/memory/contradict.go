@@ -21,8 +21,10 @@ package memory
 // adds a detail and drops none), nor are two texts with the same details.
 
 import (
+	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // ContradictionThreshold is the similarity from which a stored memory with other details is a
@@ -36,48 +38,83 @@ const ContradictionThreshold = 0.7
 // DetailsDiffer reports whether a and b differ in their details: one is negated ("not",
 // "never", "no", "n't" …) and the other not, or each has a detail (a word with a digit, or a
 // capitalized word that is not a common sentence opener) that the other lacks.
-func DetailsDiffer(a, b string) bool {
-	da, na := details(a)
-	db, nb := details(b)
-	if na != nb {
-		return true
-	}
-	return hasOther(da, db) && hasOther(db, da)
+func DetailsDiffer(a, b string) bool { return details(a).differ(details(b)) }
+
+// textDetails are a text's details, lowercased, distinct and sorted, and whether it is
+// negated. A write compares one new text with each of its near duplicates: it reads the new
+// text's once.
+type textDetails struct {
+	words   []string
+	negated bool
 }
 
-// hasOther reports whether x has a detail that y lacks.
-func hasOther(x, y map[string]bool) bool {
-	for d := range x {
-		if !y[d] {
+// differ is DetailsDiffer of the texts of a and b.
+func (a textDetails) differ(b textDetails) bool {
+	if a.negated != b.negated {
+		return true
+	}
+	return hasOther(a.words, b.words) && hasOther(b.words, a.words)
+}
+
+// hasOther reports whether sorted x has a word that sorted y lacks.
+func hasOther(x, y []string) bool {
+	j := 0
+	for _, w := range x {
+		for j < len(y) && y[j] < w {
+			j++
+		}
+		if j == len(y) || y[j] != w {
 			return true
 		}
 	}
 	return false
 }
 
-// details are text's details, lowercased, and whether it is negated.
-func details(text string) (map[string]bool, bool) {
-	out := map[string]bool{}
-	negated := false
-	words := strings.FieldsFunc(text, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '’' && r != '-'
-	})
-	for _, w := range words {
-		w = strings.Trim(w, "'’-")
+// details are text's details. Its words are the runs of letters, digits, apostrophes and
+// hyphens, with the apostrophes and hyphens at their ends trimmed; only a word with a capital or
+// a typographic apostrophe is copied (to lowercase it).
+func details(text string) textDetails {
+	var d textDetails
+	for i := 0; i < len(text); {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if !inWord(r) {
+			i += n
+			continue
+		}
+		j := i + n
+		for j < len(text) {
+			r, n := utf8.DecodeRuneInString(text[j:])
+			if !inWord(r) {
+				break
+			}
+			j += n
+		}
+		w := strings.Trim(text[i:j], "'’-")
+		i = j
 		if w == "" {
 			continue
 		}
-		lower := strings.ToLower(strings.ReplaceAll(w, "’", "'"))
+		lower := w
+		if strings.ContainsFunc(w, func(r rune) bool { return r == '’' || unicode.ToLower(r) != r }) {
+			lower = strings.ToLower(strings.ReplaceAll(w, "’", "'"))
+		}
+		first, _ := utf8.DecodeRuneInString(w)
 		switch {
 		case negations[lower] || strings.HasSuffix(lower, "n't"):
-			negated = true
-		case strings.ContainsFunc(w, unicode.IsDigit):
-			out[lower] = true
-		case unicode.IsUpper([]rune(w)[0]) && !openers[lower] && !strings.HasPrefix(lower, "i'"):
-			out[lower] = true
+			d.negated = true
+		case strings.ContainsFunc(w, unicode.IsDigit),
+			unicode.IsUpper(first) && !openers[lower] && !strings.HasPrefix(lower, "i'"):
+			d.words = append(d.words, lower)
 		}
 	}
-	return out, negated
+	slices.Sort(d.words)
+	d.words = slices.Compact(d.words)
+	return d
+}
+
+// inWord reports whether r belongs to a word of details.
+func inWord(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' || r == '’' || r == '-'
 }
 
 var negations = setOf("not no never nobody nothing none neither nor cannot nowhere")

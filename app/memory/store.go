@@ -545,6 +545,17 @@ func (s *Store) insert(items []*newMemory) ([]insertResult, error) {
 		return nil, err
 	}
 	plan := newLinkPlan()
+	// The details of the texts compared for contradictions, each read once a call: near
+	// duplicates recur across a batch's items.
+	known := map[string]textDetails{}
+	detailsOf := func(text string) textDetails {
+		d, ok := known[text]
+		if !ok {
+			d = details(text)
+			known[text] = d
+		}
+		return d
+	}
 	s.mu.RLock()
 	for i, it := range items {
 		r := &results[i]
@@ -564,7 +575,7 @@ func (s *Store) insert(items []*newMemory) ([]insertResult, error) {
 				if d.Score >= s.dedupThreshold && len(r.NearDuplicates) < 5 {
 					r.NearDuplicates = append(r.NearDuplicates, d)
 				}
-				if d.Score >= ContradictionThreshold && DetailsDiffer(it.Text, d.Text) {
+				if d.Score >= ContradictionThreshold && detailsOf(it.Text).differ(detailsOf(d.Text)) {
 					r.Contradictions = append(r.Contradictions, d)
 				}
 			}
