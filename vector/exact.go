@@ -189,12 +189,25 @@ func (e *Exact) search(q []float32, k int, filter Filter, askFirst float64) []Sc
 			return top.sorted()
 		}
 	}
+	// Once the top k is full, a score below its worst is not wanted, which one comparison
+	// tells for most vectors.
+	floor := float32(math.Inf(-1))
+	if top.k > 0 && len(top.items) == top.k {
+		floor = top.items[0].Score
+	}
 	for ; r < len(ids); r++ {
-		c := Scored{ID: ids[r], Score: dot(nq, data[r*dim:(r+1)*dim])}
+		s := dot(nq, data[r*dim:(r+1)*dim])
+		if s < floor {
+			continue
+		}
+		c := Scored{ID: ids[r], Score: s}
 		if !top.wants(c) || (filter != nil && !filter(c.ID)) {
 			continue
 		}
 		top.offer(c)
+		if len(top.items) == top.k {
+			floor = top.items[0].Score
+		}
 	}
 	return top.sorted()
 }
