@@ -78,3 +78,93 @@ tail:
 done:
 	MOVSS X0, ret+48(FP)
 	RET
+
+// func dotRowsSSE(q, rows, out []float32)
+//
+// out[r] is the dot product of q and rows[r·len(q):(r+1)·len(q)], for every r of out (the
+// caller checks len(rows) >= len(out)·len(q)): dotSSE's sums in dotSSE's order, row after row,
+// without a call per row.
+TEXT ·dotRowsSSE(SB), NOSPLIT, $0-72
+	MOVQ q_base+0(FP), R8
+	MOVQ q_len+8(FP), R9
+	MOVQ rows_base+24(FP), DI
+	MOVQ out_base+48(FP), R10
+	MOVQ out_len+56(FP), R11
+
+row:
+	TESTQ R11, R11
+	JEQ   rowsdone
+	MOVQ  R8, SI
+	MOVQ  R9, CX
+	XORPS X0, X0
+	XORPS X1, X1
+	XORPS X2, X2
+	XORPS X3, X3
+
+rloop16:
+	CMPQ   CX, $16
+	JLT    rloop4
+	MOVUPS (SI), X4
+	MOVUPS 16(SI), X5
+	MOVUPS 32(SI), X6
+	MOVUPS 48(SI), X7
+	MOVUPS (DI), X8
+	MOVUPS 16(DI), X9
+	MOVUPS 32(DI), X10
+	MOVUPS 48(DI), X11
+	MULPS  X8, X4
+	MULPS  X9, X5
+	MULPS  X10, X6
+	MULPS  X11, X7
+	ADDPS  X4, X0
+	ADDPS  X5, X1
+	ADDPS  X6, X2
+	ADDPS  X7, X3
+	ADDQ   $64, SI
+	ADDQ   $64, DI
+	SUBQ   $16, CX
+	JMP    rloop16
+
+rloop4:
+	CMPQ   CX, $4
+	JLT    rlanes
+	MOVUPS (SI), X4
+	MOVUPS (DI), X8
+	MULPS  X8, X4
+	ADDPS  X4, X0
+	ADDQ   $16, SI
+	ADDQ   $16, DI
+	SUBQ   $4, CX
+	JMP    rloop4
+
+rlanes:
+	ADDPS  X1, X0
+	ADDPS  X3, X2
+	ADDPS  X2, X0
+	MOVAPS X0, X1
+	SHUFPS $0x4e, X1, X1 // lanes 2 3 0 1
+	ADDPS  X1, X0
+	MOVAPS X0, X1
+	SHUFPS $0xb1, X1, X1 // lanes 1 0 3 2
+	ADDPS  X1, X0
+
+rtail:
+	TESTQ CX, CX
+	JEQ   rdone
+	MOVSS (SI), X4
+	MOVSS (DI), X8
+	MULSS X8, X4
+	ADDSS X4, X0
+	ADDQ  $4, SI
+	ADDQ  $4, DI
+	DECQ  CX
+	JMP   rtail
+
+rdone:
+	MOVSS X0, (R10)
+	ADDQ  $4, R10
+	DECQ  R11
+	JMP   row
+
+rowsdone:
+	RET

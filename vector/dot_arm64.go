@@ -6,3 +6,5 @@ package vector
 func dotNEON(a, b []float32) float32
 
 func dotArch(a, b []float32) float32 { return dotNEON(a, b) }
+
+func dotRowsArch(q, rows, out []float32) { dotRowsEach(q, rows, out) }

@@ -3,3 +3,5 @@
 package vector
 
 func dotArch(a, b []float32) float32 { return dotGo(a, b) }
+
+func dotRowsArch(q, rows, out []float32) { dotRowsEach(q, rows, out) }

@@ -49,6 +49,41 @@ func TestDot(t *testing.T) {
 	}
 }
 
+// TestDotRows: dotRows gives each row dot's score bit for bit, at lengths around the SIMD
+// blocks and tails, for no rows, one and many, and writes nothing past out.
+func TestDotRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, dim := range []int{0, 1, 3, 4, 5, 15, 16, 17, 20, 31, 33, 100, 256, 301} {
+		for _, n := range []int{0, 1, 2, 7, 64} {
+			q := make([]float32, dim)
+			rows := make([]float32, n*dim+r.IntN(3)) // longer than needed is allowed
+			for i := range q {
+				q[i] = float32(r.NormFloat64())
+			}
+			for i := range rows {
+				rows[i] = float32(r.NormFloat64())
+			}
+			out := make([]float32, n+1)
+			out[n] = 42
+			dotRows(q, rows, out[:n])
+			for i := range n {
+				if want := dot(q, rows[i*dim:(i+1)*dim]); out[i] != want {
+					t.Fatalf("dim %d, row %d of %d: dotRows = %v, dot = %v", dim, i, n, out[i], want)
+				}
+			}
+			if out[n] != 42 {
+				t.Fatalf("dim %d, %d rows: dotRows wrote past out", dim, n)
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("dotRows with rows shorter than out needs did not panic")
+		}
+	}()
+	dotRows(make([]float32, 4), make([]float32, 7), make([]float32, 2))
+}
+
 func TestDot_shortB(t *testing.T) {
 	defer func() {
 		if recover() == nil {

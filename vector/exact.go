@@ -195,19 +195,24 @@ func (e *Exact) search(q []float32, k int, filter Filter, askFirst float64) []Sc
 	if top.k > 0 && len(top.items) == top.k {
 		floor = top.items[0].Score
 	}
-	for ; r < len(ids); r++ {
-		s := dot(nq, data[r*dim:(r+1)*dim])
-		if s < floor {
-			continue
+	var block [256]float32 // the scores of up to 256 rows at a time, in one call
+	for r < len(ids) {
+		scores := block[:min(len(block), len(ids)-r)]
+		dotRows(nq, data[r*dim:], scores)
+		for i, s := range scores {
+			if s < floor {
+				continue
+			}
+			c := Scored{ID: ids[r+i], Score: s}
+			if !top.wants(c) || (filter != nil && !filter(c.ID)) {
+				continue
+			}
+			top.offer(c)
+			if len(top.items) == top.k {
+				floor = top.items[0].Score
+			}
 		}
-		c := Scored{ID: ids[r], Score: s}
-		if !top.wants(c) || (filter != nil && !filter(c.ID)) {
-			continue
-		}
-		top.offer(c)
-		if len(top.items) == top.k {
-			floor = top.items[0].Score
-		}
+		r += len(scores)
 	}
 	return top.sorted()
 }
@@ -220,6 +225,21 @@ func (e *Exact) search(q []float32, k int, filter Filter, askFirst float64) []Sc
 func dot(a, b []float32) float32 {
 	b = b[:len(a)]
 	return dotArch(a, b)
+}
+
+// dotRows sets out[r] to dot(q, rows[r·len(q):(r+1)·len(q)]) for every r of out, bit for bit
+// (a shorter rows panics). amd64 does it without a call per row (dot_amd64.s).
+func dotRows(q, rows, out []float32) {
+	rows = rows[:len(out)*len(q)]
+	dotRowsArch(q, rows, out)
+}
+
+// dotRowsEach is dotRows by one call of dotArch per row.
+func dotRowsEach(q, rows, out []float32) {
+	dim := len(q)
+	for r := range out {
+		out[r] = dotArch(q, rows[r*dim:(r+1)*dim])
+	}
 }
 
 // dotGo is the portable dot product, unrolled by four.
