@@ -269,9 +269,16 @@ func (w *auditWriter) Write(b []byte) (int, error) {
 	}
 	n, err := w.ResponseWriter.Write(b)
 	w.size += int64(n)
-	w.tail = append(w.tail, b[:n]...)
-	if len(w.tail) > auditTail {
-		w.tail = append(w.tail[:0], w.tail[len(w.tail)-auditTail:]...)
+	// Only the last auditTail bytes are kept, so a large answer written at once is not copied
+	// whole (a recall's answer is 10-15 KB).
+	written := b[:n]
+	if keep := auditTail - len(written); keep <= 0 {
+		w.tail = append(w.tail[:0], written[len(written)-auditTail:]...)
+	} else {
+		if len(w.tail) > keep {
+			w.tail = append(w.tail[:0], w.tail[len(w.tail)-keep:]...)
+		}
+		w.tail = append(w.tail, written...)
 	}
 	return n, err
 }
