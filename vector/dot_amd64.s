@@ -168,3 +168,184 @@ rdone:
 
 rowsdone:
 	RET
+
+// func dotAVX(a, b []float32) float32
+//
+// dotSSE with AVX, where the processor has it: four 8-lane sums over 32 components at a time,
+// then one over 8, then its two halves added, then 4 at a time into that, then the lanes
+// added, then the last 0-3 components one by one.
+TEXT ·dotAVX(SB), NOSPLIT, $0-52
+	MOVQ a_base+0(FP), SI
+	MOVQ a_len+8(FP), CX
+	MOVQ b_base+24(FP), DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+aloop32:
+	CMPQ    CX, $32
+	JLT     aloop8
+	VMOVUPS (SI), Y4
+	VMOVUPS 32(SI), Y5
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VMULPS  (DI), Y4, Y4
+	VMULPS  32(DI), Y5, Y5
+	VMULPS  64(DI), Y6, Y6
+	VMULPS  96(DI), Y7, Y7
+	VADDPS  Y4, Y0, Y0
+	VADDPS  Y5, Y1, Y1
+	VADDPS  Y6, Y2, Y2
+	VADDPS  Y7, Y3, Y3
+	ADDQ    $128, SI
+	ADDQ    $128, DI
+	SUBQ    $32, CX
+	JMP     aloop32
+
+aloop8:
+	CMPQ    CX, $8
+	JLT     areduce
+	VMOVUPS (SI), Y4
+	VMULPS  (DI), Y4, Y4
+	VADDPS  Y4, Y0, Y0
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     aloop8
+
+areduce:
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+
+aloop4:
+	CMPQ    CX, $4
+	JLT     alanes
+	VMOVUPS (SI), X4
+	VMULPS  (DI), X4, X4
+	VADDPS  X4, X0, X0
+	ADDQ    $16, SI
+	ADDQ    $16, DI
+	SUBQ    $4, CX
+	JMP     aloop4
+
+alanes:
+	VPERMILPS $0x4e, X0, X1 // lanes 2 3 0 1
+	VADDPS    X1, X0, X0
+	VPERMILPS $0xb1, X0, X1 // lanes 1 0 3 2
+	VADDPS    X1, X0, X0
+
+atail:
+	TESTQ  CX, CX
+	JEQ    adone
+	VMOVSS (SI), X4
+	VMULSS (DI), X4, X4
+	VADDSS X4, X0, X0
+	ADDQ   $4, SI
+	ADDQ   $4, DI
+	DECQ   CX
+	JMP    atail
+
+adone:
+	VMOVSS X0, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func dotRowsAVX(q, rows, out []float32)
+//
+// dotRowsSSE with dotAVX's sums in dotAVX's order.
+TEXT ·dotRowsAVX(SB), NOSPLIT, $0-72
+	MOVQ q_base+0(FP), R8
+	MOVQ q_len+8(FP), R9
+	MOVQ rows_base+24(FP), DI
+	MOVQ out_base+48(FP), R10
+	MOVQ out_len+56(FP), R11
+
+vrow:
+	TESTQ R11, R11
+	JEQ   vrowsdone
+	MOVQ  R8, SI
+	MOVQ  R9, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+vloop32:
+	CMPQ    CX, $32
+	JLT     vloop8
+	VMOVUPS (SI), Y4
+	VMOVUPS 32(SI), Y5
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VMULPS  (DI), Y4, Y4
+	VMULPS  32(DI), Y5, Y5
+	VMULPS  64(DI), Y6, Y6
+	VMULPS  96(DI), Y7, Y7
+	VADDPS  Y4, Y0, Y0
+	VADDPS  Y5, Y1, Y1
+	VADDPS  Y6, Y2, Y2
+	VADDPS  Y7, Y3, Y3
+	ADDQ    $128, SI
+	ADDQ    $128, DI
+	SUBQ    $32, CX
+	JMP     vloop32
+
+vloop8:
+	CMPQ    CX, $8
+	JLT     vreduce
+	VMOVUPS (SI), Y4
+	VMULPS  (DI), Y4, Y4
+	VADDPS  Y4, Y0, Y0
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     vloop8
+
+vreduce:
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+
+vloop4:
+	CMPQ    CX, $4
+	JLT     vlanes
+	VMOVUPS (SI), X4
+	VMULPS  (DI), X4, X4
+	VADDPS  X4, X0, X0
+	ADDQ    $16, SI
+	ADDQ    $16, DI
+	SUBQ    $4, CX
+	JMP     vloop4
+
+vlanes:
+	VPERMILPS $0x4e, X0, X1 // lanes 2 3 0 1
+	VADDPS    X1, X0, X0
+	VPERMILPS $0xb1, X0, X1 // lanes 1 0 3 2
+	VADDPS    X1, X0, X0
+
+vtail:
+	TESTQ  CX, CX
+	JEQ    vdone
+	VMOVSS (SI), X4
+	VMULSS (DI), X4, X4
+	VADDSS X4, X0, X0
+	ADDQ   $4, SI
+	ADDQ   $4, DI
+	DECQ   CX
+	JMP    vtail
+
+vdone:
+	VMOVSS X0, (R10)
+	ADDQ   $4, R10
+	DECQ   R11
+	JMP    vrow
+
+vrowsdone:
+	VZEROUPPER
+	RET
