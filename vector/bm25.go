@@ -172,6 +172,20 @@ func (b *BM25) Remove(id uint64) {
 	delete(b.slotOf, id)
 }
 
+// Compact reallocates every term's postings at their length. Postings grow by append, which
+// leaves up to half of each list's capacity unused and, while a store loads, the outgrown
+// arrays as holes between the lists that live on. Called once a load is done, it packs the
+// lists into arrays of their own size and leaves the old ones to be freed whole.
+func (b *BM25) Compact() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for tid, ps := range b.postings {
+		if ps != nil {
+			b.postings[tid] = slices.Clone(ps)
+		}
+	}
+}
+
 // clearTermsLocked removes slot's postings and length.
 func (b *BM25) clearTermsLocked(slot uint32) {
 	for _, tid := range b.docTerms[slot] {

@@ -214,3 +214,51 @@ func TestBM25_Concurrent(t *testing.T) {
 		t.Errorf("Len = %d, want %d", got, want)
 	}
 }
+
+// TestBM25_Compact: after Compact no term's postings have more capacity than the allocator's
+// rounding to a size class adds (at most an eighth, and a few for short lists), and the index
+// answers as before, also once documents are added and removed.
+func TestBM25_Compact(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	text := func() string {
+		var sb strings.Builder
+		for range 1 + r.IntN(10) {
+			fmt.Fprintf(&sb, "w%dx ", r.IntN(300))
+		}
+		return sb.String()
+	}
+	plain, compact := NewBM25(), NewBM25()
+	for id := uint64(1); id <= 3000; id++ {
+		t := text()
+		plain.Add(id, t)
+		compact.Add(id, t)
+	}
+	compact.Compact()
+	for tid, ps := range compact.postings {
+		if cap(ps) > len(ps)+len(ps)/8+2 {
+			t.Fatalf("term %q: %d postings in a capacity of %d after Compact", compact.termStr[tid], len(ps), cap(ps))
+		}
+	}
+	same := func(when string) {
+		t.Helper()
+		for range 100 {
+			q := fmt.Sprintf("w%dx w%dx", r.IntN(300), r.IntN(300))
+			if got, want := compact.Search(q, 10, nil), plain.Search(q, 10, nil); !slices.Equal(got, want) {
+				t.Fatalf("%s: Search(%q) = %v, want %v", when, q, got, want)
+			}
+		}
+	}
+	same("after Compact")
+	for range 500 {
+		id := 1 + uint64(r.IntN(4000))
+		if r.IntN(2) == 0 {
+			plain.Remove(id)
+			compact.Remove(id)
+		} else {
+			t := text()
+			plain.Add(id, t)
+			compact.Add(id, t)
+		}
+	}
+	same("after adds and removals")
+}

@@ -224,6 +224,7 @@ func Open(db *kv.DB, cfg Config) (*Store, error) {
 	// finds it takes 40-300 ms at 100k, which the first answer need not wait for. So do the
 	// file's pages, which the load made resident and the caches now stand in for
 	// (kv.DB.ReleasePages).
+	s.lex.Compact()
 	go debug.FreeOSMemory()
 	if err := db.ReleasePages(); err != nil {
 		s.log.Debug().Err(err).Msg("release the file's pages")
