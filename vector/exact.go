@@ -228,18 +228,11 @@ func dot(a, b []float32) float32 {
 }
 
 // dotRows sets out[r] to dot(q, rows[r·len(q):(r+1)·len(q)]) for every r of out, bit for bit
-// (a shorter rows panics). amd64 does it without a call per row (dot_amd64.s).
+// (a shorter rows panics). amd64 does it without a call per row (dot_amd64.s), others by
+// dotRowsEach.
 func dotRows(q, rows, out []float32) {
 	rows = rows[:len(out)*len(q)]
 	dotRowsArch(q, rows, out)
-}
-
-// dotRowsEach is dotRows by one call of dotArch per row.
-func dotRowsEach(q, rows, out []float32) {
-	dim := len(q)
-	for r := range out {
-		out[r] = dotArch(q, rows[r*dim:(r+1)*dim])
-	}
 }
 
 // dotGo is the portable dot product, unrolled by four.
