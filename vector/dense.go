@@ -388,6 +388,13 @@ func (d *Dense) build() {
 				// The exact index's rows (4·dim bytes a vector) are garbage now: return them,
 				// and what the build itself used, to the operating system at once, so that a
 				// serving process's RSS falls to what it holds rather than staying at its peak.
+				// A search that took the exact index before the swap still holds it while it
+				// scans, under its read lock: the collection waits for those scans, or it
+				// would find the rows still in use and leave them to the next collection,
+				// which a busy server may not reach for minutes (TestDense_BuildFreesExact).
+				e.mu.Lock()
+				//lint:ignore SA2001 the empty critical section waits for the scans
+				e.mu.Unlock()
 				debug.FreeOSMemory()
 			}
 			return

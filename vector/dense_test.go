@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
+	"weak"
 )
 
 func randomUnit(rng *rand.Rand, dim int) []float32 {
@@ -331,5 +333,42 @@ func TestExact_Grow(t *testing.T) {
 	}
 	if &e.data[0] != first {
 		t.Error("the rows moved while adding the vectors Grow made room for")
+	}
+}
+
+// TestDense_BuildFreesExact: a search that took the exact index before the graph replaced it
+// holds it while it scans; the build's collection waits for that scan, so that it frees the
+// exact index's rows rather than leaving them to a later collection, which a busy server may
+// not reach for a long time.
+func TestDense_BuildFreesExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	const dim = 16
+	d := NewDense(dim, 1<<30, HNSWConfig{Seed: 1}) // no build until Build
+	for id := uint64(1); id <= 2000; id++ {
+		if err := d.Add(id, randomUnit(rng, dim)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.mu.Lock()
+	exact := weak.Make(d.exact)
+	d.mu.Unlock()
+	q := randomUnit(rng, dim)
+	inScan, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	go func() {
+		defer close(done)
+		d.Search(q, 5, func(uint64) bool {
+			once.Do(func() { close(inScan); <-release })
+			return true
+		})
+	}()
+	<-inScan
+	<-d.Build() // the graph serves, while the scan still holds the exact index
+	close(release)
+	<-done
+	for deadline := time.Now().Add(2 * time.Second); exact.Value() != nil; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the exact index outlived the build's collection")
+		}
 	}
 }
