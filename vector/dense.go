@@ -37,10 +37,15 @@ const drainBatch = 256
 type Dense struct {
 	threshold int
 	cfg       HNSWConfig
-	workers   int // goroutines that build the graph; 0: buildWorkers() (benchmarks set it)
+	workers   int    // goroutines that build the graph; 0: buildWorkers() (benchmarks set it)
+	collect   func() // called once the graph serves; nil: debug.FreeOSMemory (tests set it)
 
-	mu       sync.Mutex
-	exact    *Exact // every vector until the graph serves; nil afterwards
+	mu    sync.Mutex
+	exact *Exact // every vector until the graph serves; nil afterwards
+	// Searches of the exact index under way, counted under mu while no graph serves: the
+	// build waits for them once it has swapped the graph in, so that its collection finds
+	// the exact index unused and frees its rows.
+	scans    sync.WaitGroup
 	graph    *HNSW  // nil until built
 	tail     *Exact // once the graph serves: vectors not yet moved into it
 	building bool
@@ -227,9 +232,14 @@ func (d *Dense) search(q []float32, k int, filter Filter, exact bool) []Scored {
 	d.mu.Lock()
 	e, g, tail := d.exact, d.graph, d.tail
 	skip, skipping := d.moving, d.isMoving && d.cancelled
+	if g == nil {
+		d.scans.Add(1)
+	}
 	d.mu.Unlock()
 	if g == nil {
-		return e.Search(q, k, filter)
+		found := e.Search(q, k, filter)
+		d.scans.Done() // e is no longer used: the build may collect it
+		return found
 	}
 	// The tail first: the drainer inserts a vector into the graph before it takes it out of
 	// the tail, so a vector moved between the two searches is found in the graph.
@@ -355,7 +365,7 @@ func (d *Dense) build() {
 	}
 	slots, err := g.stageLocked(e.ids, vecs)
 	e.mu.RUnlock()
-	vecs = nil
+	vecs, e = nil, nil // the collection after the swap frees the exact index's rows
 	if err == nil {
 		workers := d.workers
 		if workers <= 0 {
@@ -389,13 +399,16 @@ func (d *Dense) build() {
 				// and what the build itself used, to the operating system at once, so that a
 				// serving process's RSS falls to what it holds rather than staying at its peak.
 				// A search that took the exact index before the swap still holds it while it
-				// scans, under its read lock: the collection waits for those scans, or it
-				// would find the rows still in use and leave them to the next collection,
-				// which a busy server may not reach for minutes (TestDense_BuildFreesExact).
-				e.mu.Lock()
-				//lint:ignore SA2001 the empty critical section waits for the scans
-				e.mu.Unlock()
-				debug.FreeOSMemory()
+				// scans: the collection waits for those scans, or it would find the rows still
+				// in use and leave them to the next collection, which a busy server may not
+				// reach for minutes (TestDense_BuildWaitsForScans). No scan starts after the
+				// swap, so the count only falls.
+				d.scans.Wait()
+				if d.collect != nil {
+					d.collect()
+				} else {
+					debug.FreeOSMemory()
+				}
 			}
 			return
 		}

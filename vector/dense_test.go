@@ -6,9 +6,9 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
-	"weak"
 )
 
 func randomUnit(rng *rand.Rand, dim int) []float32 {
@@ -336,11 +336,11 @@ func TestExact_Grow(t *testing.T) {
 	}
 }
 
-// TestDense_BuildFreesExact: a search that took the exact index before the graph replaced it
-// holds it while it scans; the build's collection waits for that scan, so that it frees the
-// exact index's rows rather than leaving them to a later collection, which a busy server may
-// not reach for a long time.
-func TestDense_BuildFreesExact(t *testing.T) {
+// TestDense_BuildWaitsForScans: a search that took the exact index before the graph replaced
+// it holds it while it scans; the build's collection, which gives the exact index's rows back
+// to the operating system, waits for that scan, or it would find the rows in use and leave
+// them to a later collection, which a busy server may not reach for a long time.
+func TestDense_BuildWaitsForScans(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 9))
 	const dim = 16
 	d := NewDense(dim, 1<<30, HNSWConfig{Seed: 1}) // no build until Build
@@ -349,9 +349,10 @@ func TestDense_BuildFreesExact(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d.mu.Lock()
-	exact := weak.Make(d.exact)
-	d.mu.Unlock()
+	var released atomic.Bool
+	collected := make(chan bool, 1)
+	d.collect = func() { collected <- released.Load() }
+
 	q := randomUnit(rng, dim)
 	inScan, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	var once sync.Once
@@ -364,11 +365,20 @@ func TestDense_BuildFreesExact(t *testing.T) {
 	}()
 	<-inScan
 	<-d.Build() // the graph serves, while the scan still holds the exact index
+	select {
+	case <-collected:
+		t.Fatal("the build collected while a scan of the exact index was under way")
+	case <-time.After(100 * time.Millisecond):
+	}
+	released.Store(true)
 	close(release)
 	<-done
-	for deadline := time.Now().Add(2 * time.Second); exact.Value() != nil; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the exact index outlived the build's collection")
+	select {
+	case afterScan := <-collected:
+		if !afterScan {
+			t.Fatal("the build collected before the scan of the exact index ended")
 		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the build did not collect once the scan ended")
 	}
 }
