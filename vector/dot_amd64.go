@@ -2,34 +2,16 @@ package vector
 
 import "golang.org/x/sys/cpu"
 
-// dotSSE is dot in SSE (dot_amd64.s). len(b) must be at least len(a).
-//
-//go:noescape
-func dotSSE(a, b []float32) float32
-
-// dotAVX is dot in AVX (dot_amd64.s), for processors that have it. len(b) must be at least
-// len(a).
-//
-//go:noescape
-func dotAVX(a, b []float32) float32
-
 // hasAVX: the processor has AVX and the system saves its registers. Every x86-64 processor
 // since 2011 (Sandy Bridge, Bulldozer) has it.
 var hasAVX = cpu.X86.HasAVX
-
-func dotArch(a, b []float32) float32 {
-	if hasAVX {
-		return dotAVX(a, b)
-	}
-	return dotSSE(a, b)
-}
 
 // dotRowsSSE is dotRows in SSE (dot_amd64.s). len(rows) must be at least len(out)·len(q).
 //
 //go:noescape
 func dotRowsSSE(q, rows, out []float32)
 
-// dotRowsAVX is dotRows with dotAVX's sums (dot_amd64.s).
+// dotRowsAVX is dotRows in AVX (dot_amd64.s), for processors that have it.
 //
 //go:noescape
 func dotRowsAVX(q, rows, out []float32)
@@ -40,4 +22,11 @@ func dotRowsArch(q, rows, out []float32) {
 		return
 	}
 	dotRowsSSE(q, rows, out)
+}
+
+// dotArch is one row of dotRowsArch, so that a dot product and a scan add alike.
+func dotArch(a, b []float32) float32 {
+	var out [1]float32
+	dotRowsArch(a, b, out[:])
+	return out[0]
 }

@@ -1,89 +1,13 @@
 #include "textflag.h"
 
-// func dotSSE(a, b []float32) float32
-//
-// The dot product of a and b[:len(a)] (the caller checks len(b) >= len(a)), with SSE, which
-// every amd64 processor has: four 4-lane sums over 16 components at a time, then one over 4,
-// then the lanes added, then the last 0-3 components one by one. MULPS and ADDPS take their
-// operands from registers: with a memory operand, SSE requires 16-byte alignment, which a
-// slice of float32 does not promise.
-TEXT ·dotSSE(SB), NOSPLIT, $0-52
-	MOVQ  a_base+0(FP), SI
-	MOVQ  a_len+8(FP), CX
-	MOVQ  b_base+24(FP), DI
-	XORPS X0, X0
-	XORPS X1, X1
-	XORPS X2, X2
-	XORPS X3, X3
-
-loop16:
-	CMPQ   CX, $16
-	JLT    loop4
-	MOVUPS (SI), X4
-	MOVUPS 16(SI), X5
-	MOVUPS 32(SI), X6
-	MOVUPS 48(SI), X7
-	MOVUPS (DI), X8
-	MOVUPS 16(DI), X9
-	MOVUPS 32(DI), X10
-	MOVUPS 48(DI), X11
-	MULPS  X8, X4
-	MULPS  X9, X5
-	MULPS  X10, X6
-	MULPS  X11, X7
-	ADDPS  X4, X0
-	ADDPS  X5, X1
-	ADDPS  X6, X2
-	ADDPS  X7, X3
-	ADDQ   $64, SI
-	ADDQ   $64, DI
-	SUBQ   $16, CX
-	JMP    loop16
-
-loop4:
-	CMPQ   CX, $4
-	JLT    lanes
-	MOVUPS (SI), X4
-	MOVUPS (DI), X8
-	MULPS  X8, X4
-	ADDPS  X4, X0
-	ADDQ   $16, SI
-	ADDQ   $16, DI
-	SUBQ   $4, CX
-	JMP    loop4
-
-lanes:
-	ADDPS  X1, X0
-	ADDPS  X3, X2
-	ADDPS  X2, X0
-	MOVAPS X0, X1
-	SHUFPS $0x4e, X1, X1 // lanes 2 3 0 1
-	ADDPS  X1, X0
-	MOVAPS X0, X1
-	SHUFPS $0xb1, X1, X1 // lanes 1 0 3 2
-	ADDPS  X1, X0
-
-tail:
-	TESTQ CX, CX
-	JEQ   done
-	MOVSS (SI), X4
-	MOVSS (DI), X8
-	MULSS X8, X4
-	ADDSS X4, X0
-	ADDQ  $4, SI
-	ADDQ  $4, DI
-	DECQ  CX
-	JMP   tail
-
-done:
-	MOVSS X0, ret+48(FP)
-	RET
-
 // func dotRowsSSE(q, rows, out []float32)
 //
 // out[r] is the dot product of q and rows[r·len(q):(r+1)·len(q)], for every r of out (the
-// caller checks len(rows) >= len(out)·len(q)): dotSSE's sums in dotSSE's order, row after row,
-// without a call per row.
+// caller checks len(rows) >= len(out)·len(q)); dot is one row. Each row in SSE, which every
+// amd64 processor has: four 4-lane sums over 16 components at a time, then one over 4, then
+// the lanes added, then the last 0-3 components one by one. MULPS and ADDPS take their
+// operands from registers: with a memory operand, SSE requires 16-byte alignment, which a
+// slice of float32 does not promise.
 TEXT ·dotRowsSSE(SB), NOSPLIT, $0-72
 	MOVQ q_base+0(FP), R8
 	MOVQ q_len+8(FP), R9
@@ -169,94 +93,11 @@ rdone:
 rowsdone:
 	RET
 
-// func dotAVX(a, b []float32) float32
-//
-// dotSSE with AVX, where the processor has it: four 8-lane sums over 32 components at a time,
-// then one over 8, then its two halves added, then 4 at a time into that, then the lanes
-// added, then the last 0-3 components one by one.
-TEXT ·dotAVX(SB), NOSPLIT, $0-52
-	MOVQ a_base+0(FP), SI
-	MOVQ a_len+8(FP), CX
-	MOVQ b_base+24(FP), DI
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-
-aloop32:
-	CMPQ    CX, $32
-	JLT     aloop8
-	VMOVUPS (SI), Y4
-	VMOVUPS 32(SI), Y5
-	VMOVUPS 64(SI), Y6
-	VMOVUPS 96(SI), Y7
-	VMULPS  (DI), Y4, Y4
-	VMULPS  32(DI), Y5, Y5
-	VMULPS  64(DI), Y6, Y6
-	VMULPS  96(DI), Y7, Y7
-	VADDPS  Y4, Y0, Y0
-	VADDPS  Y5, Y1, Y1
-	VADDPS  Y6, Y2, Y2
-	VADDPS  Y7, Y3, Y3
-	ADDQ    $128, SI
-	ADDQ    $128, DI
-	SUBQ    $32, CX
-	JMP     aloop32
-
-aloop8:
-	CMPQ    CX, $8
-	JLT     areduce
-	VMOVUPS (SI), Y4
-	VMULPS  (DI), Y4, Y4
-	VADDPS  Y4, Y0, Y0
-	ADDQ    $32, SI
-	ADDQ    $32, DI
-	SUBQ    $8, CX
-	JMP     aloop8
-
-areduce:
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-
-aloop4:
-	CMPQ    CX, $4
-	JLT     alanes
-	VMOVUPS (SI), X4
-	VMULPS  (DI), X4, X4
-	VADDPS  X4, X0, X0
-	ADDQ    $16, SI
-	ADDQ    $16, DI
-	SUBQ    $4, CX
-	JMP     aloop4
-
-alanes:
-	VPERMILPS $0x4e, X0, X1 // lanes 2 3 0 1
-	VADDPS    X1, X0, X0
-	VPERMILPS $0xb1, X0, X1 // lanes 1 0 3 2
-	VADDPS    X1, X0, X0
-
-atail:
-	TESTQ  CX, CX
-	JEQ    adone
-	VMOVSS (SI), X4
-	VMULSS (DI), X4, X4
-	VADDSS X4, X0, X0
-	ADDQ   $4, SI
-	ADDQ   $4, DI
-	DECQ   CX
-	JMP    atail
-
-adone:
-	VMOVSS X0, ret+48(FP)
-	VZEROUPPER
-	RET
-
 // func dotRowsAVX(q, rows, out []float32)
 //
-// dotRowsSSE with dotAVX's sums in dotAVX's order.
+// dotRowsSSE in AVX, where the processor has it: four 8-lane sums over 32 components at a
+// time, then one over 8, then its two halves added, then 4 at a time into that, then the lanes
+// added, then the last 0-3 components one by one.
 TEXT ·dotRowsAVX(SB), NOSPLIT, $0-72
 	MOVQ q_base+0(FP), R8
 	MOVQ q_len+8(FP), R9
