@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "avx_amd64.h"
 
 // func dotRowsSSE(q, rows, out []float32)
 //
@@ -110,10 +111,7 @@ vrow:
 	JEQ   vrowsdone
 	MOVQ  R8, SI
 	MOVQ  R9, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	AVX_ZERO_SUMS
 
 vloop32:
 	CMPQ    CX, $32
@@ -147,11 +145,7 @@ vloop8:
 	JMP     vloop8
 
 vreduce:
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
+	AVX_SUM_HALVES
 
 vloop4:
 	CMPQ    CX, $4
@@ -165,10 +159,7 @@ vloop4:
 	JMP     vloop4
 
 vlanes:
-	VPERMILPS $0x4e, X0, X1 // lanes 2 3 0 1
-	VADDPS    X1, X0, X0
-	VPERMILPS $0xb1, X0, X1 // lanes 1 0 3 2
-	VADDPS    X1, X0, X0
+	AVX_SUM_LANES
 
 vtail:
 	TESTQ  CX, CX

@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "avx_amd64.h"
 
 // func dotHalfAVX(q []float32, h []uint16) float32
 //
@@ -10,10 +11,7 @@ TEXT ·dotHalfAVX(SB), NOSPLIT, $0-52
 	MOVQ   q_base+0(FP), SI
 	MOVQ   q_len+8(FP), CX
 	MOVQ   h_base+24(FP), DI
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	AVX_ZERO_SUMS
 
 loop32:
 	CMPQ      CX, $32
@@ -47,15 +45,8 @@ loop8:
 	JMP       loop8
 
 reduce:
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0x4e, X0, X1 // lanes 2 3 0 1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0xb1, X0, X1 // lanes 1 0 3 2
-	VADDPS       X1, X0, X0
+	AVX_SUM_HALVES
+	AVX_SUM_LANES
 	VMOVSS       X0, ret+48(FP)
 	VZEROUPPER
 	RET
