@@ -1,10 +1,13 @@
 package rpc
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -49,5 +52,89 @@ func TestServer_HandleAllocations(t *testing.T) {
 			}
 			t.Logf("%d bytes in, %d allocated (%.1f×)", len(tc.msg), got, float64(got)/float64(len(tc.msg)))
 		})
+	}
+}
+
+// TestServer_PooledResults answers calls from many goroutines at once, legacy (alone and in
+// batches, whose results all wait for the batch) and 2026-07-28, and checks that every answer
+// carries its own call's text: a result's buffer goes back to the pool only once its response
+// is encoded, so no answer can show another's bytes.
+func TestServer_PooledResults(t *testing.T) {
+	f := MustOpenFixture(t)
+	const modernMeta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	call := func(id int, text, meta string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":%q,"times":3}%s}}`, id, text, meta)
+	}
+	// check reports whether answer (one response) is call id's with text: three times in
+	// structuredContent and three in content[0], and resultType only in the modern era.
+	check := func(answer json.RawMessage, id int, text string, modern bool) bool {
+		var r struct {
+			ID int `json:"id"`
+		}
+		s := string(answer)
+		return json.Unmarshal(answer, &r) == nil && r.ID == id && strings.Count(s, text) == 6 &&
+			strings.Contains(s, `"text":"`+strings.Repeat(text, 3)+`"`) && modern == strings.Contains(s, `"resultType":"complete"`)
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 100 {
+				text := fmt.Sprintf("g%di%d", g, i)
+				switch i % 3 {
+				case 0, 1:
+					modern := i%3 == 1
+					meta := ""
+					if modern {
+						meta = modernMeta
+					}
+					if out := f.Handle(context.Background(), []byte(call(i, text, meta))); !check(out, i, text, modern) {
+						t.Errorf("call %s answered %s", text, out)
+						return
+					}
+				case 2:
+					batch := "[" + call(0, text+"a", "") + "," + call(1, text+"b", "") + "," + call(2, text+"c", "") + "]"
+					var answers []json.RawMessage
+					out := f.Handle(context.Background(), []byte(batch))
+					if json.Unmarshal(out, &answers) != nil || len(answers) != 3 {
+						t.Errorf("batch %s answered %s", text, out)
+						return
+					}
+					for j, a := range answers {
+						if !check(a, j, text+string(rune('a'+j)), false) {
+							t.Errorf("call %d of batch %s answered %s", j, text, a)
+							return
+						}
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// BenchmarkServer_ToolCall answers tools/call with a structured result of ~6 KB (a recall's
+// size) and reports what one answer allocates.
+func BenchmarkServer_ToolCall(b *testing.B) {
+	type match struct {
+		ID   int    `json:"id"`
+		Text string `json:"text"`
+	}
+	matches := make([]match, 10)
+	for i := range matches {
+		matches[i] = match{ID: i, Text: strings.Repeat("the cello lesson moved to Thursday ", 15)}
+	}
+	s := &Server{Info: Implementation{Name: "bench", Version: "1"}, Tools: []*Tool{{
+		Name: "big", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Handler: func(context.Context, json.RawMessage) (*ToolResult, error) {
+			return &ToolResult{Structured: map[string]any{"matches": matches}}, nil
+		},
+	}}}
+	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"big","arguments":{}}}`)
+	if out := s.Handle(context.Background(), msg); !bytes.Contains(out, []byte(`"matches"`)) {
+		b.Fatalf("answer: %s", out)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Handle(context.Background(), msg)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -582,12 +583,35 @@ func unquote(raw []byte) []byte {
 // written ("<" stays "<").
 func marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := marshalInto(&buf, v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return buf.Bytes(), nil
+}
+
+// marshalInto is marshal into buf, which it empties first.
+func marshalInto(buf *bytes.Buffer, v any) error {
+	buf.Reset()
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	buf.Truncate(buf.Len() - 1) // Encode's newline
+	return nil
+}
+
+// Results are encoded into buffers kept for the next answer (a recall's result is 5-10 KB and
+// was garbage once its response had copied it). A buffer goes back to the pool only when its
+// response is encoded (response.encode); one grown past pooledMax is left to the collector.
+var resultBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const pooledMax = 64 << 10
+
+func putResultBuf(b *bytes.Buffer) {
+	if b.Cap() <= pooledMax {
+		resultBufs.Put(b)
+	}
 }
 
 // members decodes a JSON object into its members by exact key (encoding/json matches struct

@@ -164,16 +164,18 @@ func (rm *reqMeta) declares(capability string) bool {
 	return ok && string(v) != "null" && string(v) != "false"
 }
 
-// decorate adds what every 2026-07-28 result carries to a marshalled result object:
-// resultType (unless the result has its own, as input_required ones do), the server's
-// identity in _meta and, for cacheable methods, ttlMs and cacheScope.
-func (s *Server) decorate(method string, result []byte) []byte {
+// decorate writes into b (emptied first) what every 2026-07-28 result carries added to a
+// marshalled result object: resultType (unless the result has its own, as input_required
+// ones do), the server's identity in _meta and, for cacheable methods, ttlMs and cacheScope.
+// A result that is not an object is written as it is.
+func (s *Server) decorate(b *bytes.Buffer, method string, result []byte) {
+	b.Reset()
 	body := bytes.TrimSpace(result)
 	if len(body) < 2 || body[0] != '{' {
-		return result
+		b.Write(result)
+		return
 	}
 	inner := bytes.TrimSpace(body[1 : len(body)-1])
-	var b bytes.Buffer
 	b.WriteByte('{')
 	if !startsWithKey(inner, "resultType") {
 		b.WriteString(`"resultType":"complete",`)
@@ -194,7 +196,7 @@ func (s *Server) decorate(method string, result []byte) []byte {
 		}
 		b.Write(inner[at:])
 		b.WriteByte('}')
-		return b.Bytes()
+		return
 	}
 	b.WriteString(`"_meta":{"` + metaServerInfo + `":`)
 	b.Write(info)
@@ -204,7 +206,6 @@ func (s *Server) decorate(method string, result []byte) []byte {
 		b.Write(inner)
 	}
 	b.WriteByte('}')
-	return b.Bytes()
 }
 
 // startsWithKey reports whether an object's members begin with key. Only a first member is

@@ -634,29 +634,36 @@ type response struct {
 	id     json.RawMessage // as the request spelled it; nil for null
 	result []byte
 	err    *Error
+	// pooled is the buffer of resultBufs that holds result, if one does: encode puts it back.
+	pooled *bytes.Buffer
 }
 
+// encode returns the response's message. It is called once: a response whose result was in a
+// pooled buffer has given it back and has no result left.
 func (r *response) encode() []byte {
-	var b bytes.Buffer
-	b.WriteString(`{"jsonrpc":"2.0","id":`)
-	if r.id == nil {
-		b.WriteString("null")
-	} else {
-		b.Write(r.id)
+	id := r.id
+	if id == nil {
+		id = json.RawMessage("null")
 	}
+	var body []byte
+	key := `,"result":`
 	if r.err != nil {
 		e, err := marshal(r.err)
 		if err != nil { // Data that does not marshal
 			e, _ = marshal(&Error{Code: r.err.Code, Message: r.err.Message})
 		}
-		b.WriteString(`,"error":`)
-		b.Write(e)
+		body, key = e, `,"error":`
 	} else {
-		b.WriteString(`,"result":`)
-		b.Write(r.result)
+		body = r.result
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	const head = `{"jsonrpc":"2.0","id":`
+	b := make([]byte, 0, len(head)+len(id)+len(key)+len(body)+1)
+	b = append(append(append(append(append(b, head...), id...), key...), body...), '}')
+	if r.pooled != nil {
+		putResultBuf(r.pooled)
+		r.pooled, r.result = nil, nil
+	}
+	return b
 }
 
 func encodeAll(batch bool, out []*response) []byte {
@@ -762,15 +769,19 @@ func (s *Server) exec(ss *session, c *call) (resp *response) {
 	if err != nil {
 		return &response{id: c.req.id, err: s.toError(c.ctx, c.req.method, err)}
 	}
-	b, err := marshal(result)
-	if err != nil {
+	buf := resultBufs.Get().(*bytes.Buffer)
+	if err := marshalInto(buf, result); err != nil {
+		putResultBuf(buf)
 		s.reportInternal(c.ctx, c.req.method, fmt.Errorf("marshal result: %w", err))
 		return &response{id: c.req.id, err: internalError()}
 	}
 	if c.info.meta.modern || c.req.method == "server/discover" {
-		b = s.decorate(c.req.method, b)
+		out := resultBufs.Get().(*bytes.Buffer)
+		s.decorate(out, c.req.method, buf.Bytes())
+		putResultBuf(buf)
+		buf = out
 	}
-	return &response{id: c.req.id, result: b}
+	return &response{id: c.req.id, result: buf.Bytes(), pooled: buf}
 }
 
 // CallInfo describes an answered request for Server.OnCall: never its arguments.
