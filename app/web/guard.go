@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ownsona/ownsona/app/audit"
@@ -256,6 +257,9 @@ type auditWriter struct {
 
 const auditTail = 8 << 10
 
+// auditTails keeps the tails' arrays for the next request (one was 8 KB of garbage per answer).
+var auditTails = sync.Pool{New: func() any { return new([auditTail]byte) }}
+
 func (w *auditWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
@@ -294,7 +298,9 @@ func (s *Server) auditMCP(next http.Handler) http.Handler {
 			return
 		}
 		start := time.Now()
-		aw := &auditWriter{ResponseWriter: w}
+		tail := auditTails.Get().(*[auditTail]byte)
+		defer auditTails.Put(tail)
+		aw := &auditWriter{ResponseWriter: w, tail: tail[:0]}
 		// the principal is known only inside requireAuth: it hands it back through this slot
 		slot := &principalSlot{}
 		next.ServeHTTP(aw, r.WithContext(withPrincipalSlot(r.Context(), slot)))
