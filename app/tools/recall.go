@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -108,13 +107,7 @@ func timeWindowOf(w *memory.TimeWindow) *timeWindow {
 	return &timeWindow{Since: w.Since, Until: w.Until, Phrase: w.Phrase}
 }
 
-func (p recallPayload) contentText() string {
-	if p.text == "" {
-		b, _ := json.Marshal(p)
-		return string(b)
-	}
-	return p.text
-}
+func (p recallPayload) contentText() string { return p.text }
 
 type contextPromptPayload struct {
 	OK        bool     `json:"ok"`

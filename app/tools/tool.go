@@ -77,7 +77,8 @@ func toolErrorResult(field, reason string) any {
 	return errorPayload{Error: &toolError{Code: codeInvalidInput, Message: field + ": " + reason, Field: field, Reason: reason}}
 }
 
-// texter lets a payload choose the text of content[0] (recall's format "text").
+// texter lets a payload choose the text of content[0] (recall's format "text"); an empty text
+// leaves it to rpc, which sends the structured content's JSON.
 type texter interface{ contentText() string }
 
 // def is one tool: its name, what the model reads about it, and its behaviour over arguments
@@ -141,7 +142,7 @@ func newTool[In any](s *Server, d def[In]) *rpc.Tool {
 			return s.failed(d.name, err)
 		}
 		res := &rpc.ToolResult{Structured: payload}
-		if t, ok := payload.(texter); ok {
+		if t, ok := payload.(texter); ok && t.contentText() != "" {
 			res.Content = []rpc.Content{rpc.TextContent(t.contentText())}
 		}
 		return res, nil
