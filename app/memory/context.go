@@ -14,8 +14,6 @@ package memory
 // them.
 
 import (
-	"runtime"
-	"sync"
 	"time"
 
 	"github.com/ownsona/ownsona/vector"
@@ -78,36 +76,12 @@ func (s *Store) linkLocked(m *Memory, loading bool) {
 	}
 }
 
-// nearAllLocked computes every memory's neighbours from the links, once Open has linked them
+// nearAllLocked gives BM25 every memory's neighbours from the links, once Open has linked them
 // all. s.mu must be held for writing (or the store not yet shared).
 func (s *Store) nearAllLocked() {
-	// The links are only read: every core reads its share of the memories' neighbours into
-	// arrays of its own, a few thousand lists each rather than one allocation per list (a list
-	// is a full slice expression, so that renearLocked's appends never reach the next), and
-	// then they are stored in order.
-	nbs := make([][]uint64, len(s.ids))
-	workers := runtime.GOMAXPROCS(0)
-	per := (len(s.ids) + workers - 1) / workers
-	var wg sync.WaitGroup
-	for lo := 0; lo < len(s.ids); lo += per {
-		hi := min(lo+per, len(s.ids))
-		wg.Go(func() {
-			var all []uint64
-			for i := lo; i < hi; i++ {
-				if cap(all)-len(all) < 2*ContextReach {
-					all = make([]uint64, 0, 4096)
-				}
-				n := len(all)
-				all = s.neighboursLocked(all, s.ids[i])
-				nbs[i] = all[n:len(all):len(all)]
-			}
-		})
-	}
-	wg.Wait()
-	s.near = make(map[uint64][]uint64, len(s.ids))
-	for i, id := range s.ids {
-		if nb := nbs[i]; len(nb) > 0 {
-			s.near[id] = nb
+	var nb []uint64
+	for _, id := range s.ids {
+		if nb = s.neighboursLocked(nb[:0], id); len(nb) > 0 {
 			s.lex.SetContext(id, nb, voiceOf(s.mems[id]))
 		}
 	}
@@ -122,7 +96,6 @@ func (s *Store) unlinkLocked(id uint64) {
 		return
 	}
 	delete(s.links, id)
-	delete(s.near, id)
 	if l.prev != 0 {
 		p := s.links[l.prev]
 		p.next = l.next
@@ -146,8 +119,8 @@ func (s *Store) unlinkLocked(id uint64) {
 	}
 }
 
-// renearLocked recomputes s.near for id and the memories of its group within ContextReach of
-// it, after a change of links there. s.mu must be held for writing.
+// renearLocked gives BM25 again the neighbours of id and of the memories of its group within
+// ContextReach of it, after a change of links there. s.mu must be held for writing.
 func (s *Store) renearLocked(id uint64) {
 	first := id
 	for i := 0; i < ContextReach; i++ {
@@ -157,13 +130,9 @@ func (s *Store) renearLocked(id uint64) {
 		}
 		first = p
 	}
+	var nb []uint64
 	for x, i := first, 0; x != 0 && i <= 2*ContextReach; i++ {
-		nb := s.neighboursLocked(s.near[x][:0], x)
-		if len(nb) == 0 {
-			delete(s.near, x)
-		} else {
-			s.near[x] = nb
-		}
+		nb = s.neighboursLocked(nb[:0], x)
 		s.lex.SetContext(x, nb, voiceOf(s.mems[x]))
 		x = s.links[x].next
 	}
@@ -171,7 +140,8 @@ func (s *Store) renearLocked(id uint64) {
 
 // neighboursLocked appends memory id's context to dst, computed from the links: up to
 // ContextReach joined memories before it, nearest first, then after it, forgotten ones included.
-// s.near caches it. s.mu must be held.
+// It is not cached: at most 2·ContextReach lookups of s.links, where a map of every memory's
+// list cost ~7 MiB at 100k. s.mu must be held.
 func (s *Store) neighboursLocked(dst []uint64, id uint64) []uint64 {
 	l := s.links[id]
 	for c, i := l, 0; i < ContextReach && c.joined; i++ {
@@ -211,10 +181,13 @@ func (s *Store) speaks(now time.Time) vector.Filter {
 // activeNeighboursLocked appends to dst memory id's neighbours that are active at now: the
 // texts that count for it. s.mu must be held.
 func (s *Store) activeNeighboursLocked(dst []uint64, id uint64, now time.Time) []uint64 {
-	for _, n := range s.near[id] {
-		if s.mems[n].Active(now) {
-			dst = append(dst, n)
+	n := len(dst)
+	dst = s.neighboursLocked(dst, id)
+	active := dst[:n]
+	for _, x := range dst[n:] {
+		if s.mems[x].Active(now) {
+			active = append(active, x)
 		}
 	}
-	return dst
+	return active
 }

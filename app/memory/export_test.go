@@ -1,13 +1,11 @@
 package memory
 
-import "slices"
-
 // Neighbours is memory id's context as the store derived it (forgotten neighbours included;
 // search skips them), for tests.
 func (s *Store) Neighbours(id uint64) []uint64 {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return slices.Clone(s.near[id])
+	return s.neighboursLocked(nil, id)
 }
 
 // SetContextWeights changes how much context counts in search, for benchmarks that compare

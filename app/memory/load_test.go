@@ -71,8 +71,10 @@ func TestOpen_chunks(t *testing.T) {
 		defer s.mu.RUnlock()
 		st.ids = slices.Clone(s.ids)
 		st.near = map[uint64][]uint64{}
-		for id, nb := range s.near {
-			st.near[id] = slices.Clone(nb)
+		for _, id := range s.ids {
+			if nb := s.neighboursLocked(nil, id); len(nb) > 0 {
+				st.near[id] = nb
+			}
 		}
 		st.words = s.words.Total()
 		return st

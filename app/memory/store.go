@@ -53,7 +53,6 @@ type Store struct {
 	lex     *vector.BM25
 	links   map[uint64]contextLink  // every stored memory's place in its context group (context.go)
 	tails   map[contextGroup]uint64 // each context group's newest memory
-	near    map[uint64][]uint64     // the memories with a context: their neighbours (context.go)
 	dense   *vector.Dense           // nil when emb is nil or its dimension is not yet known
 	pending map[uint64]struct{}     // memories that lack a vector of the current embedder
 	embErr  string                  // the last embedding failure, "" once embedding works again
@@ -124,7 +123,6 @@ func Open(db *kv.DB, cfg Config) (*Store, error) {
 		lex:            vector.NewBM25(),
 		links:          make(map[uint64]contextLink),
 		tails:          make(map[contextGroup]uint64),
-		near:           make(map[uint64][]uint64),
 		pending:        make(map[uint64]struct{}),
 		wake:           make(chan struct{}, 1),
 		done:           make(chan struct{}),
@@ -820,7 +818,7 @@ func (s *Store) modifyLocked(ids []uint64, change func(m *Memory) (bool, error),
 			}
 		}
 		if voiceOf(m) != voiceOf(s.mems[id]) { // forgotten words count for nobody
-			s.lex.SetContext(id, s.near[id], voiceOf(m))
+			s.lex.SetContext(id, s.neighboursLocked(nil, id), voiceOf(m))
 		}
 		s.mems[id] = m
 	}
