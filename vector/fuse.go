@@ -1,6 +1,9 @@
 package vector
 
-import "slices"
+import (
+	"slices"
+	"sync"
+)
 
 // Fuse combines a lexical and a dense result list into one ranking. Each list's scores are
 // min-max normalized to [0, 1] (its best hit scores 1, its worst 0; a list whose scores are
@@ -16,7 +19,8 @@ func Fuse(lexical, dense []Scored, wLexical, wDense float32, k int) []Scored {
 	if k <= 0 || len(lexical)+len(dense) == 0 {
 		return nil
 	}
-	pos := make(map[uint64]int, len(lexical)+len(dense))
+	pos := positions.get()
+	defer positions.put(pos)
 	out := make([]Scored, 0, len(lexical)+len(dense))
 	add := func(list []Scored, w float32) {
 		if len(list) == 0 {
@@ -74,11 +78,12 @@ func Candidates(lists ...[]Scored) []uint64 {
 		n += len(l)
 	}
 	ids := make([]uint64, 0, n)
-	seen := make(map[uint64]bool, n)
+	seen := positions.get()
+	defer positions.put(seen)
 	for _, l := range lists {
 		for _, s := range l {
-			if !seen[s.ID] {
-				seen[s.ID] = true
+			if _, ok := seen[s.ID]; !ok {
+				seen[s.ID] = 0
 				ids = append(ids, s.ID)
 			}
 		}
@@ -93,7 +98,8 @@ func Candidates(lists ...[]Scored) []uint64 {
 // neither list is ignored. The result is sorted best first (ties: higher id first) and cut to k.
 func FuseBonus(lexical, dense []Scored, wLexical, wDense float32, ids []uint64, bonus []float32, wBonus float32, k int) []Scored {
 	ranked := Fuse(lexical, dense, wLexical, wDense, len(lexical)+len(dense))
-	extra := make(map[uint64]float32, len(ids))
+	extra := bonuses.get()
+	defer bonuses.put(extra)
 	for i, id := range ids {
 		extra[id] = bonus[i]
 	}
@@ -102,4 +108,26 @@ func FuseBonus(lexical, dense []Scored, wLexical, wDense float32, ids []uint64, 
 	}
 	slices.SortFunc(ranked, compareBest)
 	return ranked[:min(max(k, 0), len(ranked))]
+}
+
+// A recall fuses a few hundred candidates through three maps by id; they are kept for the next
+// search instead of being built and dropped each time (~7 KB of garbage per recall).
+var (
+	positions mapPool[int]
+	bonuses   mapPool[float32]
+)
+
+// mapPool keeps emptied maps keyed by id.
+type mapPool[V any] struct{ p sync.Pool }
+
+func (mp *mapPool[V]) get() map[uint64]V {
+	if m, ok := mp.p.Get().(map[uint64]V); ok {
+		return m
+	}
+	return make(map[uint64]V)
+}
+
+func (mp *mapPool[V]) put(m map[uint64]V) {
+	clear(m)
+	mp.p.Put(m)
 }

@@ -1,6 +1,7 @@
 package vector
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -71,5 +72,109 @@ func TestFuseBonus(t *testing.T) {
 	got := FuseBonus(lex, dense, 0.5, 0.5, ids, []float32{0.2, 0.3, 0.9}, 1, 2)
 	if want := []Scored{{3, 0.9}, {2, 0.8}}; !slices.Equal(got, want) {
 		t.Errorf("FuseBonus = %v, want %v", got, want)
+	}
+}
+
+// TestFuse_pooled: the maps Fuse, Candidates and FuseBonus keep for the next call carry
+// nothing over; every call of a random sequence answers as the same function with maps of its
+// own (kept here as the reference) does.
+func TestFuse_pooled(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	list := func() []Scored {
+		var l []Scored
+		for _, id := range r.Perm(40)[:r.IntN(30)] {
+			l = append(l, Scored{ID: uint64(id + 1), Score: float32(r.IntN(8))})
+		}
+		return l
+	}
+	for round := range 500 {
+		lex, dense := list(), list()
+		ids := Candidates(lex, dense)
+		if want := candidatesRef(lex, dense); !slices.Equal(ids, want) {
+			t.Fatalf("round %d: Candidates = %v, want %v", round, ids, want)
+		}
+		if got, want := Fuse(lex, dense, 0.6, 0.4, 10), fuseRef(lex, dense, 0.6, 0.4, 10); !slices.Equal(got, want) {
+			t.Fatalf("round %d: Fuse = %v, want %v", round, got, want)
+		}
+		bonus := make([]float32, len(ids))
+		for i := range bonus {
+			bonus[i] = float32(r.IntN(4)) / 4
+		}
+		got := FuseBonus(lex, dense, 0.6, 0.4, ids, bonus, 0.3, 10)
+		want := fuseRef(lex, dense, 0.6, 0.4, len(lex)+len(dense))
+		for i := range want {
+			want[i].Score += 0.3 * bonus[slices.Index(ids, want[i].ID)]
+		}
+		slices.SortFunc(want, compareBest)
+		if want = want[:min(10, len(want))]; !slices.Equal(got, want) {
+			t.Fatalf("round %d: FuseBonus = %v, want %v", round, got, want)
+		}
+	}
+}
+
+// fuseRef is Fuse with a map of its own.
+func fuseRef(lexical, dense []Scored, wLexical, wDense float32, k int) []Scored {
+	if k <= 0 || len(lexical)+len(dense) == 0 {
+		return nil
+	}
+	sum := map[uint64]float32{}
+	for _, l := range []struct {
+		list []Scored
+		w    float32
+	}{{lexical, wLexical}, {dense, wDense}} {
+		if len(l.list) == 0 {
+			continue
+		}
+		lo, hi := l.list[0].Score, l.list[0].Score
+		for _, s := range l.list {
+			lo, hi = min(lo, s.Score), max(hi, s.Score)
+		}
+		for _, s := range l.list {
+			norm := float32(1)
+			if hi > lo {
+				norm = (s.Score - lo) / (hi - lo)
+			}
+			sum[s.ID] += l.w * norm
+		}
+	}
+	var out []Scored
+	for id, score := range sum {
+		out = append(out, Scored{ID: id, Score: score})
+	}
+	slices.SortFunc(out, compareBest)
+	return out[:min(k, len(out))]
+}
+
+// candidatesRef is Candidates with a map of its own.
+func candidatesRef(lists ...[]Scored) []uint64 {
+	var ids []uint64
+	seen := map[uint64]bool{}
+	for _, l := range lists {
+		for _, s := range l {
+			if !seen[s.ID] {
+				seen[s.ID] = true
+				ids = append(ids, s.ID)
+			}
+		}
+	}
+	return ids
+}
+
+// BenchmarkFuseBonus fuses lists of a recall's sizes (40 lexical, 32 dense hits) with a bonus
+// for each candidate, as Store.Search does, and reports what that allocates.
+func BenchmarkFuseBonus(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	var lex, dense []Scored
+	for i := range 40 {
+		lex = append(lex, Scored{ID: uint64(r.IntN(100_000)), Score: 10 - float32(i)/4})
+	}
+	for i := range 32 {
+		dense = append(dense, Scored{ID: uint64(r.IntN(100_000)), Score: 0.9 - float32(i)/100})
+	}
+	bonus := make([]float32, 72)
+	b.ReportAllocs()
+	for b.Loop() {
+		ids := Candidates(lex, dense)
+		FuseBonus(lex, dense, 0.5, 0.5, ids, bonus[:len(ids)], 0.2, 8)
 	}
 }
