@@ -56,9 +56,10 @@ func TestServer_HandleAllocations(t *testing.T) {
 }
 
 // TestServer_PooledResults answers calls from many goroutines at once, legacy (alone and in
-// batches, whose results all wait for the batch) and 2026-07-28, and checks that every answer
-// carries its own call's text: a result's buffer goes back to the pool only once its response
-// is encoded, so no answer can show another's bytes.
+// batches, whose results all wait for the batch) and 2026-07-28, through Handle and over HTTP,
+// and checks that every answer carries its own call's text: a result's buffer goes back to the
+// pool only once its response is encoded, and an HTTP message's once it is written, so no
+// answer can show another's bytes.
 func TestServer_PooledResults(t *testing.T) {
 	f := MustOpenFixture(t)
 	const modernMeta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
@@ -75,6 +76,18 @@ func TestServer_PooledResults(t *testing.T) {
 		return json.Unmarshal(answer, &r) == nil && r.ID == id && strings.Count(s, text) == 6 &&
 			strings.Contains(s, `"text":"`+strings.Repeat(text, 3)+`"`) && modern == strings.Contains(s, `"resultType":"complete"`)
 	}
+	// send answers msg through Handle for even goroutines, over HTTP for odd ones.
+	send := func(g int, msg string, modern bool) []byte {
+		if g%2 == 0 {
+			return f.Handle(context.Background(), []byte(msg))
+		}
+		var hdr []string
+		if modern {
+			hdr = []string{"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "echo"}
+		}
+		_, body := post(t, f.Server, msg, hdr...)
+		return []byte(body)
+	}
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
@@ -87,14 +100,14 @@ func TestServer_PooledResults(t *testing.T) {
 					if modern {
 						meta = modernMeta
 					}
-					if out := f.Handle(context.Background(), []byte(call(i, text, meta))); !check(out, i, text, modern) {
+					if out := send(g, call(i, text, meta), modern); !check(out, i, text, modern) {
 						t.Errorf("call %s answered %s", text, out)
 						return
 					}
 				case 2:
 					batch := "[" + call(0, text+"a", "") + "," + call(1, text+"b", "") + "," + call(2, text+"c", "") + "]"
 					var answers []json.RawMessage
-					out := f.Handle(context.Background(), []byte(batch))
+					out := send(g, batch, false)
 					if json.Unmarshal(out, &answers) != nil || len(answers) != 3 {
 						t.Errorf("batch %s answered %s", text, out)
 						return

@@ -172,12 +172,14 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		ss = &session{transport: "http", owner: owner, calls: s.ownerCalls(owner)}
 	}
 	pw := &postWriter{w: w, rc: http.NewResponseController(w), sse: acceptsEventStream(r.Header.Values("Accept"))}
-	out, kind := s.handle(r.Context(), ss, version, body, pw.push)
+	msg := messageBufs.get()
+	out, kind := s.handle(r.Context(), ss, version, body, pw.push, msg)
 	if fresh && ss.initialized && !pw.started {
 		s.promote(ss)
 		w.Header().Set(sessionHeader, ss.id)
 	}
-	pw.finish(out, kind, pw.sse)
+	pw.finish(out, kind, pw.sse) // written before it returns: nothing keeps out
+	messageBufs.put(out)
 }
 
 // serveModern answers a 2026-07-28 request that classify accepted: no session is looked up or
@@ -200,7 +202,9 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *reques
 	if resp.err != nil {
 		status = modernStatus(resp.err.Code)
 	}
-	pw.answer(resp.encode(), status)
+	out := resp.appendTo(messageBufs.get())
+	pw.answer(out, status) // written before it returns: nothing keeps out
+	messageBufs.put(out)
 }
 
 // classify decides whether a POST is a 2026-07-28 request and, if it is, validates what the

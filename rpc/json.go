@@ -614,6 +614,27 @@ func putResultBuf(b *bytes.Buffer) {
 	}
 }
 
+// messageBufs keeps the arrays HTTP answers are encoded into, for the next answer: the
+// message is written to the client before the handler returns, and then the array is free.
+var messageBufs bytePool
+
+type bytePool struct{ p sync.Pool }
+
+// get returns an empty slice, with the capacity of an earlier message if one was put back.
+func (bp *bytePool) get() []byte {
+	if b, ok := bp.p.Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	return nil
+}
+
+// put keeps b's array for a later get, unless it grew past pooledMax. Nothing may use b after.
+func (bp *bytePool) put(b []byte) {
+	if cap(b) > 0 && cap(b) <= pooledMax {
+		bp.p.Put(&b)
+	}
+}
+
 // members decodes a JSON object into its members by exact key (encoding/json matches struct
 // fields case-insensitively; a map never does). raw has passed checkJSON, so keys are unique.
 func members(raw json.RawMessage) (map[string]json.RawMessage, bool) {

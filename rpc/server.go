@@ -638,9 +638,9 @@ type response struct {
 	pooled *bytes.Buffer
 }
 
-// encode returns the response's message. It is called once: a response whose result was in a
-// pooled buffer has given it back and has no result left.
-func (r *response) encode() []byte {
+// appendTo appends the response's message to b. It is called once: a response whose result
+// was in a pooled buffer gives it back and has no result left.
+func (r *response) appendTo(b []byte) []byte {
 	id := r.id
 	if id == nil {
 		id = json.RawMessage("null")
@@ -657,7 +657,7 @@ func (r *response) encode() []byte {
 		body = r.result
 	}
 	const head = `{"jsonrpc":"2.0","id":`
-	b := make([]byte, 0, len(head)+len(id)+len(key)+len(body)+1)
+	b = slices.Grow(b, len(head)+len(id)+len(key)+len(body)+2) // and stdio's newline
 	b = append(append(append(append(append(b, head...), id...), key...), body...), '}')
 	if r.pooled != nil {
 		putResultBuf(r.pooled)
@@ -666,15 +666,22 @@ func (r *response) encode() []byte {
 	return b
 }
 
-func encodeAll(batch bool, out []*response) []byte {
+// encode returns the response's message in a slice of its own (see appendTo).
+func (r *response) encode() []byte { return r.appendTo(nil) }
+
+// encodeAll appends to dst the message of out: its one response, or the batch of them.
+func encodeAll(dst []byte, batch bool, out []*response) []byte {
 	if !batch {
-		return out[0].encode()
+		return out[0].appendTo(dst)
 	}
-	parts := make([][]byte, len(out))
+	dst = append(dst, '[')
 	for i, r := range out {
-		parts[i] = r.encode()
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = r.appendTo(dst)
 	}
-	return slices.Concat([]byte("["), bytes.Join(parts, []byte(",")), []byte("]"))
+	return append(dst, ']')
 }
 
 var errClientResponse = invalidRequest("the message is a response, but no request of this server with its id is waiting")
@@ -690,14 +697,15 @@ const (
 
 // handle answers one message synchronously (HTTP and Handle): batch elements one after
 // another. push carries the messages related to its requests (see begin). A client-sent
-// response is delivered to the request of this server it answers, else answered -32600.
-func (s *Server) handle(ctx context.Context, ss *session, header string, data []byte, push func([]byte) bool) ([]byte, outcome) {
+// response is delivered to the request of this server it answers, else answered -32600. The
+// answer is appended to dst (nil: a slice of its own).
+func (s *Server) handle(ctx context.Context, ss *session, header string, data []byte, push func([]byte) bool, dst []byte) ([]byte, outcome) {
 	reqs, batch, fail := decodeMessage(data)
 	if v := ss.protocol(header); fail == nil && batch && !batchAllowed(v) {
 		fail = invalidRequest("batches are not supported in protocol version " + v)
 	}
 	if fail != nil {
-		return (&response{err: fail}).encode(), outBad
+		return (&response{err: fail}).appendTo(dst), outBad
 	}
 	var out []*response
 	ran := false
@@ -726,9 +734,9 @@ func (s *Server) handle(ctx context.Context, ss *session, header string, data []
 	case len(out) == 0:
 		return nil, outNone
 	case !ran:
-		return encodeAll(batch, out), outBad
+		return encodeAll(dst, batch, out), outBad
 	}
-	return encodeAll(batch, out), outOK
+	return encodeAll(dst, batch, out), outOK
 }
 
 // Handle answers one raw message (a request, a notification or a batch) outside any transport,
@@ -736,7 +744,7 @@ func (s *Server) handle(ctx context.Context, ss *session, header string, data []
 // call is a session of its own (transport "test") at the revision initialize negotiates, else
 // 2025-03-26; a client-sent response is answered -32600.
 func (s *Server) Handle(ctx context.Context, msg []byte) []byte {
-	out, _ := s.handle(ctx, &session{transport: "test", calls: &callSet{}}, "", msg, nil)
+	out, _ := s.handle(ctx, &session{transport: "test", calls: &callSet{}}, "", msg, nil, nil)
 	return out
 }
 

@@ -87,7 +87,7 @@ func (s *Server) ServeLegacyMessage(w http.ResponseWriter, r *http.Request) {
 			}
 		}()
 		send := func(b []byte) bool { return ss.out.send(ctx, b) }
-		if out, _ := s.handle(ctx, ss, "", body, send); out != nil {
+		if out, _ := s.handle(ctx, ss, "", body, send, nil); out != nil {
 			send(out)
 		}
 	}()

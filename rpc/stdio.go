@@ -191,7 +191,7 @@ func (j *stdioJob) run(s *Server, ss *session, w *lineWriter) {
 		}
 	}
 	if len(out) > 0 {
-		w.write(encodeAll(j.batch, out))
+		w.write(encodeAll(nil, j.batch, out))
 	}
 }
 
