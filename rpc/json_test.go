@@ -445,3 +445,21 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAppendJSONString: appendJSONString writes what marshal writes for the same text as a
+// string, whatever its bytes (control characters, quotes, U+2028, invalid UTF-8).
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"", "plain", `{"text":"a \"quoted\" \\ word"}`, "tab\tnew\nline\r\b\f\x00\x1f\x7f",
+		"<b>&amp;</b>", "line\u2028para\u2029", "bad \xff\xfe utf-8 \xe2\x82", "café 日本 🎉"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, s []byte) {
+		want, err := marshal(string(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendJSONString([]byte("prefix"), s); string(got) != "prefix"+string(want) {
+			t.Errorf("appendJSONString(%q) = %s, want %s", s, got[len("prefix"):], want)
+		}
+	})
+}

@@ -355,10 +355,60 @@ func (s *Server) listTools(ctx context.Context, ss *session, p params) (any, err
 	}{tools, next}, nil
 }
 
+// callResult is a tools/call result. exec encodes it with encode, into a pooled buffer, and
+// then gives its structured content's buffer back (release).
 type callResult struct {
-	Content           []Content       `json:"content"`
-	StructuredContent json.RawMessage `json:"structuredContent"`
-	IsError           bool            `json:"isError"`
+	Content           []Content
+	StructuredContent json.RawMessage
+	IsError           bool
+	// textIsStructured: content is one text item of StructuredContent's JSON, encoded from
+	// its bytes (Content is then nil).
+	textIsStructured bool
+	// pooled is the buffer of resultBufs that holds StructuredContent, if one does.
+	pooled *bytes.Buffer
+}
+
+// encode writes {"content","structuredContent","isError"} into b: what encoding/json writes
+// for the result, without the garbage of a string of the structured content and of its
+// Content item.
+func (r callResult) encode(b *bytes.Buffer) error {
+	b.Grow(2*len(r.StructuredContent) + 96) // the text and the object, unless it escapes much
+	b.WriteString(`{"content":[`)
+	if r.textIsStructured {
+		b.WriteString(`{"type":"text","text":`)
+		b.Write(appendJSONString(b.AvailableBuffer(), r.StructuredContent))
+		b.WriteByte('}')
+	}
+	for i, c := range r.Content {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		item, err := c.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		b.Write(item)
+	}
+	b.WriteString(`],"structuredContent":`)
+	b.Write(r.StructuredContent)
+	b.WriteString(`,"isError":`)
+	b.WriteString(strconv.FormatBool(r.IsError))
+	b.WriteByte('}')
+	return nil
+}
+
+// MarshalJSON is encode, for anything that marshals a callResult with encoding/json.
+func (r callResult) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	err := r.encode(&b)
+	return b.Bytes(), err
+}
+
+// release gives the structured content's buffer back; r must not be used after.
+func (r callResult) release() {
+	if r.pooled != nil {
+		putResultBuf(r.pooled)
+	}
 }
 
 // callTool validates the arguments, runs the tool and shapes its result: content (at least
@@ -410,20 +460,20 @@ func (s *Server) callTool(ctx context.Context, ss *session, p params) (any, erro
 	if res.Structured != nil {
 		structured = res.Structured
 	}
-	b, err := marshal(structured)
+	buf := resultBufs.Get().(*bytes.Buffer)
+	err = marshalInto(buf, structured)
+	b := buf.Bytes()
 	switch {
 	case err != nil:
+		putResultBuf(buf)
 		return nil, fmt.Errorf("tool %s: marshal structured content: %w", name, err)
 	case string(b) == "null":
 		b = []byte("{}")
 	case b[0] != '{':
+		putResultBuf(buf)
 		return nil, fmt.Errorf("tool %s: structured content is not a JSON object", name)
 	}
-	content := res.Content
-	if len(content) == 0 {
-		content = []Content{TextContent(string(b))}
-	}
-	return callResult{content, b, res.IsError}, nil
+	return callResult{Content: res.Content, StructuredContent: b, IsError: res.IsError, textIsStructured: len(res.Content) == 0, pooled: buf}, nil
 }
 
 // ---- resources ----

@@ -778,7 +778,14 @@ func (s *Server) exec(ss *session, c *call) (resp *response) {
 		return &response{id: c.req.id, err: s.toError(c.ctx, c.req.method, err)}
 	}
 	buf := resultBufs.Get().(*bytes.Buffer)
-	if err := marshalInto(buf, result); err != nil {
+	if cr, ok := result.(callResult); ok {
+		buf.Reset()
+		err = cr.encode(buf)
+		cr.release()
+	} else {
+		err = marshalInto(buf, result)
+	}
+	if err != nil {
 		putResultBuf(buf)
 		s.reportInternal(c.ctx, c.req.method, fmt.Errorf("marshal result: %w", err))
 		return &response{id: c.req.id, err: internalError()}
