@@ -23,11 +23,15 @@ type Analysis struct {
 
 // Words are a text's distinct content words as the soft match reads them (see SoftMatch): the
 // builtin vocabulary's rows of its words that are not stopwords, sorted, without repeats. They
-// take 4 bytes a distinct content word plus a 24-byte slice header, about 60 bytes for a
-// 20-word sentence, and no strings. The zero value is a text with no content words.
+// take 2 bytes a distinct content word (the vocabulary's 50,000 rows fit in 16 bits) plus a
+// 24-byte slice header, about 40 bytes for a 10-word sentence, and no strings: a store keeps
+// one per memory. The zero value is a text with no content words.
 type Words struct {
-	rows []int32
+	rows []uint16
 }
+
+// A row must fit in Words.rows: this does not compile if the vocabulary outgrows 16 bits.
+const _ = uint16(builtinWords - 1)
 
 // Len is the number of distinct content words.
 func (w Words) Len() int { return len(w.rows) }
@@ -40,12 +44,13 @@ func (*Builtin) Analyze(text string) Analysis {
 	// The lists grow in a scratch kept for the next call and are then copied out at their
 	// length: a store's load analyzes every text, and the arrays that growing them leaves
 	// behind would be scattered among those that live on (Words), leaving spans half empty.
-	sc := analyzeScratches.Get().(*Analysis)
+	sc := analyzeScratches.Get().(*analyzeScratch)
 	defer analyzeScratches.Put(sc)
-	a := Analysis{terms: sc.terms[:0], counted: sc.counted[:0], Words: Words{rows: sc.Words.rows[:0]}}
+	a := Analysis{terms: sc.terms[:0], counted: sc.counted[:0]}
+	rows := sc.rows[:0]
 	defer func() {
 		clear(a.terms) // the scratch must not keep the terms alive (past len: cleared before)
-		*sc = a
+		sc.terms, sc.counted, sc.rows = a.terms, a.counted, rows
 	}()
 	st, err := loadSoft()
 	var vw []vocabWord
@@ -67,7 +72,7 @@ func (*Builtin) Analyze(text string) Analysis {
 					}
 				}
 				if w.content {
-					a.Words.rows = append(a.Words.rows, r)
+					rows = append(rows, uint16(r))
 				}
 				return
 			}
@@ -86,26 +91,33 @@ func (*Builtin) Analyze(text string) Analysis {
 				}
 			}
 			if r, ok := st.contentRow(string(tok)); ok { // a contraction's row is a stopword's
-				a.Words.rows = append(a.Words.rows, r)
+				rows = append(rows, uint16(r))
 			}
 			return
 		}
 		if r, ok := g.row(string(tok)); ok { // perhaps an unknown plural
 			a.counted = append(a.counted, r)
 			if !st.stop[r] {
-				a.Words.rows = append(a.Words.rows, r)
+				rows = append(rows, uint16(r))
 			}
 		}
 	})
 	out := Analysis{terms: slices.Clone(a.terms), counted: slices.Clone(a.counted)}
-	if len(a.Words.rows) > 0 { // sorted and compacted into an array of their own, as long as they are
-		slices.Sort(a.Words.rows)
-		out.Words.rows = slices.Clone(slices.Compact(a.Words.rows))
+	if len(rows) > 0 { // sorted and compacted into an array of their own, as long as they are
+		slices.Sort(rows)
+		out.Words.rows = slices.Clone(slices.Compact(rows))
 	}
 	return out
 }
 
-var analyzeScratches = sync.Pool{New: func() any { return new(Analysis) }}
+// analyzeScratch is where Analyze's lists grow.
+type analyzeScratch struct {
+	terms   []string
+	counted []int32
+	rows    []uint16
+}
+
+var analyzeScratches = sync.Pool{New: func() any { return new(analyzeScratch) }}
 
 // vocabWord is what Analyze makes of a token that is a vocabulary word, worked out once per
 // word (loadVocabWords) so that such a token costs one map lookup and no allocation.
@@ -193,7 +205,8 @@ func (*Builtin) SoftMatchWords(query string, docs []Words, context [][]int, w fl
 	defer func() { sc.scores, sc.best = scores, best }()
 	for i, d := range docs {
 		bi := best[i*n : (i+1)*n]
-		for _, r := range d.rows {
+		for _, r16 := range d.rows {
+			r := int32(r16)
 			o, ok := at[r]
 			if !ok {
 				o = int32(len(scores))
