@@ -653,8 +653,10 @@ func marshalInto(buf *bytes.Buffer, v any) error {
 }
 
 // Results are encoded into buffers kept for the next answer (a recall's result is 5-10 KB and
-// was garbage once its response had copied it). A buffer goes back to the pool only when its
-// response is encoded (response.encode); one grown past pooledMax is left to the collector.
+// was garbage once its response had copied it). A buffer goes back to the pool only once what
+// it holds is copied out: a result's when its response is encoded (response.appendTo), a tool's
+// structured content's when its callResult is (exec). One grown past pooledMax is left to the
+// collector.
 var resultBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 const pooledMax = 64 << 10
