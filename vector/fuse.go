@@ -72,12 +72,15 @@ func AtLeast(list []Scored, floor, margin float32) []Scored {
 
 // Candidates returns the ids of lists, each once, in the order they first appear: the
 // candidates a re-ranking signal (SoftMatch) scores.
-func Candidates(lists ...[]Scored) []uint64 {
+func Candidates(lists ...[]Scored) []uint64 { return AppendCandidates(nil, lists...) }
+
+// AppendCandidates is Candidates appending the ids to dst (whose own ids it does not look at).
+func AppendCandidates(dst []uint64, lists ...[]Scored) []uint64 {
 	n := 0
 	for _, l := range lists {
 		n += len(l)
 	}
-	ids := make([]uint64, 0, n)
+	ids := slices.Grow(dst, n)
 	seen := positions.get()
 	defer positions.put(seen)
 	for _, l := range lists {

@@ -77,7 +77,7 @@ func TestFuseBonus(t *testing.T) {
 
 // TestFuse_pooled: the maps Fuse, Candidates and FuseBonus keep for the next call carry
 // nothing over; every call of a random sequence answers as the same function with maps of its
-// own (kept here as the reference) does.
+// own (kept here as the reference) does, and AppendCandidates keeps what its slice held.
 func TestFuse_pooled(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 9))
 	list := func() []Scored {
@@ -92,6 +92,9 @@ func TestFuse_pooled(t *testing.T) {
 		ids := Candidates(lex, dense)
 		if want := candidatesRef(lex, dense); !slices.Equal(ids, want) {
 			t.Fatalf("round %d: Candidates = %v, want %v", round, ids, want)
+		}
+		if got := AppendCandidates([]uint64{7, 7}, lex, dense); !slices.Equal(got[:2], []uint64{7, 7}) || !slices.Equal(got[2:], ids) {
+			t.Fatalf("round %d: AppendCandidates = %v, want [7 7] then %v", round, got, ids)
 		}
 		if got, want := Fuse(lex, dense, 0.6, 0.4, 10), fuseRef(lex, dense, 0.6, 0.4, 10); !slices.Equal(got, want) {
 			t.Fatalf("round %d: Fuse = %v, want %v", round, got, want)

@@ -224,6 +224,13 @@ type softQuery struct {
 
 func (st *softTable) query(text string, counts *WordCounts) *softQuery {
 	q := &softQuery{}
+	st.fillQuery(q, text, counts)
+	return q
+}
+
+// fillQuery makes q the query of text, reusing its arrays.
+func (st *softTable) fillQuery(q *softQuery, text string, counts *WordCounts) {
+	q.rows, q.weight, q.inv, q.exact = q.rows[:0], q.weight[:0], q.inv[:0], q.exact[:0]
 	weight := func(r int32) float32 { return float32(sif(st.a, int(r)+1)) }
 	if counts != nil {
 		var done func()
@@ -245,14 +252,15 @@ func (st *softTable) query(text string, counts *WordCounts) *softQuery {
 		q.inv = append(q.inv, st.inv[r])
 		q.exact = append(q.exact, timeWords[w])
 	}
-	q.pairs = make([][builtinDim]int64, (len(q.rows)+1)/2)
+	np := (len(q.rows) + 1) / 2
+	q.pairs = slices.Grow(q.pairs[:0], np)[:np]
+	clear(q.pairs)
 	for i, r := range q.rows {
 		shift := 32 * (i % 2)
 		for j, x := range st.row(r) {
 			q.pairs[i/2][j] += int64(x) << shift
 		}
 	}
-	return q
 }
 
 // softFloor is the cosine below which two words count as unrelated in SoftMatch.

@@ -172,6 +172,7 @@ func (c *WordCounts) RemoveAnalysis(a Analysis) { c.updateRows(a.counted, -1) }
 // softScratch is what a SoftMatchWords call works in, kept for the next one (a recall left ~35
 // KB of it as garbage).
 type softScratch struct {
+	q      softQuery       // the query's words
 	at     map[int32]int32 // a word's row → where its scores start
 	scores []float32       // per distinct word, its score against each query word
 	best   []float32       // per document and query word, the best score
@@ -182,21 +183,30 @@ var softScratches = sync.Pool{New: func() any { return &softScratch{at: make(map
 // SoftMatchWords is SoftMatchContext over texts analyzed beforehand: docs[i] is
 // Analyze(texts[i]).Words, and the scores are those SoftMatchContext(query, texts, context, w,
 // counts) returns, bit for bit, without reading the texts again.
-func (*Builtin) SoftMatchWords(query string, docs []Words, context [][]int, w float32, counts *WordCounts) []float32 {
-	out := make([]float32, len(docs))
+func (b *Builtin) SoftMatchWords(query string, docs []Words, context [][]int, w float32, counts *WordCounts) []float32 {
+	return b.AppendSoftMatchWords(nil, query, docs, context, w, counts)
+}
+
+// AppendSoftMatchWords is SoftMatchWords appending the scores to dst, one per doc.
+func (*Builtin) AppendSoftMatchWords(dst []float32, query string, docs []Words, context [][]int, w float32, counts *WordCounts) []float32 {
+	dst = slices.Grow(dst, len(docs))
+	out := dst[len(dst) : len(dst)+len(docs)]
+	clear(out)
+	dst = dst[:len(dst)+len(docs)]
 	st, err := loadSoft()
 	if err != nil || len(docs) == 0 {
-		return out
+		return dst
 	}
-	q := st.query(query, counts)
+	sc := softScratches.Get().(*softScratch)
+	defer softScratches.Put(sc)
+	q := &sc.q
+	st.fillQuery(q, query, counts)
 	n := len(q.rows)
 	if n == 0 {
-		return out
+		return dst
 	}
 	// Each distinct word's scores against the query's words are computed once: a word's
 	// scores start at scores[at[r]].
-	sc := softScratches.Get().(*softScratch)
-	defer softScratches.Put(sc)
 	at := sc.at
 	clear(at)
 	scores := sc.scores[:0]
@@ -219,5 +229,5 @@ func (*Builtin) SoftMatchWords(query string, docs []Words, context [][]int, w fl
 		}
 	}
 	q.score(best, context, w, out)
-	return out
+	return dst
 }

@@ -103,6 +103,7 @@ func TestBuiltin_Analyze(t *testing.T) {
 			counts.AddAnalysis(a)
 		}
 		r := rand.New(rand.NewPCG(13, 14))
+		var appended []float32
 		for qi := 0; qi < len(texts); qi += 11 {
 			query := texts[qi]
 			// 60 candidates, each with up to 4 neighbours among the texts.
@@ -128,7 +129,25 @@ func TestBuiltin_Analyze(t *testing.T) {
 				if !slices.Equal(got, want) {
 					t.Fatalf("%s, query %q:\n got %v\nwant %v", c.name, query, got, want)
 				}
+				// Appending to a slice used by the calls before: the scores after what it holds.
+				prefix := []float32{-1, -2}
+				appended = b.AppendSoftMatchWords(append(appended[:0], prefix...), query, docs, context, c.w, c.counts)
+				if !slices.Equal(appended[:2], prefix) || !slices.Equal(appended[2:], want) {
+					t.Fatalf("%s, query %q: AppendSoftMatchWords gave %v", c.name, query, appended)
+				}
 			}
+		}
+		// A query without content words scores every text 0, whatever the slice held before.
+		if slices.Max(appended) <= 0 {
+			t.Fatal("no text scored above 0: the check below would prove nothing")
+		}
+		n := len(appended)
+		docs := make([]Words, n)
+		for i := range docs {
+			docs[i] = as[i%len(as)].Words
+		}
+		if got := b.AppendSoftMatchWords(appended[:0], "the of and", docs, nil, 0, nil); len(got) != n || slices.Max(got) != 0 {
+			t.Fatalf("a query of stopwords scored %v", got)
 		}
 	})
 	t.Run("Words are sorted and distinct", func(t *testing.T) {

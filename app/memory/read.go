@@ -242,9 +242,9 @@ func (s *Store) fuse(query string, lexical, dense []vector.Scored, now time.Time
 	if s.soft == nil {
 		return vector.Fuse(lexical, dense, s.wLex, s.wDense, limit)
 	}
-	ids := vector.Candidates(lexical, dense)
 	sc := fuseScratches.Get().(*fuseScratch)
 	defer fuseScratches.Put(sc)
+	ids := vector.AppendCandidates(sc.ids[:0], lexical, dense)
 	docs := sc.docs[:0]
 	for _, id := range ids {
 		docs = append(docs, s.mems[id].words)
@@ -276,19 +276,22 @@ func (s *Store) fuse(query string, lexical, dense []vector.Scored, now time.Time
 		sc.near, sc.nb = near, nb
 	}
 	sum := s.wLex + s.wDense + s.wSoft
-	soft := s.soft.SoftMatchWords(query, docs, near, s.ctxSoft, s.words)[:len(ids)]
+	soft := s.soft.AppendSoftMatchWords(sc.soft[:0], query, docs, near, s.ctxSoft, s.words)
 	clear(docs) // the scratch outlives this search: it must not keep memories' words alive
-	sc.docs = docs
+	sc.docs, sc.ids, sc.soft = docs, ids, soft
+	soft = soft[:len(ids)]
 	return vector.FuseBonus(lexical, dense, s.wLex/sum, s.wDense/sum, ids, soft, s.wSoft/sum, limit)
 }
 
 // fuseScratch is what fuse works in, kept for the next search (a recall left ~45 KB of it as
 // garbage).
 type fuseScratch struct {
+	ids  []uint64       // the candidates
 	docs []vector.Words // the candidates' words, then their neighbours'
 	near [][]int        // per candidate, the indices in docs of its neighbours
 	at   map[uint64]int // a memory → its index in docs
 	nb   []uint64       // one candidate's active neighbours
+	soft []float32      // the soft match of each of docs
 }
 
 var fuseScratches = sync.Pool{New: func() any { return &fuseScratch{at: make(map[uint64]int)} }}
