@@ -7,6 +7,18 @@
 	VXORPS Y2, Y2, Y2; \
 	VXORPS Y3, Y3, Y3
 
+// AVX_MULADD4(p) multiplies Y4-Y7 by the 32 float32 at p (8 each, in order) and adds the
+// products into the sums Y0-Y3.
+#define AVX_MULADD4(p) \
+	VMULPS (p), Y4, Y4; \
+	VMULPS 32(p), Y5, Y5; \
+	VMULPS 64(p), Y6, Y6; \
+	VMULPS 96(p), Y7, Y7; \
+	VADDPS Y4, Y0, Y0; \
+	VADDPS Y5, Y1, Y1; \
+	VADDPS Y6, Y2, Y2; \
+	VADDPS Y7, Y3, Y3
+
 // AVX_SUM_HALVES adds the 8-lane sums Y1, Y2 and Y3 into Y0, and then Y0's two halves into
 // X0's four lanes. It overwrites X1.
 #define AVX_SUM_HALVES \
