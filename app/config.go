@@ -93,7 +93,7 @@ type Config struct {
 	HTTPAddr string
 
 	// Tools is the allowlist of tools shown and callable; if empty, every tool. It, Approval,
-	// ApprovalTimeout, RateLimit and RateBurst are run-time settings (app/settings): the
+	// ApprovalTimeout, RateLimit, RateBurst and Compat are run-time settings (app/settings): the
 	// console changes them and the file keeps them, unless a flag or the environment gives
 	// them (or, in a Config built by hand, a value other than the default).
 	Tools []string
@@ -110,6 +110,9 @@ type Config struct {
 	// RateBurst is how many requests a client may send at once before the rate applies. If
 	// zero, 20.
 	RateBurst int
+	// Compat are the compatibility modes for clients written for the seed systems: once,
+	// komcp, sophon (app/settings.CompatModes). A run-time setting. If empty, none.
+	Compat []string
 	// MaxConcurrent bounds the requests served at once (event streams aside); beyond it, 503.
 	// If zero, 64.
 	MaxConcurrent int
@@ -203,6 +206,7 @@ func (c *Config) settings() []setting {
 		{"rate-burst", "OWNSONA_RATE_BURST", "requests a client may send at once before the rate applies", true, &c.RateBurst},
 		{"approval", "OWNSONA_APPROVAL", "calls that wait for the owner's approval: off, hard-delete, destructive or writes", false, &c.Approval},
 		{"approval-timeout", "OWNSONA_APPROVAL_TIMEOUT", "how long a call waits for approval before it ends unapproved (10s to 15m)", false, &c.ApprovalTimeout},
+		{"compat", "OWNSONA_COMPAT", "compatibility modes for clients written for other servers, comma-separated: once, komcp, sophon (default none)", false, &c.Compat},
 		{"max-concurrent", "OWNSONA_MAX_CONCURRENT", "authenticated MCP requests served at once, beyond it 503; other requests share a quarter of it (event streams aside)", true, &c.MaxConcurrent},
 		{"max-upload-mb", "OWNSONA_MAX_UPLOAD_MB", "largest file an import upload URL takes, in MiB", true, &c.MaxUploadMB},
 		{"cors-origins", "OWNSONA_CORS_ORIGINS", "browser origins allowed to call /mcp and the discovery documents, comma-separated", true, &c.CORSOrigins},
@@ -419,7 +423,7 @@ func (c *Config) validate() error {
 // runtime is the run-time settings as the configuration gives them.
 func (c *Config) runtime() settings.Settings {
 	s := settings.Settings{Tools: c.Tools, Approval: approval.Policy(c.Approval), ApprovalTimeout: c.ApprovalTimeout,
-		RateLimit: c.RateLimit, RateBurst: c.RateBurst}
+		RateLimit: c.RateLimit, RateBurst: c.RateBurst, Compat: c.Compat}
 	if s.Approval == "" {
 		s.Approval = approval.HardDelete
 	}
@@ -453,6 +457,8 @@ func (c *Config) fixedSettings() map[string]string {
 			differs = got.RateLimit != defs.RateLimit
 		case settings.RateBurst:
 			differs = got.RateBurst != defs.RateBurst
+		case settings.Compat:
+			differs = len(got.Compat) > 0
 		}
 		if differs {
 			out[name] = "the configuration"

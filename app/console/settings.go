@@ -1,7 +1,7 @@
 package console
 
 // The Settings page: the run-time settings kept in the file (app/settings): the tool allowlist,
-// the approval policy and timeout, the rate limits. A flag or an environment variable wins over
+// the approval policy and timeout, the rate limits, the compatibility modes. A flag or an environment variable wins over
 // them; the page shows which, and leaves those fields alone.
 
 import (
@@ -34,6 +34,17 @@ var policyLabels = map[approval.Policy]string{
 	approval.Writes:      "Ask before every change: remember, update, confirm and forget.",
 }
 
+// compatLabels say what each compatibility mode changes, and for whom.
+var compatLabels = map[string]string{
+	settings.CompatONCE: "ONCE's clients (seed 001): a token in the access_token argument, ONCE's server-card fields, " +
+		"and prepare_local_file_upload as another name of prepare_import_upload.",
+	settings.CompatKOmcp: "KOmcp's clients (seed 003): its scopes (mcp:tools:read, mcp:tools:execute, kura:notes:search), " +
+		"the bare origin as the resource, the search_kura_notes tool and its error bodies.",
+	settings.CompatSophon: "Sophon's own clients (seed 004): the memory.search tool, sophon://memory resources, and " +
+		"approval outcomes as JSON-RPC errors -32001 and -32002. Claude refuses tool names with a dot: " +
+		"switch this on only for Sophon's clients.",
+}
+
 type choice struct {
 	Value, Label string
 	On           bool
@@ -47,6 +58,7 @@ type settingsPage struct {
 	Timeout   string
 	RateLimit int
 	RateBurst int
+	Compat    []choice
 	Fixed     map[string]string // setting → what fixes it
 }
 
@@ -59,6 +71,9 @@ func (c *Console) getSettings(q *req) {
 		}
 		for _, p := range approval.Policies {
 			data.Policies = append(data.Policies, choice{Value: string(p), Label: policyLabels[p], On: p == s.Approval})
+		}
+		for _, mode := range settings.CompatModes {
+			data.Compat = append(data.Compat, choice{Value: mode, Label: compatLabels[mode], On: s.HasCompat(mode)})
 		}
 		data.Timeout, data.RateLimit, data.RateBurst = s.ApprovalTimeout.String(), s.RateLimit, s.RateBurst
 		data.Fixed = c.cfg.Settings.Fixed()
@@ -112,6 +127,9 @@ func (c *Console) postSettings(q *req) string {
 			return back
 		}
 		*f.dst = n
+	}
+	if free(settings.Compat) {
+		s.Compat = q.form["compat"]
 	}
 	err := c.cfg.Settings.Set(q.r.Context(), s)
 	var invalid *settings.InvalidError

@@ -92,3 +92,39 @@ func TestConsole_SettingsFixed(t *testing.T) {
 		t.Errorf("settings = %+v: want the fixed allowlist untouched and the approval saved", got)
 	}
 }
+
+// TestConsole_SettingsCompat: the compatibility modes are off on a fresh file, shown with what
+// each changes; checking one turns it on, unchecking every one turns them off, and a mode the
+// server does not know changes nothing.
+func TestConsole_SettingsCompat(t *testing.T) {
+	f, st := MustOpenSettings(t, nil)
+	b := f.signedIn(t)
+	page := b.page(t, "/console/settings")
+	wantContains(t, "settings page", page, `name="compat" value="once">`, `name="compat" value="komcp">`,
+		`name="compat" value="sophon">`, "refuses tool names with a dot")
+
+	form := url.Values{"tools": testTools, "approval": {"hard-delete"}, "approval_timeout": {"2m"}, "rate_limit": {"120"}, "rate_burst": {"20"}}
+	on := url.Values{"compat": {"sophon", "once"}}
+	for k, v := range form {
+		on[k] = v
+	}
+	wantContains(t, "after switching modes on", b.mustPost(t, "/console/settings/save", on), "Saved")
+	if got := st.Get().Compat; !slices.Equal(got, []string{"once", "sophon"}) {
+		t.Errorf("Compat after saving once and sophon = %v", got)
+	}
+	wantContains(t, "settings page with modes on", b.page(t, "/console/settings"), `value="once" checked`, `value="sophon" checked`)
+
+	bad := url.Values{"compat": {"mem0"}}
+	for k, v := range form {
+		bad[k] = v
+	}
+	wantContains(t, "an unknown mode", b.mustPost(t, "/console/settings/save", bad), "Nothing saved", "not a compatibility mode")
+	if got := st.Get().Compat; !slices.Equal(got, []string{"once", "sophon"}) {
+		t.Errorf("an unknown mode changed Compat to %v", got)
+	}
+
+	wantContains(t, "after switching every mode off", b.mustPost(t, "/console/settings/save", form), "Saved")
+	if got := st.Get().Compat; len(got) != 0 {
+		t.Errorf("Compat after unchecking every mode = %v, want none", got)
+	}
+}

@@ -1,6 +1,6 @@
 // Package settings keeps the settings the owner may change while the server runs, in the one
-// database file: the tool allowlist, the approval policy and its timeout, and the rate limit
-// and burst. Flags and OWNSONA_* environment variables still win: a setting given by either
+// database file: the tool allowlist, the approval policy and its timeout, the rate limit and
+// burst, and the compatibility modes for clients written for other systems. Flags and OWNSONA_* environment variables still win: a setting given by either
 // is fixed for the life of the process, and Set refuses to change it, naming the flag or the
 // variable.
 //

@@ -22,10 +22,22 @@ const (
 	ApprovalTimeout = "approval-timeout"
 	RateLimit       = "rate-limit"
 	RateBurst       = "rate-burst"
+	Compat          = "compat"
 )
 
 // Names are the settings' names, in the order a page shows them.
-var Names = []string{Tools, Approval, ApprovalTimeout, RateLimit, RateBurst}
+var Names = []string{Tools, Approval, ApprovalTimeout, RateLimit, RateBurst, Compat}
+
+// The compatibility modes of the Compat setting, in the order a page shows them: each makes
+// the clients written for one of the systems in the seed documents work unchanged.
+const (
+	CompatONCE   = "once"   // ONCE (seed 001): argument tokens, its server card, its upload tool's name
+	CompatKOmcp  = "komcp"  // KOmcp (seed 003): its scopes, its search tool, its error bodies
+	CompatSophon = "sophon" // Sophon (seed 004): memory.search, its approval errors, its resources
+)
+
+// CompatModes are every compatibility mode.
+var CompatModes = []string{CompatONCE, CompatKOmcp, CompatSophon}
 
 // Bounds of the numeric settings (the same as the flags').
 const (
@@ -53,13 +65,20 @@ type Settings struct {
 	RateLimit int
 	// RateBurst is how many requests a client may send at once before the rate applies.
 	RateBurst int
+	// Compat are the compatibility modes switched on (CompatModes), in that order. If empty,
+	// none: the surface the MCP specification describes, and nothing more.
+	Compat []string
 }
 
 // Clone returns a copy that shares nothing with s.
 func (s Settings) Clone() Settings {
 	s.Tools = slices.Clone(s.Tools)
+	s.Compat = slices.Clone(s.Compat)
 	return s
 }
+
+// HasCompat reports whether the compatibility mode called mode is on.
+func (s Settings) HasCompat(mode string) bool { return slices.Contains(s.Compat, mode) }
 
 // Validate checks every value; known, when not nil, are the tools the allowlist may name. The
 // error is an *InvalidError naming the first setting at fault.
@@ -79,6 +98,11 @@ func (s Settings) Validate(known []string) error {
 		return &InvalidError{RateLimit, fmt.Sprintf("%d is outside 0..%d requests per minute", s.RateLimit, MaxRateLimit)}
 	case s.RateBurst < 1 || s.RateBurst > MaxRateBurst:
 		return &InvalidError{RateBurst, fmt.Sprintf("%d is outside 1..%d", s.RateBurst, MaxRateBurst)}
+	}
+	for _, mode := range s.Compat {
+		if !slices.Contains(CompatModes, mode) {
+			return &InvalidError{Compat, fmt.Sprintf("%q is not a compatibility mode; the modes are %s", mode, strings.Join(CompatModes, ", "))}
+		}
 	}
 	return nil
 }
@@ -135,6 +159,7 @@ type record struct {
 	ApprovalTimeout *string   `json:"approval_timeout,omitempty"`
 	RateLimit       *int      `json:"rate_limit,omitempty"`
 	RateBurst       *int      `json:"rate_burst,omitempty"`
+	Compat          *[]string `json:"compat,omitempty"`
 }
 
 // Open reads the stored settings from db and works out the values in force. It fails when a
@@ -143,6 +168,7 @@ type record struct {
 func Open(db *kv.DB, cfg Config) (*Store, error) {
 	cfg.Base = cfg.Base.Clone()
 	cfg.Base.Tools = normalTools(cfg.Base.Tools, cfg.KnownTools)
+	cfg.Base.Compat = normalTools(cfg.Base.Compat, CompatModes)
 	fixed := make(map[string]string, len(cfg.Fixed))
 	for k, v := range cfg.Fixed {
 		if !slices.Contains(Names, k) {
@@ -206,10 +232,14 @@ func (st *Store) effective(rec record) (Settings, error) {
 	if rec.RateBurst != nil && !st.isFixed(RateBurst) {
 		s.RateBurst = *rec.RateBurst
 	}
+	if rec.Compat != nil && !st.isFixed(Compat) {
+		s.Compat = normalTools(*rec.Compat, CompatModes)
+	}
 	return s, nil
 }
 
-// normalTools drops repeated names and, with known, puts them in its order.
+// normalTools drops repeated names and, with known, puts them in its order (the tools of the
+// allowlist, and the modes of Compat alike).
 func normalTools(names, known []string) []string {
 	var out []string
 	for _, n := range names {
@@ -270,6 +300,7 @@ func (st *Store) Set(ctx context.Context, s Settings) error {
 	defer st.setMu.Unlock()
 	s = s.Clone()
 	s.Tools = normalTools(s.Tools, st.cfg.KnownTools)
+	s.Compat = normalTools(s.Compat, CompatModes)
 	if err := s.Validate(st.cfg.KnownTools); err != nil {
 		return err
 	}
@@ -328,6 +359,15 @@ func (st *Store) Set(ctx context.Context, s Settings) error {
 			rec.RateBurst = ptr(s.RateBurst)
 		}
 	}
+	if store(Compat) {
+		rec.Compat = nil
+		if !same(Compat, s, base) {
+			rec.Compat = ptr(slices.Clone(s.Compat))
+			if *rec.Compat == nil {
+				*rec.Compat = []string{}
+			}
+		}
+	}
 	raw, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("store settings: %w", err)
@@ -365,6 +405,8 @@ func same(name string, a, b Settings) bool {
 		return a.RateLimit == b.RateLimit
 	case RateBurst:
 		return a.RateBurst == b.RateBurst
+	case Compat:
+		return slices.Equal(a.Compat, b.Compat)
 	}
 	return true
 }

@@ -47,7 +47,7 @@ func MustOpen(tb testing.TB, db *kv.DB, cfg settings.Config) *settings.Store {
 
 func equal(a, b settings.Settings) bool {
 	return slices.Equal(a.Tools, b.Tools) && a.Approval == b.Approval && a.ApprovalTimeout == b.ApprovalTimeout &&
-		a.RateLimit == b.RateLimit && a.RateBurst == b.RateBurst
+		a.RateLimit == b.RateLimit && a.RateBurst == b.RateBurst && slices.Equal(a.Compat, b.Compat)
 }
 
 // TestStore_Set: what Set stores is in force at once and after a reopen; a setting put back to
@@ -59,11 +59,15 @@ func TestStore_Set(t *testing.T) {
 		t.Fatalf("Get on a fresh file = %+v, want the defaults", got)
 	}
 	want := settings.Settings{Tools: []string{"recall", "remember", "recall"}, Approval: approval.Writes,
-		ApprovalTimeout: 90 * time.Second, RateLimit: 60, RateBurst: 5}
+		ApprovalTimeout: 90 * time.Second, RateLimit: 60, RateBurst: 5, Compat: []string{"sophon", "once", "sophon"}}
 	if err := st.Set(context.Background(), want); err != nil {
 		t.Fatalf("Set: %v", err)
 	}
 	want.Tools = []string{"remember", "recall"} // deduplicated, in the tools' order
+	want.Compat = []string{"once", "sophon"}    // deduplicated, in CompatModes' order
+	if got := st.Get(); !got.HasCompat(settings.CompatONCE) || got.HasCompat(settings.CompatKOmcp) {
+		t.Errorf("HasCompat after Set: once %v, komcp %v; want true, false", got.HasCompat(settings.CompatONCE), got.HasCompat(settings.CompatKOmcp))
+	}
 	if got := st.Get(); !equal(got, want) {
 		t.Errorf("Get after Set = %+v, want %+v", got, want)
 	}
@@ -162,6 +166,7 @@ func TestStore_Set_invalid(t *testing.T) {
 		{settings.RateLimit, func(s *settings.Settings) { s.RateLimit = -1 }},
 		{settings.RateLimit, func(s *settings.Settings) { s.RateLimit = 100_001 }},
 		{settings.RateBurst, func(s *settings.Settings) { s.RateBurst = 0 }},
+		{settings.Compat, func(s *settings.Settings) { s.Compat = []string{"once", "mem0"} }},
 	} {
 		s := st.Get()
 		tc.change(&s)
