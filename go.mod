@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/caddyserver/certmagic v0.25.6
 	github.com/go-jose/go-jose/v4 v4.1.8
+	github.com/google/go-cmp v0.7.0
 	github.com/letsencrypt/pebble/v2 v2.10.1
 	github.com/miekg/dns v1.1.73
 	github.com/modelcontextprotocol/go-sdk v1.8.0
@@ -15,6 +16,7 @@ require (
 	golang.org/x/oauth2 v0.35.0
 	golang.org/x/sys v0.49.0
 	golang.org/x/term v0.47.0
+	golang.org/x/tools v0.51.0
 )
 
 require (

@@ -12,20 +12,27 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/tools/txtar"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden transcripts in testdata/golden with the current responses")
 
 // TestGolden replays each transcript in testdata/golden against a fresh store with a fixed
-// clock: every request is POSTed to /mcp and the status and body must match exactly.
+// clock: every request is sent to the handler and the status and body must match exactly.
 //
-// A transcript is a series of "-- request --" / "-- response --" sections. A request may start
-// with header lines ("Name: value") and a blank line before its body; the default headers are
-// Content-Type: application/json, Accept: application/json, text/event-stream and
-// MCP-Protocol-Version: 2025-11-25 (a header line with an empty value removes one). A response
-// is the status code on its first line, then the body, JSON indented for review. Timings
-// (*_time_ms) are zeroed. Text before the first section is a comment. Run with -update to
-// rewrite responses after a deliberate change, and review the diff.
+// A transcript is a txtar archive (golang.org/x/tools/txtar): its comment, then an optional
+// "-- config --" file of "flag: value" lines (the settings of `ownsona help`, e.g.
+// "compat: komcp"), then "-- request --" / "-- response --" pairs. A request is POSTed to
+// /mcp unless its first line is a method and a path ("GET /.well-known/oauth-protected-resource");
+// then it may have header lines ("Name: value") and a blank line before its body. The default
+// headers are Content-Type: application/json, Accept: application/json, text/event-stream,
+// MCP-Protocol-Version: 2025-11-25 and a full-scope personal access token (a header line with
+// an empty value removes one). A response is the status code on its first line, then, for a
+// request with a method line, the response headers a client reads (shownHeaders), then the
+// body, JSON indented for review. Timings (*_time_ms) are zeroed. Run with -update to rewrite
+// responses after a deliberate change, and review the diff.
 func TestGolden(t *testing.T) {
 	files, err := filepath.Glob("../testdata/golden/*.txtar")
 	if err != nil || len(files) == 0 {
@@ -33,30 +40,41 @@ func TestGolden(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			a := MustOpen(t, testConfig(t, newFakeClock()))
-			data, err := os.ReadFile(file)
+			ar, err := txtar.ParseFile(file)
 			if err != nil {
 				t.Fatal(err)
 			}
-			comment, sections := parseTranscript(string(data))
-			var out strings.Builder
-			out.WriteString(comment)
-			for i, s := range sections {
-				if s.name != "request" {
+			cfg := testConfig(t, newFakeClock())
+			out := &txtar.Archive{Comment: ar.Comment}
+			for _, f := range ar.Files {
+				switch f.Name {
+				case "config":
+					applyGoldenConfig(t, &cfg, string(f.Data))
+					out.Files = append(out.Files, f)
+				case "request", "response":
+				default:
+					t.Fatalf("section %q: want config, request or response", f.Name)
+				}
+			}
+			a := MustOpen(t, cfg)
+			n := 0
+			for i, f := range ar.Files {
+				if f.Name != "request" {
 					continue
 				}
-				got := replay(t, a, s.body)
-				out.WriteString("-- request --\n" + s.body + "-- response --\n" + got)
+				n++
+				got := replay(t, a, string(f.Data))
+				out.Files = append(out.Files, f, txtar.File{Name: "response", Data: []byte(got)})
 				want := ""
-				if i+1 < len(sections) && sections[i+1].name == "response" {
-					want = sections[i+1].body
+				if i+1 < len(ar.Files) && ar.Files[i+1].Name == "response" {
+					want = string(ar.Files[i+1].Data)
 				}
 				if !*updateGolden && got != want {
-					t.Errorf("request %d:\n%s\ngot:\n%s\nwant:\n%s", i/2+1, s.body, got, want)
+					t.Errorf("request %d:\n%s\nresponse (-want +got):\n%s", n, f.Data, cmp.Diff(want, got))
 				}
 			}
 			if *updateGolden {
-				if err := os.WriteFile(file, []byte(out.String()), 0o644); err != nil {
+				if err := os.WriteFile(file, txtar.Format(out), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -64,25 +82,35 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-type section struct{ name, body string }
-
-var sectionLine = regexp.MustCompile(`(?m)^-- (request|response) --\n`)
-
-func parseTranscript(s string) (comment string, sections []section) {
-	locs := sectionLine.FindAllStringSubmatchIndex(s, -1)
-	if len(locs) == 0 {
-		return s, nil
-	}
-	comment = s[:locs[0][0]]
-	for i, l := range locs {
-		end := len(s)
-		if i+1 < len(locs) {
-			end = locs[i+1][0]
+// applyGoldenConfig sets the settings a transcript's config section names, parsed as their
+// flags are.
+func applyGoldenConfig(t *testing.T, cfg *Config, lines string) {
+	t.Helper()
+	for line := range strings.Lines(lines) {
+		name, value, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok {
+			t.Fatalf("config line %q: want \"flag: value\"", line)
 		}
-		sections = append(sections, section{name: s[l[2]:l[3]], body: s[l[1]:end]})
+		found := false
+		for _, s := range cfg.settings() {
+			if s.flag == strings.TrimSpace(name) {
+				if err := parseValue("--"+s.flag, s.ptr, strings.TrimSpace(value)); err != nil {
+					t.Fatal(err)
+				}
+				found = true
+			}
+		}
+		if !found {
+			t.Fatalf("config line %q: no setting --%s", line, name)
+		}
 	}
-	return comment, sections
 }
+
+// shownHeaders are the response headers a transcript with a method line records, in this order.
+var shownHeaders = []string{"Content-Type", "WWW-Authenticate", "Retry-After", "X-RateLimit-Limit",
+	"X-RateLimit-Remaining", "X-API-Version", "Access-Control-Allow-Origin", "Access-Control-Max-Age", "Allow", "Location"}
+
+var requestLine = regexp.MustCompile(`^(GET|POST|PUT|DELETE|OPTIONS|HEAD) (/\S*)\n`)
 
 var timings = regexp.MustCompile(`(\\?"[a-z_]+_time_ms\\?": ?)[0-9.e+-]+`)
 
@@ -95,6 +123,11 @@ func replay(t *testing.T, a *App, req string) string {
 		"MCP-Protocol-Version": "2025-11-25",
 		"Authorization":        "Bearer " + patFor(t, a),
 	}
+	method, path, showHeaders := http.MethodPost, "/mcp", false
+	if m := requestLine.FindStringSubmatch(req); m != nil {
+		method, path, showHeaders = m[1], m[2], true
+		req = req[len(m[0]):]
+	}
 	body := req
 	if head, rest, ok := strings.Cut(req, "\n\n"); ok && regexp.MustCompile(`^[A-Za-z-]+:`).MatchString(head) {
 		for _, line := range strings.Split(head, "\n") {
@@ -102,8 +135,14 @@ func replay(t *testing.T, a *App, req string) string {
 			headers[k] = strings.TrimSpace(v)
 		}
 		body = rest
+	} else if showHeaders && !strings.Contains(req, "{") && !strings.Contains(req, "[") && regexp.MustCompile(`^[A-Za-z-]+:`).MatchString(req) {
+		for _, line := range strings.Split(strings.TrimSuffix(req, "\n"), "\n") { // headers only, no body
+			k, v, _ := strings.Cut(line, ":")
+			headers[k] = strings.TrimSpace(v)
+		}
+		body = ""
 	}
-	r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(strings.TrimSuffix(body, "\n")))
+	r := httptest.NewRequest(method, "http://127.0.0.1"+path, strings.NewReader(strings.TrimSuffix(body, "\n")))
 	for k, v := range headers {
 		if v != "" {
 			r.Header.Set(k, v)
@@ -112,6 +151,14 @@ func replay(t *testing.T, a *App, req string) string {
 	rec := httptest.NewRecorder()
 	a.Handler().ServeHTTP(rec, r)
 	out := fmt.Sprintf("%d\n", rec.Code)
+	if showHeaders {
+		for _, h := range shownHeaders {
+			for _, v := range rec.Header().Values(h) {
+				out += h + ": " + v + "\n"
+			}
+		}
+		out += "\n"
+	}
 	if b := rec.Body.Bytes(); len(b) > 0 {
 		var buf bytes.Buffer
 		if json.Indent(&buf, b, "", "  ") == nil {
