@@ -145,19 +145,10 @@ var tokenLifetimes = map[string]time.Duration{
 // (the same check and throttle as signing in), and keeps it in the session to be shown once.
 func (c *Console) postCreateToken(q *req) string {
 	const back = Prefix + "/connections#tokens"
-	auth := c.cfg.Auth()
-	var throttled *oauth.ThrottledError
-	switch err := auth.CheckOwner(q.w, q.r, auth.Username(), q.form.Get("password")); {
-	case errors.As(err, &throttled):
-		c.bad(q, "No token created: too many password attempts. Try again in "+throttled.RetryAfterSeconds()+" seconds.")
-		return back
-	case errors.Is(err, oauth.ErrLoginBusy):
-		c.bad(q, "No token created: the server is busy. Try again in a few seconds.")
-		return back
-	case err != nil:
-		c.bad(q, "No token created: that is not your password.")
+	if !c.recheck(q, "No token created") {
 		return back
 	}
+	auth := c.cfg.Auth()
 	scope := []string{policy.ScopeRead}
 	if q.form.Get("scope") == "write" {
 		scope = append(scope, policy.ScopeWrite)
@@ -196,4 +187,28 @@ func (c *Console) postRevokeToken(q *req) string {
 	}
 	c.ok(q, fmt.Sprintf("The token %s is revoked: it no longer works.", policy.Displayable(p.Name, 80)))
 	return back
+}
+
+// recheck asks for the owner's password again before an action a stolen session must not be
+// able to take (SECURITY.md CO-01: a token, a backup, a save that lowers protection), with the
+// same check and throttle as signing in. It reports whether the form's password matched; when
+// not, the next page says why, after refused ("No token created").
+func (c *Console) recheck(q *req, refused string) bool {
+	if q.form.Get("password") == "" { // asked, not a failed attempt: the throttle is not touched
+		c.bad(q, refused+": type your password to confirm it is you.")
+		return false
+	}
+	auth := c.cfg.Auth()
+	var throttled *oauth.ThrottledError
+	switch err := auth.CheckOwner(q.w, q.r, auth.Username(), q.form.Get("password")); {
+	case errors.As(err, &throttled):
+		c.bad(q, refused+": too many password attempts. Try again in "+throttled.RetryAfterSeconds()+" seconds.")
+	case errors.Is(err, oauth.ErrLoginBusy):
+		c.bad(q, refused+": the server is busy. Try again in a few seconds.")
+	case err != nil:
+		c.bad(q, refused+": that is not your password.")
+	default:
+		return true
+	}
+	return false
 }

@@ -25,7 +25,7 @@ func TestConsole_Tokens(t *testing.T) {
 	create := url.Values{"name": {"backup-script"}, "scope": {"write"}, "expires": {"30d"}}
 
 	body := b.mustPost(t, "/console/connections/tokens", create)
-	wantContains(t, "creating without the password", body, "No token created: that is not your password.")
+	wantContains(t, "creating without the password", body, "No token created: type your password to confirm it is you.")
 	form := url.Values{"password": {"not it"}}
 	for k, v := range create {
 		form[k] = v

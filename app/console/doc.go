@@ -61,7 +61,11 @@
 // (Config.MaxAge, 12 hours). Each session has a CSRF token of 256 bits; every POST must be
 // same-origin (http.CrossOriginProtection) and carry it, or it is refused with 403 and nothing
 // changes. Creating a personal access token asks for the password again; the token is shown
-// once, on the page after the POST, and never kept.
+// once, on the page after the POST, and never kept. So do the backup download and a Settings
+// save that lowers protection (more tools, less approval, a higher or no rate limit, a higher
+// burst, a compatibility mode on): a session taken over cannot get the server's keys or undo
+// its protections without the password (SECURITY.md CO-01). A form sent without a password is
+// refused without counting as a failed attempt; a wrong one counts, as at sign-in.
 //
 // The backup download is a POST with the CSRF token, not a GET with a token in its URL: the
 // file holds every secret of the server, and URLs end up in histories, logs and Referer headers.

@@ -131,6 +131,9 @@ func (c *Console) postSettings(q *req) string {
 	if free(settings.Compat) {
 		s.Compat = q.form["compat"]
 	}
+	if why := lowers(c.cfg.Settings.Get(), s, c.cfg.Tools); why != "" && !c.recheck(q, "Nothing saved: "+why) {
+		return back
+	}
 	err := c.cfg.Settings.Set(q.r.Context(), s)
 	var invalid *settings.InvalidError
 	var fixedErr *settings.FixedError
@@ -144,4 +147,34 @@ func (c *Console) postSettings(q *req) string {
 		c.ok(q, "Saved. Every setting applies at once; connected assistants are told the tool list changed.")
 	}
 	return back
+}
+
+// lowers says how next protects less than cur, or "" when it does not: a longer allowlist, an
+// approval policy that asks less, a rate limit off or higher, a higher burst, a compatibility
+// mode switched on (each accepts more: tokens in arguments, other scopes and resources, other
+// tools). Such a save needs the password again (SECURITY.md CO-01), so that a stolen session
+// cannot quietly undo the owner's protections.
+func lowers(cur, next settings.Settings, tools []string) string {
+	widened := func(cur, next []string, all []string) bool {
+		if len(cur) == 0 { // every one already
+			return false
+		}
+		if len(next) == 0 {
+			return true
+		}
+		return slices.ContainsFunc(next, func(t string) bool { return !slices.Contains(cur, t) })
+	}
+	switch {
+	case widened(cur.Tools, next.Tools, tools):
+		return "this lets assistants use more tools"
+	case slices.Index(approval.Policies, next.Approval) < slices.Index(approval.Policies, cur.Approval):
+		return "this asks for approval less often"
+	case cur.RateLimit != 0 && (next.RateLimit == 0 || next.RateLimit > cur.RateLimit):
+		return "this raises the rate limit"
+	case next.RateBurst > cur.RateBurst:
+		return "this raises the burst"
+	case slices.ContainsFunc(next.Compat, func(m string) bool { return !cur.HasCompat(m) }):
+		return "this switches a compatibility mode on"
+	}
+	return ""
 }

@@ -72,7 +72,8 @@ func TestConsole_Settings(t *testing.T) {
 		})
 	}
 
-	all := url.Values{"tools": testTools, "approval": {"off"}, "approval_timeout": {"2m"}, "rate_limit": {"120"}, "rate_burst": {"20"}}
+	all := url.Values{"tools": testTools, "approval": {"off"}, "approval_timeout": {"2m"}, "rate_limit": {"120"}, "rate_burst": {"20"},
+		"password": {testPassword}}
 	b.mustPost(t, "/console/settings/save", all)
 	if got := st.Get().Tools; len(got) != 0 {
 		t.Errorf("every tool checked saved the allowlist %v, want none (every tool)", got)
@@ -87,7 +88,8 @@ func TestConsole_SettingsFixed(t *testing.T) {
 	f, st := MustOpenSettings(t, map[string]string{settings.Tools: "OWNSONA_TOOLS"})
 	b := f.signedIn(t)
 	wantContains(t, "settings page", b.page(t, "/console/settings"), "Set by <code>OWNSONA_TOOLS</code>", "<fieldset disabled>")
-	b.mustPost(t, "/console/settings/save", url.Values{"tools": {"forget"}, "approval": {"off"}, "approval_timeout": {"1m"}, "rate_limit": {"120"}, "rate_burst": {"20"}})
+	b.mustPost(t, "/console/settings/save", url.Values{"tools": {"forget"}, "approval": {"off"}, "approval_timeout": {"1m"}, "rate_limit": {"120"}, "rate_burst": {"20"},
+		"password": {testPassword}})
 	if got := st.Get(); len(got.Tools) != 0 || got.Approval != approval.Off {
 		t.Errorf("settings = %+v: want the fixed allowlist untouched and the approval saved", got)
 	}
@@ -104,7 +106,7 @@ func TestConsole_SettingsCompat(t *testing.T) {
 		`name="compat" value="sophon">`, "refuses tool names with a dot")
 
 	form := url.Values{"tools": testTools, "approval": {"hard-delete"}, "approval_timeout": {"2m"}, "rate_limit": {"120"}, "rate_burst": {"20"}}
-	on := url.Values{"compat": {"sophon", "once"}}
+	on := url.Values{"compat": {"sophon", "once"}, "password": {testPassword}}
 	for k, v := range form {
 		on[k] = v
 	}
@@ -114,7 +116,7 @@ func TestConsole_SettingsCompat(t *testing.T) {
 	}
 	wantContains(t, "settings page with modes on", b.page(t, "/console/settings"), `value="once" checked`, `value="sophon" checked`)
 
-	bad := url.Values{"compat": {"mem0"}}
+	bad := url.Values{"compat": {"mem0"}, "password": {testPassword}}
 	for k, v := range form {
 		bad[k] = v
 	}
@@ -127,4 +129,64 @@ func TestConsole_SettingsCompat(t *testing.T) {
 	if got := st.Get().Compat; len(got) != 0 {
 		t.Errorf("Compat after unchecking every mode = %v, want none", got)
 	}
+}
+
+// TestConsole_SettingsLowerProtection: a save that protects less (more tools, less approval, a
+// higher or no rate limit, a higher burst, a compatibility mode on) needs the password again
+// and changes nothing without it; a save that protects more does not (SECURITY.md CO-01).
+func TestConsole_SettingsLowerProtection(t *testing.T) {
+	f, st := MustOpenSettings(t, nil)
+	b := f.signedIn(t)
+	base := url.Values{"tools": {"recall"}, "approval": {"writes"}, "approval_timeout": {"2m"}, "rate_limit": {"60"}, "rate_burst": {"10"}}
+	with := func(field string, values ...string) url.Values {
+		v := url.Values{}
+		for k, vs := range base {
+			v[k] = vs
+		}
+		if field != "" {
+			v[field] = values
+		}
+		return v
+	}
+	// Narrowing from the defaults (every tool, hard-delete, 120/20) needs no password.
+	wantContains(t, "a save that protects more", b.mustPost(t, "/console/settings/save", with("")), "Saved")
+	want := st.Get()
+
+	for _, tc := range []struct {
+		name   string
+		form   url.Values
+		reason string
+	}{
+		{"more tools", with("tools", "recall", "remember"), "more tools"},
+		{"every tool", with("tools", testTools...), "more tools"},
+		{"less approval", with("approval", "hard-delete"), "approval less often"},
+		{"no rate limit", with("rate_limit", "0"), "raises the rate limit"},
+		{"a higher rate limit", with("rate_limit", "600"), "raises the rate limit"},
+		{"a higher burst", with("rate_burst", "50"), "raises the burst"},
+		{"a compatibility mode", with("compat", "once"), "compatibility mode"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantContains(t, "without the password", b.mustPost(t, "/console/settings/save", tc.form),
+				"Nothing saved: this ", tc.reason, "type your password")
+			if got := st.Get(); !slices.Equal(got.Tools, want.Tools) || got.Approval != want.Approval ||
+				got.RateLimit != want.RateLimit || got.RateBurst != want.RateBurst || len(got.Compat) != 0 {
+				t.Fatalf("a save that lowers protection went through without the password: %+v", got)
+			}
+		})
+	}
+
+	wrong := with("rate_limit", "0")
+	wrong.Set("password", "not it")
+	wantContains(t, "with a wrong password", b.mustPost(t, "/console/settings/save", wrong), "that is not your password")
+	if got := st.Get().RateLimit; got != 60 {
+		t.Errorf("rate limit after a save with a wrong password = %d, want 60 unchanged", got)
+	}
+	ok := with("rate_limit", "0")
+	ok.Set("password", testPassword)
+	wantContains(t, "with the password", b.mustPost(t, "/console/settings/save", ok), "Saved")
+	if got := st.Get().RateLimit; got != 0 {
+		t.Errorf("rate limit after a save with the password = %d, want 0", got)
+	}
+	stricter := with("rate_limit", "30")
+	wantContains(t, "back to a limit, no password", b.mustPost(t, "/console/settings/save", stricter), "Saved")
 }

@@ -214,6 +214,11 @@ func (c *Console) postBackup(q *req) string {
 		c.bad(q, "This server offers no backup download.")
 		return Prefix + "/system"
 	}
+	// The file holds the signing keys, the password hash and the CA's key: more than a token
+	// gives, so the password again, as for a token.
+	if !c.recheck(q, "No backup downloaded") {
+		return Prefix + "/system#backup"
+	}
 	name := "ownsona-" + c.now().UTC().Format("20060102T150405Z") + ".db"
 	h := q.w.Header()
 	h.Set("Content-Type", "application/octet-stream")

@@ -208,6 +208,7 @@ for (const size of [
     await nav('System').click();
     await page.getByText('Healthy', { exact: true }).waitFor();
     await look('system');
+    await page.getByLabel(/^Your password/).fill(PASSWORD); // the file holds the keys: the password again (CO-01)
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download a backup now' }).click()]);
     assert.match(download.suggestedFilename(), /^ownsona-\d{8}T\d{6}Z\.db$/);
     const saved = join(tempDir(t), download.suggestedFilename());
