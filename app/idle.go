@@ -39,15 +39,11 @@ func (r *idleRelease) step(allocated uint64) bool {
 	return false
 }
 
-// releaseWhenIdle runs idleRelease every period until ctx is done, calling release (the
-// process: debug.FreeOSMemory) when it says. What the process allocated before it started
-// counts as released (Open releases the load's garbage itself).
-func releaseWhenIdle(ctx context.Context, period time.Duration, quiet, least uint64, release func()) {
-	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-	allocated := func() uint64 {
-		metrics.Read(sample)
-		return sample[0].Value.Uint64()
-	}
+// releaseWhenIdle runs idleRelease every period until ctx is done, reading the bytes allocated
+// so far from allocated (heapAllocated) and calling release (the process: debug.FreeOSMemory)
+// when it says. What was allocated before it started counts as released (Open releases the
+// load's garbage itself).
+func releaseWhenIdle(ctx context.Context, period time.Duration, quiet, least uint64, allocated func() uint64, release func()) {
 	now := allocated()
 	r := idleRelease{quiet: quiet, least: least, last: now, released: now}
 	every(ctx, period, func() {
@@ -55,6 +51,13 @@ func releaseWhenIdle(ctx context.Context, period time.Duration, quiet, least uin
 			release()
 		}
 	})
+}
+
+// heapAllocated is the bytes this process has allocated on the heap since it started.
+func heapAllocated() uint64 {
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(sample)
+	return sample[0].Value.Uint64()
 }
 
 // every calls fn every d until ctx is done, and returns then.

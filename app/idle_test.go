@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -33,31 +34,48 @@ func TestIdleRelease_step(t *testing.T) {
 	}
 }
 
-// TestReleaseWhenIdle: in this process, steady allocation brings no release; the quiet after
-// it brings one, and only one.
+// TestReleaseWhenIdle: steady allocation brings no release; the quiet after it brings one,
+// and only one, however long the quiet lasts; work after it brings the next. The clock is a
+// synctest bubble's and the allocation counter the test's own, so a busy machine cannot move
+// either (the test once read this process's real allocations against the wall clock, and
+// failed under load).
 func TestReleaseWhenIdle(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	const period = 50 * time.Millisecond
-	var releases atomic.Int32
-	go releaseWhenIdle(ctx, period, 1<<20, 16<<20, func() { releases.Add(1) })
-	var sink []byte
-	for end := time.Now().Add(20 * period); time.Now().Before(end); { // ~3 MiB per 5 ms: never quiet
-		for range 48 {
-			sink = make([]byte, 64<<10)
+	synctest.Test(t, func(t *testing.T) {
+		const (
+			period       = 5 * time.Second
+			quiet, least = 1 << 20, 16 << 20
+		)
+		var allocated atomic.Uint64
+		var releases atomic.Int32
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go releaseWhenIdle(ctx, period, quiet, least, allocated.Load, func() { releases.Add(1) })
+		synctest.Wait()
+
+		look := func(alloc uint64) int32 { // allocate, then let one period pass and the look run
+			allocated.Add(alloc)
+			time.Sleep(period)
+			synctest.Wait()
+			return releases.Load()
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if n := releases.Load(); n != 0 {
-		t.Errorf("%d releases while the process kept allocating, want none", n)
-	}
-	deadline := time.Now().Add(40 * period)
-	for releases.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(period / 5)
-	}
-	time.Sleep(4 * period)
-	if n := releases.Load(); n != 1 {
-		t.Errorf("%d releases in the quiet after ~100 MiB of garbage, want 1", n)
-	}
-	_ = sink
+		for i := range 20 { // 3 MiB a period, 60 MiB in all: never quiet
+			if n := look(3 << 20); n != 0 {
+				t.Fatalf("period %d of steady allocation: %d releases, want none", i, n)
+			}
+		}
+		if n := look(0); n != 1 {
+			t.Fatalf("the first quiet period after 60 MiB: %d releases, want 1", n)
+		}
+		for i := range 10 {
+			if n := look(quiet / 2); n != 1 {
+				t.Fatalf("quiet period %d after the release: %d releases, want still 1", i, n)
+			}
+		}
+		for range 6 { // working again: 18 MiB
+			look(3 << 20)
+		}
+		if n := look(0); n != 2 {
+			t.Errorf("the quiet after another 18 MiB: %d releases, want 2", n)
+		}
+	})
 }

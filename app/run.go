@@ -135,7 +135,7 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) error {
 		return err
 	}
 	defer a.Close()
-	go releaseWhenIdle(ctx, idlePeriod, idleQuiet, idleLeast, debug.FreeOSMemory)
+	go releaseWhenIdle(ctx, idlePeriod, idleQuiet, idleLeast, heapAllocated, debug.FreeOSMemory)
 	if err := a.Listen(); err != nil {
 		return err
 	}
@@ -222,7 +222,7 @@ func stdio(ctx context.Context, cfg Config, stdin io.Reader, stdout, stderr io.W
 		return err
 	}
 	defer a.Close()
-	go releaseWhenIdle(ctx, idlePeriod, idleQuiet, idleLeast, debug.FreeOSMemory)
+	go releaseWhenIdle(ctx, idlePeriod, idleQuiet, idleLeast, heapAllocated, debug.FreeOSMemory)
 	a.log.Info().Msg("serving MCP on stdio")
 	if err := a.mcp.ServeStdio(ctx, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("stdio: %w", err)
