@@ -46,7 +46,7 @@ const sdkRedirectURI = "http://127.0.0.1:48123/callback"
 // sdkClientName is the client_name the SDK registers, and so the source_client of its memories.
 const sdkClientName = "ownsona-sdk-oauth-test"
 
-// testServer is the real binary serving MCP over HTTP on a loopback port.
+// testServer is the real binary serving MCP on a loopback port.
 type testServer struct {
 	URL    string // the MCP endpoint, http://127.0.0.1:PORT/mcp
 	Issuer string // http://127.0.0.1:PORT
@@ -72,7 +72,7 @@ func (b *syncBuffer) String() string {
 }
 
 // startServer runs `ownsona serve` on a fresh file with the owner's password set, waits for its
-// "serving MCP over HTTP" log line, and stops it at cleanup.
+// "serving MCP" log line, and stops it at cleanup.
 func startServer(t *testing.T) *testServer {
 	t.Helper()
 	cmd := exec.Command(ownsonaBinary(t), "serve", "--db", filepath.Join(t.TempDir(), "ownsona.db"),
@@ -98,7 +98,7 @@ func startServer(t *testing.T) *testServer {
 				Message string `json:"message"`
 				URL     string `json:"url"`
 			}
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Message == "serving MCP over HTTP" {
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Message == "serving MCP" {
 				select {
 				case urls <- line.URL:
 				default:
@@ -130,7 +130,7 @@ func startServer(t *testing.T) *testServer {
 	case <-drained:
 		t.Fatalf("ownsona serve exited before serving:\n%s", logs)
 	case <-time.After(30 * time.Second):
-		t.Fatalf("ownsona serve did not log \"serving MCP over HTTP\" within 30s:\n%s", logs)
+		t.Fatalf("ownsona serve did not log \"serving MCP\" within 30s:\n%s", logs)
 	}
 	return nil
 }

@@ -49,7 +49,7 @@ func serveDBStop(t *testing.T, db string) (string, func()) {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			var line struct{ Message, URL string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Message == "serving MCP over HTTP" {
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Message == "serving MCP" {
 				urls <- line.URL
 			}
 		}
@@ -364,7 +364,7 @@ func TestCrash_ServeKilled(t *testing.T) {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			var line struct{ Message, URL string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Message == "serving MCP over HTTP" {
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Message == "serving MCP" {
 				url = line.URL
 				break
 			}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -144,12 +145,19 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) error {
 	}
 	a.scheduleBackups(ctx)
 	ep := a.Auth().Endpoints()
-	a.log.Info().Str("url", ep.Resource).Str("listen", a.Addr()).Str("issuer", ep.Issuer).Str("tls", a.web.TLSInfo()).Msg("serving MCP over HTTP")
+	scheme := "http"
+	if cfg.TLS != "off" {
+		scheme = "https"
+	}
+	a.log.Info().Str("url", ep.Resource).Str("listen", a.Addr()).Str("scheme", scheme).Str("issuer", ep.Issuer).
+		Str("tls", a.web.TLSInfo()).Msg("serving MCP")
 	if msg := doctor.ProxyWarning(cfg.PublicURL, cfg.TLS, cfg.TrustedProxies); msg != "" {
 		a.log.Warn().Msg(msg)
 	}
+	steps := nextSteps{Resource: ep.Resource, Console: ep.Issuer + "/console", Bin: executable(), DB: absPath(cfg.DB)}
+	fmt.Fprintf(stderr, "ownsona: serving %s for assistants and %s for you (file %s)\n", steps.Resource, steps.Console, steps.DB)
 	if a.Auth().GeneratedPassword() != "" {
-		firstSteps(stderr, ep.Resource, cfg.DB)
+		steps.write(stderr)
 	}
 	a.warnSize(runtime.GOARCH) // bbolt's memory map on 32-bit systems: at start, then daily
 	every(ctx, 24*time.Hour, func() { a.warnSize(runtime.GOARCH) })
@@ -157,14 +165,58 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) error {
 	return a.Close()
 }
 
-// firstSteps tells the person starting a new server what to do next (a first start is one
-// that had to generate the owner's password).
-func firstSteps(w io.Writer, resource, db string) {
+// nextSteps are what the person starting a new server does next (a first start is one that
+// had to generate the owner's password), with the paths that work when pasted anywhere: the
+// binary's and the file's absolute paths, since a desktop client resolves a relative one
+// against its own working directory.
+type nextSteps struct {
+	Resource, Console string // the MCP endpoint and the console's URL
+	Bin, DB           string // absolute paths of the binary and of the file
+}
+
+func (n nextSteps) write(w io.Writer) {
+	type server struct {
+		Command string   `json:"command"`
+		Args    []string `json:"args"`
+	}
+	desktop, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]server{
+		"ownsona": {Command: n.Bin, Args: []string{"stdio", "--db", n.DB}}}}, "  ", "  ")
 	fmt.Fprintf(w, "Next steps:\n"+
+		"  the console:          %s   (your memories, connections, approvals, settings)\n"+
 		"  Claude Code:          claude mcp add --transport http ownsona %s\n"+
-		"  a token for scripts:  ownsona token create --name my-script --db %s\n"+
-		"  without a server:     ownsona stdio --db %s   (as a desktop client's command)\n"+
-		"Lost the password? ownsona password set --db %s\n\n", resource, db, db, db)
+		"  a token for scripts:  %s token create --name my-script --db %s\n"+
+		"  Claude Desktop, Cursor (their JSON config; reaches this server while it runs):\n  %s\n"+
+		"Lost the password? %s password set --db %s\n\n",
+		n.Console, n.Resource, shellQuote(n.Bin), shellQuote(n.DB), desktop, shellQuote(n.Bin), shellQuote(n.DB))
+}
+
+// executable is the absolute path of the running binary, symlinks resolved; "ownsona" when the
+// system cannot say.
+func executable() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "ownsona"
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	return exe
+}
+
+// absPath is path made absolute against the working directory, or path when that fails.
+func absPath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but plain path characters.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:@=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // openAdminSocket lets the operator's commands reach this server's open file (see ops).

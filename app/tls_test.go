@@ -44,7 +44,7 @@ import (
 // Encrypt's test CA, in-process), and the settings' validation.
 
 // serveWatcher is the stderr of a `serve` run through Run: it keeps the log and hands over the
-// URL of its "serving MCP over HTTP" line.
+// URL of its "serving MCP" line.
 type serveWatcher struct {
 	logs syncBuffer
 	urls chan string
@@ -57,7 +57,7 @@ func (w *serveWatcher) Write(p []byte) (int, error) {
 			Message string `json:"message"`
 			URL     string `json:"url"`
 		}
-		if json.Unmarshal(line, &l) == nil && l.Message == "serving MCP over HTTP" {
+		if json.Unmarshal(line, &l) == nil && l.Message == "serving MCP" {
 			select {
 			case w.urls <- l.URL:
 			default:

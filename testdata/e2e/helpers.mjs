@@ -67,7 +67,7 @@ export function createToken(db, name, scope) {
 }
 
 // startServe runs `ownsona serve --addr 127.0.0.1:0` on a fresh database, waits for its
-// "serving MCP over HTTP" log line, then creates the named personal access tokens ({name:
+// "serving MCP" log line, then creates the named personal access tokens ({name:
 // scope|undefined}) through its admin socket. It returns {url, origin, issuer, port, tokens, log()}; the server is stopped and the
 // database removed when the test ends.
 export async function startServe(t, { pats = {}, env = {} } = {}) {
@@ -91,12 +91,12 @@ export async function startServe(t, { pats = {}, env = {} } = {}) {
     rmSync(dir, { recursive: true, force: true });
   });
   const rec = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('serve did not log "serving MCP over HTTP" within 20 s:\n' + buf)), 20000);
+    const timer = setTimeout(() => reject(new Error('serve did not log "serving MCP" within 20 s:\n' + buf)), 20000);
     const scan = () => {
       for (const line of buf.split('\n')) {
         let r;
         try { r = JSON.parse(line); } catch { continue; } // a partial line
-        if (r.message === 'serving MCP over HTTP') {
+        if (r.message === 'serving MCP') {
           clearTimeout(timer);
           proc.stderr.off('data', scan);
           proc.off('exit', onExit);

@@ -26,7 +26,7 @@ func Wait(stderr io.Reader, timeout time.Duration) (string, error) {
 				Message string `json:"message"`
 				URL     string `json:"url"`
 			}
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Message == "serving MCP over HTTP" {
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Message == "serving MCP" {
 				found <- line.URL
 				return
 			}
