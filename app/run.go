@@ -10,12 +10,10 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/ownsona/ownsona/app/doctor"
@@ -28,36 +26,37 @@ import (
 // command is one entry of the command table that Run, `ownsona help` and (through ops's own
 // entries) the admin socket read: the name, the lines help prints, and what runs.
 type command struct {
-	name     string
-	synopsis string // after "ownsona ", as help prints it; further lines are indented by help
-	run      func(ctx context.Context, env *ops.Env, args []string) error
+	name  string
+	form  string // after "ownsona ": how it is typed
+	about string // what it does; help wraps it
+	run   func(ctx context.Context, env *ops.Env, args []string) error
 }
 
 // commands is the command table: serving first, then the operator's commands of app/ops, then
 // the checks and the help.
 func commands() []command {
 	cmds := []command{
-		{"serve", "serve [flags]\tserve MCP at http://ADDR/mcp; with --tls acme|local|files over HTTPS\n" +
-			"\t(e.g. OWNSONA_DOMAIN=mem.example.com ownsona serve --tls acme)", runServe},
-		{"stdio", "stdio [flags]\tserve MCP on standard input/output (for Claude Desktop, Claude Code, Cursor);\n" +
-			"\tthrough a running server's admin socket when one holds the file", runStdio},
+		{"serve", "serve [flags]", "serve MCP at http://ADDR/mcp, and the owner's console at /console; with --tls " +
+			"acme|local|files over HTTPS (e.g. OWNSONA_DOMAIN=mem.example.com ownsona serve --tls acme)", runServe},
+		{"stdio", "stdio [flags]", "serve MCP on standard input/output (for Claude Desktop, Claude Code, Cursor); " +
+			"through a running server's admin socket when one holds the file", runStdio},
 	}
 	for _, c := range ops.Commands() {
-		cmds = append(cmds, command{c.Name, c.Synopsis, c.Run})
+		cmds = append(cmds, command{c.Name, c.Form, c.About, c.Run})
 	}
 	return append(cmds,
-		command{"doctor", "doctor [--public] [--client NAME] [flags]\tcheck the file's permissions and the public URL, issuer and resource;\n" +
-			"\t--public also DNS, port 443, the certificate, the OAuth discovery documents and\n" +
-			"\tthe 401 that hosted assistants need; --client claude|chatgpt|claude-code|cursor also\n" +
-			"\twhat that client is known to need (--env-file, --resolver, --timeout: see --help)", runDoctor},
-		command{"version", "version\tprint the version", func(_ context.Context, env *ops.Env, args []string) error {
+		command{"doctor", "doctor [--public] [--client NAME] [flags]", "check the file's permissions and the public URL, " +
+			"issuer and resource; --public also DNS, port 443, the certificate, the OAuth discovery documents and the 401 " +
+			"that hosted assistants need; --client claude|chatgpt|claude-code|cursor also what that client is known to " +
+			"need (--env-file, --resolver, --timeout: see --help)", runDoctor},
+		command{"version", "version", "print the version", func(_ context.Context, env *ops.Env, args []string) error {
 			if len(args) > 0 && !isHelp(args[0]) {
 				return usageErr("version: takes no arguments")
 			}
 			fmt.Fprintln(env.Stdout, "ownsona", Version)
 			return nil
 		}},
-		command{"help", "help\tprint this help", func(_ context.Context, env *ops.Env, _ []string) error { return usage(env.Stdout) }},
+		command{"help", "help", "print this help", func(_ context.Context, env *ops.Env, _ []string) error { return usage(env.Stdout) }},
 	)
 }
 
@@ -282,25 +281,13 @@ func stdio(ctx context.Context, cfg Config, stdin io.Reader, stdout, stderr io.W
 	return a.Close()
 }
 
-var gap = regexp.MustCompile(`(?m)^(\S.*?) {2,}`)
-
-// usage prints every command once, from the command table, and every setting.
+// usage prints every command once, from the command table, and every setting, within
+// ops.HelpWidth columns.
 func usage(w io.Writer) error {
 	fmt.Fprint(w, "ownsona: a personal memory server for AI assistants, in one file.\n\nUsage:\n")
-	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	for _, c := range commands() {
-		// The first run of spaces separates the form from what it does (ops aligns its own
-		// synopses with spaces); a tab lets the table align every command alike.
-		syn := gap.ReplaceAllString(c.synopsis, "${1}\t")
-		for i, line := range strings.Split(syn, "\n") {
-			if i == 0 {
-				fmt.Fprintf(tw, "  ownsona %s\n", line)
-			} else {
-				fmt.Fprintf(tw, "  %s\n", line)
-			}
-		}
+		fmt.Fprint(w, "  ownsona "+c.form+"\n"+ops.Wrap(c.about, 6, ops.HelpWidth))
 	}
-	tw.Flush()
 	fmt.Fprint(w, "\n'ownsona COMMAND --help' shows a command's own flags.\n\nSettings (flag, environment variable, default):\n")
 	printSettings(w, "")
 	fmt.Fprintln(w, "\nLogs are JSON lines on standard error; standard output belongs to the stdio transport.")
@@ -312,47 +299,37 @@ func usage(w io.Writer) error {
 func commandUsage(w io.Writer, name string, extra func(*flag.FlagSet)) error {
 	for _, c := range commands() {
 		if c.name == name {
-			first, rest, _ := strings.Cut(c.synopsis, "\n")
-			syn, desc, _ := strings.Cut(first, "\t")
-			fmt.Fprintf(w, "Usage: ownsona %s\n\n%s\n", syn, desc)
-			for line := range strings.SplitSeq(rest, "\n") {
-				if line != "" {
-					fmt.Fprintln(w, strings.TrimPrefix(line, "\t"))
-				}
-			}
+			fmt.Fprintf(w, "%s\n%s", ops.Hang("Usage: ownsona "+c.form, 4, ops.HelpWidth), ops.Wrap(c.about, 0, ops.HelpWidth))
 		}
 	}
 	if extra != nil {
 		fs := flag.NewFlagSet(name, flag.ContinueOnError)
 		extra(fs)
 		fmt.Fprint(w, "\nFlags:\n")
-		fs.SetOutput(w)
-		fs.PrintDefaults()
+		ops.PrintFlags(w, fs)
 	}
 	fmt.Fprint(w, "\nSettings (flag, environment variable, default):\n")
 	printSettings(w, name)
 	return nil
 }
 
-// printSettings prints the settings table; for a command other than "" only what it takes.
+// printSettings prints the settings table, a setting to a block: its flag, its variable and its
+// default on one line, what it does below; for a command other than "" only what it takes.
 func printSettings(w io.Writer, cmd string) {
-	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	c := NewConfig()
 	for _, s := range c.settings() {
 		if cmd != "" && s.serveOnly && cmd != "serve" && cmd != "doctor" {
 			continue
 		}
-		name := "--" + s.flag
+		line := "  --" + s.flag + ", " + s.env
 		if s.flag == "" {
-			name = "(env only)"
+			line = "  " + s.env + " (environment only)"
 		}
-		def := fmt.Sprint(deref(s.ptr))
-		if def == "" || def == "0" || def == "0s" {
-			def = "-"
+		if def := fmt.Sprint(deref(s.ptr)); def != "" && def != "0" && def != "0s" && def != "false" {
+			line += " (default " + def + ")"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", name, s.env, def, s.help)
+		fmt.Fprint(w, line+"\n"+ops.Wrap(s.help, 6, ops.HelpWidth))
 	}
-	tw.Flush()
 }
 
 func deref(p any) any {

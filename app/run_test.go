@@ -3,8 +3,10 @@ package app
 import (
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestNextSteps_write: the first start's next steps name the console, and every command and the
@@ -51,5 +53,36 @@ func TestAbsPath(t *testing.T) {
 	}
 	if exe := executable(); !filepath.IsAbs(exe) {
 		t.Errorf("executable() = %q, want an absolute path", exe)
+	}
+}
+
+// TestHelp_width: `ownsona help` and every command's --help fit in 100 columns and spell every
+// flag one way, --name (issue 30).
+func TestHelp_width(t *testing.T) {
+	singleDash := regexp.MustCompile(`(?m)^\s+-[a-z]`)
+	pages := map[string][]string{"help": {"help"}}
+	for _, c := range commands() {
+		if c.name != "help" && c.name != "version" {
+			pages[c.name+" --help"] = []string{c.name, "--help"}
+		}
+	}
+	pages["token create --help"] = []string{"token", "create", "--help"}
+	for name, args := range pages {
+		var out, errOut strings.Builder
+		if err := Run(t.Context(), args, func(string) string { return "" }, strings.NewReader(""), &out, &errOut); err != nil {
+			t.Errorf("ownsona %s: %v\n%s", name, err, errOut.String())
+			continue
+		}
+		if out.Len() == 0 {
+			t.Errorf("ownsona %s printed nothing", name)
+		}
+		for i, line := range strings.Split(out.String(), "\n") {
+			if n := utf8.RuneCountInString(line); n > 100 {
+				t.Errorf("ownsona %s, line %d is %d columns:\n%s", name, i+1, n, line)
+			}
+		}
+		if m := singleDash.FindString(out.String()); m != "" {
+			t.Errorf("ownsona %s spells a flag with one dash: %q", name, m)
+		}
 	}
 }

@@ -71,9 +71,10 @@ type Live struct {
 // Command is one thing the operator types: `ownsona NAME ...`.
 type Command struct {
 	Name string
-	// Synopsis is the line `ownsona help` prints for the command after "ownsona ": its form,
-	// then what it does, e.g. "token create|list|revoke    personal access tokens for scripts".
-	Synopsis string
+	// Form is how the command is typed, after "ownsona ": "token create|list|revoke".
+	Form string
+	// About is what it does, in one sentence: "personal access tokens for scripts".
+	About string
 	// Run parses args (those after the name) with the command's own flag.FlagSet and runs it.
 	// `--help` and `-h` print the command's usage and flags on env.Stdout and return nil.
 	Run func(ctx context.Context, env *Env, args []string) error
@@ -81,9 +82,6 @@ type Command struct {
 	// socket.
 	Socket bool
 }
-
-// synopsisWidth is the width of a synopsis's form column.
-const synopsisWidth = 30
 
 // Commands returns ops's commands, in the order help lists them.
 func Commands() []Command {
@@ -102,7 +100,7 @@ func Commands() []Command {
 		{"check", "check [FILE]", "page and content checks of the database (or of FILE)", checkCmd, true},
 		{"restore", "restore --from FILE", "replace the database by a checked copy of FILE (server stopped)", restoreCmd, false},
 		{"compact", "compact", "rewrite the file without its free pages (server stopped)", compactCmd, false},
-		{"import", "import FILE|-", "memories from an export, export_memories output or a server-memory graph", importCmd, true},
+		{"import", "import FILE|-", "memories from an ownsona export, server-memory, mcp-memory-service, Mem0 or OpenMemory, or Markdown notes", importCmd, true},
 		{"export", "export [--active-only]", "every memory as JSON Lines on standard output, oldest first", exportCmd, true},
 		{"install-service", "install-service [--dry-run]", "write a hardened systemd unit and print the steps that finish the install", installServiceCmd, false},
 		{"hash-password", "hash-password", "read a password, print its argon2id hash for OWNSONA_LOGIN_PASSWORD", hashPasswordCmd, false},
@@ -111,8 +109,9 @@ func Commands() []Command {
 	for i, c := range cmds {
 		run := c.run
 		out[i] = Command{
-			Name:     c.name,
-			Synopsis: fmt.Sprintf("%-*s %s", synopsisWidth-1, c.form, c.about),
+			Name:  c.name,
+			Form:  c.form,
+			About: c.about,
 			Run: func(ctx context.Context, env *Env, args []string) error {
 				if err := run(ctx, env, args); !errors.Is(err, errHelp) {
 					return err
@@ -182,12 +181,12 @@ func newFlags(name, form, about string) *flag.FlagSet {
 	fs.SetOutput(io.Discard) // parse reports errors as *UsageError, and prints help itself
 	fs.Usage = func() {
 		w := fs.Output()
-		fmt.Fprintf(w, "Usage: ownsona %s\n\n%s\n", form, about)
+		fmt.Fprintf(w, "%s\n%s\n", Hang("Usage: ownsona "+form, 4, HelpWidth), about)
 		n := 0
 		fs.VisitAll(func(*flag.Flag) { n++ })
 		if n > 0 {
 			fmt.Fprintf(w, "\nFlags:\n")
-			fs.PrintDefaults()
+			PrintFlags(w, fs)
 		}
 	}
 	return fs

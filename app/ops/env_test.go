@@ -18,8 +18,8 @@ func TestCommands(t *testing.T) {
 	var got []string
 	for _, c := range ops.Commands() {
 		got = append(got, c.Name)
-		if !strings.HasPrefix(c.Synopsis, c.Name) || strings.Contains(c.Synopsis, "\n") {
-			t.Errorf("%s: synopsis %q, want one line that starts with the name", c.Name, c.Synopsis)
+		if !strings.HasPrefix(c.Form, c.Name) || strings.Contains(c.Form+c.About, "\n") || c.About == "" {
+			t.Errorf("%s: form %q, about %q: want one line each, the form starting with the name", c.Name, c.Form, c.About)
 		}
 	}
 	want := []string{"token", "clients", "keys", "password", "audit", "ca", "backup", "check", "restore", "compact", "import", "export", "install-service", "hash-password"}
