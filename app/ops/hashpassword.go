@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ownsona/ownsona/oauth"
 	"io"
 	"os"
 	"strings"
@@ -16,8 +17,9 @@ import (
 	"github.com/ownsona/ownsona/oauth/login"
 )
 
-// minPassword is the shortest password password set and hash-password accept.
-const minPassword = 8
+// minPassword is the shortest password password set and hash-password accept: the same rule as
+// a plain-text OWNSONA_LOGIN_PASSWORD's, so one rule holds wherever a password is chosen.
+const minPassword = oauth.MinPlainPassword
 
 func hashPasswordCmd(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags("hash-password", "hash-password",

@@ -20,7 +20,7 @@ func passwordCmd(ctx context.Context, env *Env, args []string) error {
 func passwordSet(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags("password set", "password set [--db PATH]",
 		"Reads a new owner password (twice without echo on a terminal, else one line of standard\n"+
-			"input; at least 8 characters) and keeps its argon2id hash in the file, in place of the\n"+
+			"input; at least 12 characters) and keeps its argon2id hash in the file, in place of the\n"+
 			"generated one. OWNSONA_LOGIN_PASSWORD, where it is set, still wins over it. A running\n"+
 			"server checks logins against the password it started with until it is restarted.")
 	db := dbFlags(fs, env)

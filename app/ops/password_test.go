@@ -29,9 +29,9 @@ func TestPasswordSet(t *testing.T) {
 		mustVerifyOwnerPassword(t, k, "correct horse battery")
 	})
 	t.Run("too short", func(t *testing.T) {
-		_, _, err := run(t, newEnv(db, "short\n"), "password", "set")
+		_, _, err := run(t, newEnv(db, "elevenchars\n"), "password", "set") // 11: one short of the rule of OWNSONA_LOGIN_PASSWORD
 		var ue *ops.UsageError
-		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "at least 8 characters") {
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "at least 12 characters") {
 			t.Errorf("err = %v", err)
 		}
 	})
