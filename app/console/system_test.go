@@ -24,9 +24,14 @@ func TestConsole_System(t *testing.T) {
 	if _, err := f.mem.Forget(ids[:1], memory.Forgetting{}); err != nil {
 		t.Fatal(err)
 	}
+	if _, _, err := f.mem.Remember(context.Background(), []memory.Draft{{Text: "four", Supersedes: []uint64{ids[1]}}}, memory.Origin{Client: "stdio"}); err != nil {
+		t.Fatal(err)
+	}
+	// The counts add up: 2 active + 1 superseded + 1 forgotten = 4 stored.
 	body := f.signedIn(t).page(t, "/console/system")
 	wantContains(t, "the system page", body, "Healthy", "<dt>database</dt><dd>ok</dd>", "9.9.9-test",
-		"<dt>Active</dt><dd>2</dd>", "<dt>Forgotten (in the trash)</dt><dd>1</dd>", "<dt>Stored in all</dt><dd>3</dd>",
+		"<dt>Active</dt><dd>2</dd>", "<dt>Superseded (kept as history)</dt><dd>1</dd>", "<dt>Forgotten (in the trash)</dt><dd>1</dd>",
+		"<dt>Stored in all</dt><dd>4</dd>",
 		"none: search is lexical only", "<dt>Vector index</dt><dd>ready</dd>", "Download a backup now")
 }
 
