@@ -133,7 +133,7 @@ func Open(cfg Config, stderr io.Writer) (*App, error) {
 func openDB(path string, opts kv.Options) (*kv.DB, error) {
 	db, err := kv.Open(path, opts)
 	if err != nil {
-		return nil, ops.OpenError(path, err)
+		return nil, ops.ServerOpenError(path, err)
 	}
 	return db, nil
 }

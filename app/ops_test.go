@@ -482,6 +482,27 @@ func TestRun_FileHeldByStdio(t *testing.T) {
 	}
 }
 
+// TestServe_FileHeldByServe: a second serve on a file another serve holds (and answers for on
+// the admin socket) says that serve already serves it, naming it, not that its socket did not
+// answer (issue 30).
+func TestServe_FileHeldByServe(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the holder is found through /proc/locks")
+	}
+	db := filepath.Join(t.TempDir(), "ownsona.db")
+	serveDB(t, db)
+	cmd := exec.Command(ownsonaBinary(t), "serve", "--db", db, "--addr", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "OWNSONA_LOGIN_PASSWORD="+testPassword)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("a second serve on a served file started:\n%s", out)
+	}
+	if !strings.Contains(string(out), "already serves it") || !strings.Contains(string(out), "ownsona serve --db "+db) ||
+		strings.Contains(string(out), "did not answer") {
+		t.Errorf("second serve: %s\nwant it to say which serve already serves the file", out)
+	}
+}
+
 // TestServe_ForeignSocket (issue 13, item 12): serve refuses to start when another user owns
 // the admin socket's path (they could answer the operator's commands in its place), naming
 // the path; the file is left alone.

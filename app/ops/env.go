@@ -339,6 +339,20 @@ func OpenError(path string, err error) error {
 	return fmt.Errorf("open %s: %w (pid %d: %s); several clients, or backups while one is open: run `ownsona serve`", path, kv.ErrInUse, pid, cmdline)
 }
 
+// ServerOpenError is OpenError for a process that would serve the file itself (serve, or
+// stdio when no server answered on the admin socket): another serve holding the file is
+// serving it, not failing to answer, and the way out is to use it or stop it.
+func ServerOpenError(path string, err error) error {
+	if !errors.Is(err, kv.ErrInUse) {
+		return err
+	}
+	if pid, cmdline, ok := kv.Holder(path); ok && isServe(cmdline) {
+		return fmt.Errorf("open %s: %w: ownsona serve (pid %d: %s) already serves it; connect to that server, "+
+			"stop it first, or give this one another --db", path, kv.ErrInUse, pid, cmdline)
+	}
+	return OpenError(path, err)
+}
+
 // isServe reports whether a command line is `ownsona serve ...`.
 func isServe(cmdline string) bool {
 	f := strings.Fields(cmdline)
