@@ -12,7 +12,8 @@ var funcs = template.FuncMap{
 	"when":     when,
 	"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"whenp":    func(t *time.Time) string { return whenPtr(t, "never") },
-	"seconds":  func(t time.Time) string { return t.UTC().Format(time.DateTime) },
+	"seconds":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+	"writer":   writer,
 	"join":     strings.Join,
 	"duration": duration,
 	"ms":       func(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) },
@@ -31,6 +32,36 @@ func whenPtr(t *time.Time, none string) string {
 		return none
 	}
 	return when(*t)
+}
+
+// writer says who wrote a memory, for a person: the client (an OAuth client's name, a
+// personal access token, the console, a local stdio client, an import), the MCP client that
+// said its name (provider) when there is one, and whether the assistant inferred it rather
+// than was asked to remember it.
+func writer(client, provider, mode string) string {
+	var who string
+	switch {
+	case strings.HasPrefix(client, "pat:"):
+		who = "the token “" + strings.TrimPrefix(client, "pat:") + "”"
+	case client == "console":
+		who = "you, in the console"
+	case client == "stdio":
+		who = "a local client (stdio)"
+	case client == "" || client == "unknown":
+		who = "an unknown client"
+	default:
+		who = client
+	}
+	if provider != "" && provider != "unknown" && provider != client {
+		who += " through " + provider
+	}
+	switch mode {
+	case "inferred":
+		who += ", on its own initiative (inferred)"
+	case "import":
+		who += ", imported"
+	}
+	return who
 }
 
 // duration shows an uptime as days, hours and minutes.

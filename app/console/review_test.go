@@ -33,7 +33,7 @@ func TestConsole_Review(t *testing.T) {
 
 	body := b.page(t, "/console/review")
 	wantContains(t, "the review page", body, "Group 1: similarity 1.00", fmt.Sprintf(`name="ids" value="%d,%d,%d"`, dup[0], dup[1], dup[2]),
-		"Not confirmed for 180 days", "Allergic to penicillin", "Owns a red bicycle", `aria-label="New name for the tag family"`)
+		"Not confirmed for 180 days", "Allergic to penicillin", "Owns a red bicycle", `<option value="family">`, "Rename or merge tags")
 	if groups := f.mem.NearDuplicates(0.9); len(groups) != 1 || !slices.Equal(groups[0].IDs, dup) {
 		t.Fatalf("the store's groups: %v", groups)
 	}

@@ -134,6 +134,7 @@ for (const size of [
 
     // Edit the tags.
     await Promise.all([page.waitForURL((u) => u.pathname === `/console/memories/${stored.son}`), page.getByRole('link', { name: 'My son lives in Los Angeles' }).click()]);
+    await page.getByText('Edit', { exact: true }).click(); // the form opens below the memory, shown once
     await page.getByLabel(/^Tags/).fill('family, kids, Los Angeles');
     await Promise.all([page.waitForURL((u) => u.pathname === `/console/memories/${stored.son}`), page.getByRole('button', { name: 'Save changes' }).click()]);
     assert.equal(await flash().innerText(), 'Saved (tags).');
@@ -153,7 +154,7 @@ for (const size of [
     await look('trash');
     await page.getByRole('link', { name: 'My son lives in Los Angeles' }).click();
     await page.getByRole('button', { name: 'Restore' }).click();
-    await page.getByRole('button', { name: 'Save changes' }).waitFor();
+    await page.getByText('Edit', { exact: true }).waitFor();
     assert.match(await flash().innerText(), /is restored/);
     got = await payload(assistant, 'get_memory', { id: stored.son });
     assert.equal(got.memory.deleted_at, undefined, 'restored for MCP clients too');
@@ -162,6 +163,7 @@ for (const size of [
     await nav('Memories').click();
     await page.getByRole('checkbox', { name: `Select memory ${stored.coffee}` }).check();
     await page.getByRole('checkbox', { name: `Select memory ${stored.car}` }).check();
+    assert.equal(await page.getByRole('group', { name: /With the selected memories/ }).getByText('(2 selected)').count(), 1, 'the bar counts the selection');
     await page.getByLabel('Tag to add').fill('errands');
     await page.getByRole('button', { name: 'Add tag' }).click();
     await page.getByText('2 memories tagged errands.').waitFor();

@@ -30,6 +30,18 @@ document.addEventListener('DOMContentLoaded', () => {
     all.type = 'checkbox';
     label.append(all, ' Select all on this page');
     list.before(label);
-    all.addEventListener('change', () => { for (const b of boxes) b.checked = all.checked; });
+    all.addEventListener('change', () => { for (const b of boxes) b.checked = all.checked; }); // then the form hears it
+  }
+
+  // The bar of actions on a selection says how many memories are selected.
+  for (const form of document.querySelectorAll('form')) {
+    const count = form.querySelector('[data-selected]');
+    if (!count) continue;
+    const update = () => {
+      const n = form.querySelectorAll('input[type=checkbox][name=id]:checked').length;
+      count.textContent = n === 0 ? '(none selected)' : `(${n} selected)`;
+    };
+    form.addEventListener('change', update);
+    update();
   }
 });
