@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -29,7 +30,8 @@ var updateGolden = flag.Bool("update", false, "rewrite the golden transcripts in
 // then it may have header lines ("Name: value") and a blank line before its body. The default
 // headers are Content-Type: application/json, Accept: application/json, text/event-stream,
 // MCP-Protocol-Version: 2025-11-25 and a full-scope personal access token (a header line with
-// an empty value removes one). A response is the status code on its first line, then, for a
+// an empty value removes one); $PAT and $READ_PAT in a request stand for a full-scope and a
+// read-only token. A response is the status code on its first line, then, for a
 // request with a method line, the response headers a client reads (shownHeaders), then the
 // body, JSON indented for review. Timings (*_time_ms) are zeroed. Run with -update to rewrite
 // responses after a deliberate change, and review the diff.
@@ -106,6 +108,21 @@ func applyGoldenConfig(t *testing.T, cfg *Config, lines string) {
 	}
 }
 
+// goldenReadPATs holds one read-only personal access token per App, for $READ_PAT.
+var goldenReadPATs sync.Map // *App → string
+
+func goldenReadPAT(t *testing.T, a *App) string {
+	if tok, ok := goldenReadPATs.Load(a); ok {
+		return tok.(string)
+	}
+	tok, _, err := a.Auth().PATs().Create("reader", []string{"memories:read"}, 0) // source_client "pat:reader"
+	if err != nil {
+		t.Fatalf("create PAT: %v", err)
+	}
+	goldenReadPATs.Store(a, tok)
+	return tok
+}
+
 // shownHeaders are the response headers a transcript with a method line records, in this order.
 var shownHeaders = []string{"Content-Type", "WWW-Authenticate", "Retry-After", "X-RateLimit-Limit",
 	"X-RateLimit-Remaining", "X-API-Version", "Access-Control-Allow-Origin", "Access-Control-Max-Age", "Allow", "Location"}
@@ -123,6 +140,10 @@ func replay(t *testing.T, a *App, req string) string {
 		"MCP-Protocol-Version": "2025-11-25",
 		"Authorization":        "Bearer " + patFor(t, a),
 	}
+	// $PAT and $READ_PAT stand for a full-scope and a read-only personal access token, so that a
+	// transcript can send one elsewhere than in the default Authorization header.
+	req = strings.ReplaceAll(req, "$READ_PAT", goldenReadPAT(t, a))
+	req = strings.ReplaceAll(req, "$PAT", patFor(t, a))
 	method, path, showHeaders := http.MethodPost, "/mcp", false
 	if m := requestLine.FindStringSubmatch(req); m != nil {
 		method, path, showHeaders = m[1], m[2], true
