@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ownsona/ownsona/kv"
 	"github.com/ownsona/ownsona/oauth/login"
@@ -205,6 +206,40 @@ func TestNew_ShortPlainPassword(t *testing.T) {
 			}
 			if err != nil && (!strings.Contains(err.Error(), "at least 12") || !strings.Contains(err.Error(), "hash-password") || strings.Contains(err.Error(), tc.password)) {
 				t.Errorf("error %q: want the rule and the way out, never the password", err)
+			}
+		})
+	}
+}
+
+// TestNew_RefreshGrace: the refresh grace window is bounded (SECURITY.md AS-13): at most 30
+// minutes, and the error names the setting's bound; zero and negative values start.
+func TestNew_RefreshGrace(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		grace time.Duration
+		ok    bool
+	}{
+		{"default", 0, true},
+		{"off", -1, true},
+		{"30 s", 30 * time.Second, true},
+		{"30 min", 30 * time.Minute, true},
+		{"above 30 min", 30*time.Minute + time.Second, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db, err := kv.Open(filepath.Join(t.TempDir(), "o.db"), kv.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			s, err := New(Config{PublicURL: "https://mem.example.com", DB: db, Password: fastPassword(), RefreshGrace: tc.grace})
+			if s != nil {
+				s.Close()
+			}
+			if tc.ok != (err == nil) {
+				t.Fatalf("New: %v, want ok %v", err, tc.ok)
+			}
+			if err != nil && !strings.Contains(err.Error(), "grace window") {
+				t.Errorf("error %q does not name the grace window", err)
 			}
 		})
 	}

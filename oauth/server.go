@@ -39,6 +39,9 @@ const (
 	MinPlainPassword = 12
 	// gcEvery is how often abandoned clients, expired codes and dead families are removed.
 	gcEvery = time.Hour
+	// closeEvery is how often sealed refresh-token successors whose grace window has passed
+	// are dropped from the file (grant.Store.CloseWindows; a read when there is none).
+	closeEvery = time.Minute
 )
 
 // BucketOwner holds the owner's generated password hash when none is configured, and the login
@@ -82,6 +85,13 @@ type Config struct {
 	RegistrationsPerHour int
 	// MaxClients caps registered clients. If zero, grant.DefaultMaxClients.
 	MaxClients int
+	// RefreshGrace is the grace window of refresh-token rotation: a rotated refresh token
+	// presented again this soon after its rotation, while its successor is unused, gets that
+	// same successor (and a fresh access token) rather than revoking the family, so clients
+	// that race a refresh (two egress addresses, several processes) all keep a working token
+	// (SECURITY.md AS-12, AS-13; package grant). If zero, grant.DefaultGraceWindow (5 min); at
+	// most grant.MaxGraceWindow (30 min); negative turns it off (every replay revokes).
+	RefreshGrace time.Duration
 	// ClientIP is the address a request is throttled by. If nil, the host of RemoteAddr.
 	ClientIP func(r *http.Request) string
 	// Now is the clock. If nil, time.Now.
@@ -148,7 +158,8 @@ func New(cfg Config) (*Server, error) {
 	if s.keys, err = token.OpenKeys(cfg.DB, s.now); err != nil {
 		return nil, err
 	}
-	if s.grants, err = grant.Open(cfg.DB, grant.Config{Now: s.now, MaxClients: cfg.MaxClients, VerifyPKCE: policy.VerifyPKCE}); err != nil {
+	if s.grants, err = grant.Open(cfg.DB, grant.Config{Now: s.now, MaxClients: cfg.MaxClients,
+		GraceWindow: cfg.RefreshGrace, VerifyPKCE: policy.VerifyPKCE}); err != nil {
 		return nil, err
 	}
 	if s.pats, err = OpenPATs(cfg.DB, s.now); err != nil {
@@ -281,12 +292,19 @@ func (s *Server) gcLoop() {
 	defer close(s.done)
 	t := time.NewTicker(gcEvery)
 	defer t.Stop()
+	windows := time.NewTicker(closeEvery)
+	defer windows.Stop()
+	s.gc()
 	for {
-		s.gc()
 		select {
 		case <-s.stop:
 			return
+		case <-windows.C:
+			if _, err := s.grants.CloseWindows(s.now()); err != nil {
+				s.log.Error().Err(err).Msg("closing refresh grace windows failed")
+			}
 		case <-t.C:
+			s.gc()
 		}
 	}
 }
@@ -298,7 +316,7 @@ func (s *Server) gc() {
 		s.log.Error().Err(err).Msg("oauth garbage collection failed")
 		return
 	}
-	if st != (grant.GCStats{}) {
+	if st.Windows = 0; st != (grant.GCStats{}) { // closed windows are routine, not news
 		s.log.Info().Int("clients", st.Clients).Int("codes", st.Codes).Int("grants", st.Grants).
 			Int("refresh_tokens", st.RefreshTokens).Int("events", st.Events).Msg("oauth records removed")
 	}

@@ -986,9 +986,9 @@ func TestServer_RefreshRotation(t *testing.T) {
 }
 
 // TestServer_ParallelRefresh is SECURITY.md AS-12 and AS-13: 2, 5 and 10 refreshes with one token
-// at once. None fails with 5xx; up to 1+MaxReplays succeed (the rest are invalid_grant and revoke
-// nothing); afterwards exactly one of the tokens they returned is usable, and a superseded one
-// revokes the family.
+// at once. None fails: one rotates and the others, inside the grace window, get the same
+// successor, so every racer holds the family's one working refresh token, and each a working
+// access token. Past the window the rotated token revokes the family.
 func TestServer_ParallelRefresh(t *testing.T) {
 	t.Parallel()
 	for _, n := range []int{2, 5, 10} {
@@ -1008,7 +1008,7 @@ func TestServer_ParallelRefresh(t *testing.T) {
 			for i := range n {
 				wg.Go(func() {
 					<-start
-					results[i].status, results[i].body = f.refresh(t, a.client, t0.RT)
+					results[i].status, results[i].body = f.refreshFrom(t, fmt.Sprintf("198.51.100.%d", i+1), a.client, t0.RT)
 				})
 			}
 			close(start)
@@ -1016,50 +1016,22 @@ func TestServer_ParallelRefresh(t *testing.T) {
 
 			var won []tokens
 			for _, r := range results {
-				switch {
-				case r.status == http.StatusOK:
-					won = append(won, tokens{AT: r.body["access_token"].(string), RT: r.body["refresh_token"].(string)})
-				case r.status >= 500:
-					t.Errorf("5xx: %d %v", r.status, r.body)
-				default:
-					wantError(t, r.status, r.body, http.StatusBadRequest, policy.CodeInvalidGrant)
+				if r.status != http.StatusOK {
+					t.Fatalf("a racing refresh failed: %d %v", r.status, r.body)
 				}
-			}
-			if want := min(n, 1+grant.MaxReplays); len(won) != want {
-				t.Fatalf("%d refreshes succeeded, want %d", len(won), want)
+				won = append(won, tokens{AT: r.body["access_token"].(string), RT: r.body["refresh_token"].(string)})
 			}
 			for _, w := range won {
+				if w.RT != won[0].RT {
+					t.Fatal("racing refreshes got different refresh tokens")
+				}
 				f.wantAuthorized(t, w.AT)
 			}
-
-			// Past the grace window, exactly one of the returned tokens is the family's active
-			// one. Each candidate is tried on its own copy of the file, since presenting a
-			// superseded token revokes the family.
 			f.clock.Add(grant.DefaultGraceWindow + time.Second)
-			live := -1
-			for i, w := range append([]tokens{t0}, won...) {
-				if status, _ := f.copyServer(t).refresh(t, a.client, w.RT); status == http.StatusOK {
-					if live >= 0 || i == 0 {
-						t.Fatalf("refresh tokens %d and %d are both usable", live, i)
-					}
-					live = i
-				}
-			}
-			if live < 0 {
-				t.Fatal("no refresh token is usable after the parallel refreshes")
-			}
-			newest := won[live-1]
-			if len(won) > 1 {
-				stale := won[0]
-				if live == 1 {
-					stale = won[1]
-				}
-				status, body := f.refresh(t, a.client, stale.RT)
-				wantError(t, status, body, http.StatusBadRequest, policy.CodeInvalidGrant)
-				f.wantRefused(t, newest.AT)
-				status, body = f.refresh(t, a.client, newest.RT)
-				wantError(t, status, body, http.StatusBadRequest, policy.CodeInvalidGrant)
-			}
+			f.MustRefresh(t, a.client, won[0].RT)
+			status, body := f.refresh(t, a.client, t0.RT)
+			wantError(t, status, body, http.StatusBadRequest, policy.CodeInvalidGrant)
+			f.wantRefused(t, won[0].AT)
 		})
 	}
 }
@@ -1093,28 +1065,125 @@ func (f *fixture) copyServer(tb testing.TB) *fixture {
 	return c
 }
 
-// TestServer_RefreshGraceWindow is SECURITY.md AS-13 in a synctest bubble, with the server on the
-// real time functions: a replay within the window succeeds and supersedes the earlier child;
-// after the window, or once the child was used, the replay revokes the family.
+// refreshFrom redeems rt for client from the address ip, as a client behind another egress
+// address or another process does.
+func (f *fixture) refreshFrom(tb testing.TB, ip, client, rt string) (int, map[string]any) {
+	tb.Helper()
+	body := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {client}}.Encode()
+	r := httptest.NewRequest(http.MethodPost, "/oauth/token", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	r.RemoteAddr = net.JoinHostPort(ip, "443")
+	w := f.serve(r)
+	return w.Code, f.oauthJSON(tb, w)
+}
+
+// mustRefreshFrom is refreshFrom that fails tb unless it succeeds.
+func (f *fixture) mustRefreshFrom(tb testing.TB, ip, client, rt string) tokens {
+	tb.Helper()
+	status, body := f.refreshFrom(tb, ip, client, rt)
+	return f.mustTokens(tb, status, body)
+}
+
+// TestServer_RefreshGraceWindow is SECURITY.md AS-13 (and AS-11, RFC 9700 §4.14.2) in a synctest
+// bubble, with the server on the real time functions and the refreshes coming through /oauth/token
+// from two addresses, as Claude.ai's two egress addresses and Claude Code's processes send them:
+// a replay of the rotated token inside the window gets the successor already issued and a fresh
+// access token, and revokes nothing; once the successor was used, or after the window, a replay
+// revokes the family.
 func TestServer_RefreshGraceWindow(t *testing.T) {
 	t.Parallel()
+	const ipA, ipB = "203.0.113.10", "198.51.100.20"
 	realTime := func(c *Config) { c.Now = nil }
-	t.Run("replay within the window", func(t *testing.T) {
+	t.Run("replays at 0 s, 10 s and 50 s from another address", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			f := MustOpenServer(t, realTime)
 			a := f.MustAuthorize(t)
 			t0 := f.MustExchange(t, a)
-			t1 := f.MustRefresh(t, a.client, t0.RT)
-			time.Sleep(grant.DefaultGraceWindow - time.Second)
-			t2 := f.MustRefresh(t, a.client, t0.RT)
-			f.wantAuthorized(t, t1.AT)
+			t1 := f.mustRefreshFrom(t, ipA, a.client, t0.RT)
+			for _, wait := range []time.Duration{0, 10 * time.Second, 40 * time.Second} {
+				time.Sleep(wait)
+				got := f.mustRefreshFrom(t, ipB, a.client, t0.RT)
+				if got.RT != t1.RT {
+					t.Fatalf("replay after %v: another refresh token, want the successor already issued", wait)
+				}
+				if got.AT == t1.AT {
+					t.Fatal("replay: the same access token, want a fresh one")
+				}
+				f.wantAuthorized(t, got.AT)
+				f.wantAuthorized(t, t1.AT)
+			}
+			t2 := f.mustRefreshFrom(t, ipB, a.client, t1.RT) // the successor works, from either address
 			f.wantAuthorized(t, t2.AT)
-			time.Sleep(time.Minute)
-			status, body := f.refresh(t, a.client, t1.RT) // superseded by t2
-			wantError(t, status, body, http.StatusBadRequest, policy.CodeInvalidGrant)
-			status, body = f.refresh(t, a.client, t2.RT)
+			if ev, _ := f.s.Grants().Events(0); len(ev) != 0 {
+				t.Errorf("audit events after replays inside the window: %+v", ev)
+			}
+		})
+	})
+	t.Run("two concurrent refreshes", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			f := MustOpenServer(t, realTime)
+			a := f.MustAuthorize(t)
+			t0 := f.MustExchange(t, a)
+			var got [2]tokens
+			var wg sync.WaitGroup
+			for i, ip := range []string{ipA, ipB} {
+				wg.Go(func() {
+					status, body := f.refreshFrom(t, ip, a.client, t0.RT)
+					if status != http.StatusOK {
+						t.Errorf("refresh from %s: %d %v", ip, status, body)
+						return
+					}
+					got[i] = tokens{AT: body["access_token"].(string), RT: body["refresh_token"].(string)}
+				})
+			}
+			wg.Wait()
+			if t.Failed() {
+				return
+			}
+			if got[0].RT != got[1].RT {
+				t.Fatal("the two racers hold different refresh tokens")
+			}
+			f.wantAuthorized(t, got[0].AT)
+			f.wantAuthorized(t, got[1].AT)
+			time.Sleep(time.Hour) // long past the window: the token both hold still works
+			f.mustRefreshFrom(t, ipA, a.client, got[1].RT)
+		})
+	})
+	t.Run("chains across two processes", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			f := MustOpenServer(t, realTime)
+			a := f.MustAuthorize(t)
+			p := f.MustExchange(t, a)
+			c := f.mustRefreshFrom(t, ipA, a.client, p.RT) // A rotates P → C
+			time.Sleep(5 * time.Second)
+			if got := f.mustRefreshFrom(t, ipB, a.client, p.RT); got.RT != c.RT { // B replays P: C
+				t.Fatal("B's replay of P did not get C")
+			}
+			time.Sleep(5 * time.Second)
+			c2 := f.mustRefreshFrom(t, ipA, a.client, c.RT) // A uses C → C2
+			time.Sleep(5 * time.Second)
+			if got := f.mustRefreshFrom(t, ipB, a.client, c.RT); got.RT != c2.RT { // B uses C: C2
+				t.Fatal("B's refresh with C within C's window did not get C2")
+			}
+			f.wantAuthorized(t, c2.AT)
+		})
+	})
+	t.Run("replay once the successor was used", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			f := MustOpenServer(t, realTime)
+			a := f.MustAuthorize(t)
+			t0 := f.MustExchange(t, a)
+			t1 := f.mustRefreshFrom(t, ipA, a.client, t0.RT)
+			t2 := f.mustRefreshFrom(t, ipA, a.client, t1.RT)
+			time.Sleep(10 * time.Second)
+			status, body := f.refreshFrom(t, ipB, a.client, t0.RT)
 			wantError(t, status, body, http.StatusBadRequest, policy.CodeInvalidGrant)
 			f.wantRefused(t, t2.AT)
+			status, body = f.refresh(t, a.client, t2.RT)
+			wantError(t, status, body, http.StatusBadRequest, policy.CodeInvalidGrant)
+			if ev, _ := f.s.Grants().Events(0); len(ev) != 1 || ev[0].Kind != grant.EventRefreshReuse {
+				t.Errorf("audit events = %+v, want one refresh_reuse", ev)
+			}
 		})
 	})
 	t.Run("replay after the window", func(t *testing.T) {
@@ -1122,25 +1191,38 @@ func TestServer_RefreshGraceWindow(t *testing.T) {
 			f := MustOpenServer(t, realTime)
 			a := f.MustAuthorize(t)
 			t0 := f.MustExchange(t, a)
-			t1 := f.MustRefresh(t, a.client, t0.RT)
+			t1 := f.mustRefreshFrom(t, ipA, a.client, t0.RT)
 			time.Sleep(grant.DefaultGraceWindow + time.Millisecond)
-			status, body := f.refresh(t, a.client, t0.RT)
+			status, body := f.refreshFrom(t, ipB, a.client, t0.RT)
 			wantError(t, status, body, http.StatusBadRequest, policy.CodeInvalidGrant)
 			f.wantRefused(t, t1.AT)
 		})
 	})
-	t.Run("replay once the child was used", func(t *testing.T) {
+	t.Run("a configured window", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			f := MustOpenServer(t, realTime, func(c *Config) { c.RefreshGrace = 30 * time.Second })
+			a := f.MustAuthorize(t)
+			t0 := f.MustExchange(t, a)
+			t1 := f.mustRefreshFrom(t, ipA, a.client, t0.RT)
+			time.Sleep(30 * time.Second)
+			f.mustRefreshFrom(t, ipB, a.client, t0.RT)
+			time.Sleep(time.Second)
+			status, body := f.refreshFrom(t, ipB, a.client, t0.RT)
+			wantError(t, status, body, http.StatusBadRequest, policy.CodeInvalidGrant)
+			f.wantRefused(t, t1.AT)
+		})
+	})
+	t.Run("the sealed successor is dropped after the window", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			f := MustOpenServer(t, realTime)
 			a := f.MustAuthorize(t)
 			t0 := f.MustExchange(t, a)
-			t1 := f.MustRefresh(t, a.client, t0.RT)
-			t2 := f.MustRefresh(t, a.client, t1.RT)
-			status, body := f.refresh(t, a.client, t0.RT)
-			wantError(t, status, body, http.StatusBadRequest, policy.CodeInvalidGrant)
-			f.wantRefused(t, t2.AT)
-			status, body = f.refresh(t, a.client, t2.RT)
-			wantError(t, status, body, http.StatusBadRequest, policy.CodeInvalidGrant)
+			f.MustRefresh(t, a.client, t0.RT)
+			time.Sleep(grant.DefaultGraceWindow + closeEvery)
+			synctest.Wait() // the server's minute tick has closed the window
+			if n, err := f.s.Grants().CloseWindows(time.Now()); n != 0 || err != nil {
+				t.Fatalf("a window was still open: %d, %v", n, err)
+			}
 		})
 	})
 	t.Run("access token expiry", func(t *testing.T) {

@@ -38,9 +38,9 @@
 //
 // Every operation that changes state is exactly one Update (ST-04): issuing a
 // code; a code exchange (consume the code, create the family and its first
-// refresh token); a refresh (rotate, or a grace replay, or a reuse that
-// revokes the family); each revocation; GC. A failure leaves the file as it
-// was.
+// refresh token); a refresh (rotate and seal the child, or a grace replay,
+// or a reuse that revokes the family); each revocation; closing windows; GC.
+// A failure leaves the file as it was.
 //
 // # Families
 //
@@ -50,14 +50,39 @@
 // a family with at most one active token: a refresh rotates it (the old token
 // becomes rotated, its child active). Presenting a token that is no longer
 // active is reuse, which revokes the family and is recorded in the audit
-// trail — except that a rotated token presented again within
-// Config.GraceWindow (default 2s) of its rotation, while its child is still
-// unused, is taken for one of the parallel refreshes real connectors make:
-// it gets a fresh child, and the child from the earlier refresh is
-// superseded. So parallel refreshes all succeed (up to MaxReplays each), but
-// only the newest refresh token they returned stays valid: a client that
-// later presents a superseded one revokes its family. Codes and refresh
-// tokens are stored hashed, so the same pair cannot be handed out twice.
+// trail (RFC 9700 §4.14.2, SECURITY.md AS-11) — except inside the grace
+// window of the family's last rotation.
+//
+// # The grace window
+//
+// Real clients race their refreshes: Claude.ai refreshes from two egress
+// addresses, Claude Code's sessions each refresh on their own, seconds to
+// minutes apart. So a rotated token presented again within
+// Config.GraceWindow (default 5 min, at most 30 min) of its rotation, while
+// its child is still unused, answers with that same child (and the caller
+// mints a fresh access token): every racer ends up holding the family's one
+// working token, and nothing is superseded or revoked (AS-12, AS-13). The
+// window closes early once the child is used — a refresh with it, by any
+// racer — and from then a replay of the parent is reuse again. Chains work:
+// A rotates P to C, B replays P and gets C, A rotates C to C2, B presents C
+// within C's window and gets C2. At most MaxReplays replays of one rotation
+// are answered; further ones are refused without revoking anything.
+//
+// The price is that a thief who presents a rotated token inside the window
+// gets its successor too. The family is revoked as soon as either side
+// presents a token whose child was already used, or after its window: at
+// their next refreshes, unless the two keep refreshing within a window of
+// each other. Configure a shorter window, or a negative one (none), for
+// stricter reuse detection.
+//
+// Handing the same child out twice needs it at hand, and only hashes of
+// usable tokens are kept at rest (AS-17). So the child of the last rotation
+// is kept sealed (seal.go): AES-256-GCM under a key derived with HKDF from
+// the rotated token's plaintext, which the file does not hold, so only a
+// presenter of that token can open it. The sealed copy lives in the grant's
+// record and is dropped when the window closes: when the child is used, when
+// the family is revoked, and, once the time has passed, by CloseWindows
+// (the server runs it every minute) or GC.
 //
 // A code presented again after its exchange revokes the family that exchange
 // created — but only when the replay passes every binding check (client,
@@ -73,7 +98,8 @@
 //
 // A Store is safe for concurrent use. Its writes are serialized (bbolt has
 // one writer), so parallel refreshes with the same token are decided one
-// after the other and a family never has two active tokens (AS-12).
+// after the other: the first rotates, the others are replays that get its
+// child, and a family never has two active tokens (AS-12).
 //
 // GrantActive answers from an in-memory set of live grant ids, loaded by Open
 // and changed by the Store's own writes: a revoked grant leaves the set before

@@ -15,6 +15,7 @@ type GCStats struct {
 	Codes         int // expired codes
 	Grants        int // revoked or expired families
 	RefreshTokens int // tokens of removed families
+	Windows       int // sealed successors whose grace window had passed
 	Events        int // audit events beyond MaxEvents
 }
 
@@ -25,7 +26,8 @@ type GCStats struct {
 //   - codes expired more than Retention ago;
 //   - families revoked, or past Config.RefreshMax or Config.RefreshIdle,
 //     more than Retention ago, with their refresh tokens;
-//   - the oldest audit events beyond MaxEvents.
+//   - the oldest audit events beyond MaxEvents;
+//   - sealed successors whose grace window has passed (CloseWindows).
 //
 // Run it at startup and then periodically (hourly is plenty).
 func (s *Store) GC(now time.Time) (GCStats, error) {
@@ -74,7 +76,10 @@ func (s *Store) GC(now time.Time) (GCStats, error) {
 		}); err != nil {
 			return err
 		}
-		st.Events, err = gcEvents(tx.Bucket(BucketAudit))
+		if st.Events, err = gcEvents(tx.Bucket(BucketAudit)); err != nil {
+			return err
+		}
+		st.Windows, err = s.closeWindows(tx, now)
 		return err
 	})
 	return st, err

@@ -1,13 +1,16 @@
 // This file implements the refresh token grant of OAuth 2.1
 // (draft-ietf-oauth-v2-1 §4.3) for public clients: rotation on every use and
 // reuse detection that revokes the whole family, as RFC 9700 ("Best Current
-// Practice for OAuth 2.0 Security") §4.14.2 requires, with a short grace
-// window for parallel refreshes (SECURITY.md AS-11..AS-16).
+// Practice for OAuth 2.0 Security") §4.14.2 requires, with a grace window in
+// which a replay of the just-rotated token gets the successor already issued,
+// for the refreshes real clients race (SECURITY.md AS-11..AS-16).
 
 package grant
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 
@@ -30,18 +33,23 @@ type grantRecord struct {
 	// the family is revoked.
 	ActiveRT []byte `json:"active_rt,omitempty"`
 	// RefreshedAt is when ActiveRT was issued.
-	RefreshedAt  time.Time  `json:"refreshed_at"`
-	RevokedAt    *time.Time `json:"revoked_at,omitempty"`
-	RevokeReason string     `json:"revoke_reason,omitempty"`
+	RefreshedAt time.Time `json:"refreshed_at"`
+	// Pending is ActiveRT sealed for replays of its parent while the grace
+	// window of that rotation is open; nil otherwise (seal.go).
+	Pending      *pendingSuccessor `json:"pending,omitempty"`
+	RevokedAt    *time.Time        `json:"revoked_at,omitempty"`
+	RevokeReason string            `json:"revoke_reason,omitempty"`
 }
 
 // States of a refresh token. A token is active only while its family is live
 // and the family's ActiveRT names it, so a family has at most one.
 const (
-	rtActive     = "active"     // the family's current token
-	rtRotated    = "rotated"    // used: Child replaced it
-	rtSuperseded = "superseded" // never used: a grace replay of its parent replaced it
-	rtRevoked    = "revoked"    // was active when its family was revoked
+	rtActive  = "active"  // the family's current token
+	rtRotated = "rotated" // used: Child replaced it
+	rtRevoked = "revoked" // was active when its family was revoked
+	// "superseded" (never used: a grace replay of its parent replaced it) is
+	// in files written before replays got the same successor; presenting one
+	// is reuse, like any state but active.
 )
 
 type refreshRecord struct {
@@ -50,9 +58,8 @@ type refreshRecord struct {
 	IssuedAt  time.Time  `json:"issued_at"`
 	Parent    []byte     `json:"parent,omitempty"` // hash of the token it replaced
 	RotatedAt *time.Time `json:"rotated_at,omitempty"`
-	Child     []byte     `json:"child,omitempty"` // hash of its newest replacement
-	Replays   int        `json:"replays,omitempty"`
-	EndedAt   *time.Time `json:"ended_at,omitempty"` // when it was superseded or revoked
+	Child     []byte     `json:"child,omitempty"`    // hash of its replacement
+	EndedAt   *time.Time `json:"ended_at,omitempty"` // when it was revoked
 }
 
 // getGrant returns grant id's record, or nil when there is none.
@@ -109,13 +116,17 @@ func (s *Store) issueRT(tx *kv.Tx, g *grantRecord, id string, parent []byte, now
 // anything.
 //
 // The family's active token is rotated: it is marked rotated and a new
-// active child is returned (AS-11). A rotated token presented again within
-// Config.GraceWindow of its rotation, while its child has not been used, is
-// a parallel refresh: a fresh child is returned and the previous child is
-// superseded, at most MaxReplays times per token (then ErrInvalidGrant,
-// changing nothing) (AS-13). Any other reuse — of a rotated token after the
-// window or once its child was used, or of a superseded one — revokes the
-// whole family with an audit event and is ErrInvalidGrant (AS-11).
+// active child is returned (AS-11), kept sealed under the rotated token for
+// the grace window (seal.go); using that child closes the window of its
+// parent. A rotated token presented again while its window is open —
+// within Config.GraceWindow of its rotation, and its child not yet used — is
+// one of the refreshes real clients race (two egress addresses, several
+// processes): it gets the same child again, so every racer ends up holding
+// the family's one working token, and nothing changes but a count of
+// replays, at most MaxReplays per rotation (then ErrInvalidGrant, changing
+// nothing) (AS-12, AS-13). Any other reuse — of a rotated token after the
+// window or once its child was used — revokes the whole family with an
+// audit event and is ErrInvalidGrant (AS-11, RFC 9700 §4.14.2).
 func (s *Store) Refresh(rt, clientID string, scope []string, resource string) (*Tokens, error) {
 	hash := token.HashToken(rt)
 	var (
@@ -154,39 +165,45 @@ func (s *Store) Refresh(rt, clientID string, scope []string, resource string) (*
 			return ErrInvalidGrant
 		}
 
+		var newRT string
 		switch {
 		case rec.State == rtActive && bytes.Equal(g.ActiveRT, hash[:]):
 			if now.Sub(rec.IssuedAt) > s.cfg.RefreshIdle {
 				return ErrInvalidGrant
 			}
-		case rec.State == rtRotated && rec.RotatedAt != nil && s.cfg.GraceWindow > 0 &&
-			now.Sub(*rec.RotatedAt) <= s.cfg.GraceWindow &&
-			bytes.Equal(rec.Child, g.ActiveRT):
-			// A parallel refresh: the child it raced with is still unused.
-			if rec.Replays >= MaxReplays {
-				return ErrInvalidGrant
-			}
-			rec.Replays++
-			if err := s.setRTState(rb, g.ActiveRT, rtSuperseded, now); err != nil {
+			// Rotate. The parent's window (if open) closes: its successor is used.
+			if newRT, err = s.issueRT(tx, g, rec.GrantID, hash[:], now); err != nil {
 				return err
 			}
+			rec.State = rtRotated
+			rec.RotatedAt = timePtr(now)
+			rec.Child = g.ActiveRT
+			g.Pending = nil
+			if s.cfg.GraceWindow > 0 {
+				sealed, err := sealSuccessor(rt, newRT)
+				if err != nil {
+					return err
+				}
+				g.Pending = &pendingSuccessor{Parent: hash[:], RotatedAt: now, Sealed: sealed}
+			}
+			if err := put(rb, hash[:], rec); err != nil {
+				return err
+			}
+		case rec.State == rtRotated && g.Pending.open(now, s.cfg.GraceWindow) &&
+			bytes.Equal(g.Pending.Parent, hash[:]) && bytes.Equal(rec.Child, g.ActiveRT):
+			// A racing refresh: the child it raced with is still unused.
+			if g.Pending.Replays >= MaxReplays {
+				return ErrInvalidGrant
+			}
+			if newRT, err = openSuccessor(rt, g.Pending.Sealed, g.ActiveRT); err != nil {
+				return err
+			}
+			g.Pending.Replays++
 		default:
 			result = ErrInvalidGrant
 			return s.revokeFamily(tx, ch, rec.GrantID, EventRefreshReuse, "refresh token reused ("+rec.State+")", now)
 		}
 
-		newRT, err := s.issueRT(tx, g, rec.GrantID, hash[:], now)
-		if err != nil {
-			return err
-		}
-		if rec.State == rtActive {
-			rec.State = rtRotated
-			rec.RotatedAt = timePtr(now)
-		}
-		rec.Child = g.ActiveRT
-		if err := put(rb, hash[:], rec); err != nil {
-			return err
-		}
 		if err := put(gb, []byte(rec.GrantID), g); err != nil {
 			return err
 		}
@@ -213,6 +230,67 @@ func (s *Store) Refresh(rt, clientID string, scope []string, resource string) (*
 		return nil, result
 	}
 	return out, nil
+}
+
+// CloseWindows drops, in one Update, the sealed successors whose grace
+// window has passed at now, so that no rotated token can open its successor
+// from the file any longer, and returns how many it dropped. It reads the
+// grants first (a few per client) and writes only when there is one to drop:
+// run it every minute or so. GC does the same.
+func (s *Store) CloseWindows(now time.Time) (int, error) {
+	var due []string
+	err := s.db.View(func(tx *kv.Tx) error {
+		var err error
+		due, err = s.closedWindows(tx, now)
+		return err
+	})
+	if err != nil || len(due) == 0 {
+		return 0, err
+	}
+	var n int
+	err = s.update("close grace windows", func(tx *kv.Tx, _ *changes) error {
+		var err error
+		n, err = s.closeWindows(tx, now)
+		return err
+	})
+	return n, err
+}
+
+// closedWindows returns the ids of the grants that keep a sealed successor
+// whose window has passed at now.
+func (s *Store) closedWindows(tx *kv.Tx, now time.Time) ([]string, error) {
+	var ids []string
+	err := tx.Bucket(BucketGrants).ForEach(func(k, v []byte) error {
+		var g grantRecord
+		if err := json.Unmarshal(v, &g); err != nil {
+			return fmt.Errorf("grant %q: %w", k, err)
+		}
+		if g.Pending != nil && !g.Pending.open(now, s.cfg.GraceWindow) {
+			ids = append(ids, string(k))
+		}
+		return nil
+	})
+	return ids, err
+}
+
+// closeWindows drops the sealed successors whose window has passed at now.
+func (s *Store) closeWindows(tx *kv.Tx, now time.Time) (int, error) {
+	ids, err := s.closedWindows(tx, now)
+	if err != nil {
+		return 0, err
+	}
+	gb := tx.Bucket(BucketGrants)
+	for _, id := range ids {
+		g, err := getGrant(gb, id)
+		if err != nil {
+			return 0, err
+		}
+		g.Pending = nil
+		if err := put(gb, []byte(id), g); err != nil {
+			return 0, err
+		}
+	}
+	return len(ids), nil
 }
 
 // setRTState sets the state of the refresh token whose hash is h, if it is

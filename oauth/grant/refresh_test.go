@@ -1,9 +1,9 @@
 package grant
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -32,7 +32,7 @@ func TestStore_Refresh_Rotation(t *testing.T) {
 		}
 		checkInvariants(t, s)
 
-		time.Sleep(time.Minute) // past the grace window
+		time.Sleep(DefaultGraceWindow + time.Second) // past the grace window
 		if _, err := s.Refresh(rt0.RefreshToken, c.ID, nil, ""); err != ErrInvalidGrant {
 			t.Fatalf("replay of RT0: %v, want ErrInvalidGrant", err)
 		}
@@ -154,63 +154,79 @@ func TestStore_Refresh_Expiry(t *testing.T) {
 	})
 }
 
-// TestStore_Refresh_Grace: the grace window for parallel refreshes (AS-13).
+// TestStore_Refresh_Grace: the grace window for racing refreshes (AS-12,
+// AS-13). Inside the window a replay of the rotated token gets the successor
+// already issued and changes nothing; once the successor is used, or after
+// the window, a replay revokes the family (AS-11, RFC 9700 §4.14.2).
 func TestStore_Refresh_Grace(t *testing.T) {
 	type step struct {
 		wait  time.Duration
 		rt    int  // index of the token to present: 0 is the exchange's
-		ok    bool // success expected; else ErrInvalidGrant
+		got   int  // index of the token returned (len(rts) for a new one); -1 for ErrInvalidGrant
 		alive bool // family still live afterwards
 	}
+	replays := []step{{0, 0, 1, true}}
+	for range MaxReplays {
+		replays = append(replays, step{0, 0, 1, true})
+	}
+	replays = append(replays,
+		step{0, 0, -1, true}, // one replay too many is refused, the family lives
+		step{0, 1, 2, true},  // and RT1 works
+	)
 	tests := []struct {
 		name  string
 		grace time.Duration
 		steps []step
 	}{
-		{"replay inside the window succeeds", 0, []step{
-			{0, 0, true, true},           // RT0 → RT1
-			{time.Second, 0, true, true}, // RT0 again → RT2, RT1 superseded
-			{0, 2, true, true},           // RT2 is the family's token
+		{"replays get the same successor", 0, []step{
+			{0, 0, 1, true},           // RT0 → RT1
+			{time.Second, 0, 1, true}, // RT0 again → RT1 again
+			{0, 1, 2, true},           // RT1 is the family's token
 		}},
-		{"superseded child is reuse", 0, []step{
-			{0, 0, true, true},   // RT0 → RT1
-			{0, 0, true, true},   // RT0 → RT2, RT1 superseded
-			{0, 1, false, false}, // RT1 → revoke
-			{0, 2, false, false},
+		{"replays at 0 s, 10 s and 50 s", 0, []step{
+			{0, 0, 1, true},
+			{0, 0, 1, true},
+			{10 * time.Second, 0, 1, true},
+			{40 * time.Second, 0, 1, true},
+			{0, 1, 2, true},
 		}},
 		{"replay at the window's edge", 0, []step{
-			{0, 0, true, true},
-			{DefaultGraceWindow, 0, true, true},
+			{0, 0, 1, true},
+			{DefaultGraceWindow, 0, 1, true},
 		}},
 		{"replay after the window revokes", 0, []step{
-			{0, 0, true, true},
-			{DefaultGraceWindow + time.Millisecond, 0, false, false},
-			{0, 1, false, false},
+			{0, 0, 1, true},
+			{DefaultGraceWindow + time.Millisecond, 0, -1, false},
+			{0, 1, -1, false},
 		}},
-		{"replay once the child was used revokes", 0, []step{
-			{0, 0, true, true}, // RT0 → RT1
-			{0, 1, true, true}, // RT1 → RT2
-			{0, 0, false, false},
-			{0, 2, false, false},
+		{"the successor stays usable after the window", 0, []step{
+			{0, 0, 1, true},
+			{time.Hour, 1, 2, true},
 		}},
-		{"replays are capped", 0, []step{
-			{0, 0, true, true}, // RT0 → RT1
-			{0, 0, true, true}, // replays 1..5 → RT2..RT6
-			{0, 0, true, true},
-			{0, 0, true, true},
-			{0, 0, true, true},
-			{0, 0, true, true},
-			{0, 0, false, true}, // the 6th replay is refused, the family lives
-			{0, 6, true, true},  // RT6 is the family's token
+		{"replay once the successor was used revokes", 0, []step{
+			{0, 0, 1, true},   // RT0 → RT1
+			{0, 0, 1, true},   // a racer gets RT1 too
+			{0, 1, 2, true},   // RT1 → RT2: RT0's window closes
+			{0, 0, -1, false}, // RT0 again is reuse
+			{0, 2, -1, false},
 		}},
-		{"a 5s window", MaxGraceWindow, []step{
-			{0, 0, true, true},
-			{MaxGraceWindow, 0, true, true},
-			{MaxGraceWindow + time.Millisecond, 0, false, false},
+		{"chains: each rotation has its window", 0, []step{
+			{0, 0, 1, true},           // A: RT0 → RT1
+			{time.Second, 0, 1, true}, // B replays RT0: RT1
+			{time.Second, 1, 2, true}, // A: RT1 → RT2
+			{time.Second, 1, 2, true}, // B: RT1 within RT1's window: RT2
+			{time.Second, 2, 3, true}, // A: RT2 → RT3
+			{0, 1, -1, false},         // RT1 again: its successor RT2 was used
+		}},
+		{"replays are capped", 0, replays},
+		{"a 30 min window", MaxGraceWindow, []step{
+			{0, 0, 1, true},
+			{MaxGraceWindow, 0, 1, true},
+			{time.Millisecond, 0, -1, false},
 		}},
 		{"no window", -1, []step{
-			{0, 0, true, true},
-			{0, 0, false, false},
+			{0, 0, 1, true},
+			{0, 0, -1, false},
 		}},
 	}
 	for _, tt := range tests {
@@ -224,12 +240,22 @@ func TestStore_Refresh_Grace(t *testing.T) {
 					time.Sleep(st.wait)
 					got, err := s.Refresh(rts[st.rt], c.ID, nil, "")
 					switch {
-					case st.ok && err != nil:
+					case st.got >= 0 && err != nil:
 						t.Fatalf("step %d (RT%d): %v", i, st.rt, err)
-					case !st.ok && err != ErrInvalidGrant:
+					case st.got < 0 && err != ErrInvalidGrant:
 						t.Fatalf("step %d (RT%d): %v, want ErrInvalidGrant", i, st.rt, err)
-					case st.ok:
-						rts = append(rts, got.RefreshToken)
+					case st.got >= 0:
+						idx := slices.Index(rts, got.RefreshToken)
+						if idx < 0 {
+							idx = len(rts)
+							rts = append(rts, got.RefreshToken)
+						}
+						if idx != st.got {
+							t.Fatalf("step %d (RT%d): got RT%d, want RT%d", i, st.rt, idx, st.got)
+						}
+						if got.GrantID != first.GrantID {
+							t.Fatalf("step %d: grant %s, want %s", i, got.GrantID, first.GrantID)
+						}
 					}
 					if alive := s.GrantActive(first.GrantID); alive != st.alive {
 						t.Fatalf("step %d (RT%d): family alive = %v, want %v", i, st.rt, alive, st.alive)
@@ -241,46 +267,11 @@ func TestStore_Refresh_Grace(t *testing.T) {
 	}
 }
 
-// TestStore_Refresh_GraceSynctest runs the grace window on the real clock,
-// inside a synctest bubble where time.Sleep takes no time.
-func TestStore_Refresh_GraceSynctest(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		db, err := kv.Open(filepath.Join(t.TempDir(), "db"), kv.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		s, err := Open(db, Config{}) // time.Now: the bubble's clock
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := MustRegister(t, s)
-		rt0 := MustTokens(t, s, c.ID)
-		if _, err := s.Refresh(rt0.RefreshToken, c.ID, nil, ""); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(DefaultGraceWindow / 2)
-		rt2, err := s.Refresh(rt0.RefreshToken, c.ID, nil, "")
-		if err != nil {
-			t.Fatalf("replay inside the window: %v", err)
-		}
-		time.Sleep(DefaultGraceWindow)
-		if _, err := s.Refresh(rt0.RefreshToken, c.ID, nil, ""); err != ErrInvalidGrant {
-			t.Fatalf("replay after the window: %v, want ErrInvalidGrant", err)
-		}
-		if _, err := s.Refresh(rt2.RefreshToken, c.ID, nil, ""); err != ErrInvalidGrant {
-			t.Fatalf("newest child after reuse: %v, want ErrInvalidGrant", err)
-		}
-		if s.GrantActive(rt0.GrantID) {
-			t.Fatal("family alive after reuse")
-		}
-	})
-}
-
-// TestStore_Refresh_Concurrent sends N parallel refreshes with one token:
-// the only error is ErrInvalidGrant, at least one succeeds, and a family never
-// has two active tokens (AS-12). With the grace window, the winners share the
-// family and the newest of their tokens is its active one.
+// TestStore_Refresh_Concurrent sends N refreshes with one token at once:
+// the only error is ErrInvalidGrant, and a family never has two active
+// tokens (AS-12). With the grace window, every one succeeds with the same
+// refresh token, which is the family's active one; without it, one succeeds
+// and the others' reuse revokes the family.
 func TestStore_Refresh_Concurrent(t *testing.T) {
 	for _, grace := range []time.Duration{0, -1} {
 		for _, n := range []int{2, 5, 10} {
@@ -321,14 +312,14 @@ func TestStore_Refresh_Concurrent(t *testing.T) {
 
 					wantWinners := 1
 					if grace == 0 {
-						wantWinners = min(n, 1+MaxReplays)
+						wantWinners = n
 					}
 					if len(winners) != wantWinners {
 						t.Fatalf("%d refreshes succeeded, want %d", len(winners), wantWinners)
 					}
 					for _, w := range winners {
-						if w.GrantID != tok.GrantID {
-							t.Fatalf("winner in family %s, want %s", w.GrantID, tok.GrantID)
+						if w.GrantID != tok.GrantID || w.RefreshToken != winners[0].RefreshToken {
+							t.Fatalf("winner %s in family %s, want %s in %s", w.RefreshToken[:8], w.GrantID, winners[0].RefreshToken[:8], tok.GrantID)
 						}
 					}
 					// Without a window the losers are reuse: the family is revoked.
@@ -338,23 +329,125 @@ func TestStore_Refresh_Concurrent(t *testing.T) {
 					if !s.GrantActive(other.GrantID) {
 						t.Fatal("another family was revoked")
 					}
-					if grace != 0 {
-						return
-					}
-					// Exactly one winner's token is the family's active one: it works.
-					ok := 0
-					for _, w := range winners {
-						if s.isActiveRT(t, w.RefreshToken) {
-							ok++
-						}
-					}
-					if ok != 1 {
-						t.Fatalf("%d of the winners' tokens are active, want 1", ok)
+					if grace == 0 && !s.isActiveRT(t, winners[0].RefreshToken) {
+						t.Fatal("the token every racer holds is not the family's active one")
 					}
 				})
 			})
 		}
 	}
+}
+
+// TestStore_CloseWindows: the sealed successor is dropped when its window
+// closes — by time (CloseWindows, GC), by the successor's use, or by the
+// family's revocation — and after that a replay cannot open it (AS-13,
+// AS-17).
+func TestStore_CloseWindows(t *testing.T) {
+	pending := func(t *testing.T, s *Store, grantID string) bool {
+		t.Helper()
+		var g *grantRecord
+		err := s.db.View(func(tx *kv.Tx) error {
+			var err error
+			g, err = getGrant(tx.Bucket(BucketGrants), grantID)
+			return err
+		})
+		if err != nil || g == nil {
+			t.Fatalf("grant %s: %v", grantID, err)
+		}
+		return g.Pending != nil
+	}
+	t.Run("by time", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := MustOpenStore(t, Config{})
+			c := MustRegister(t, s)
+			tok := MustTokens(t, s, c.ID)
+			if _, err := s.Refresh(tok.RefreshToken, c.ID, nil, ""); err != nil {
+				t.Fatal(err)
+			}
+			if !pending(t, s, tok.GrantID) {
+				t.Fatal("no sealed successor after a rotation")
+			}
+			before := s.updates.Load()
+			if n, err := s.CloseWindows(time.Now().Add(DefaultGraceWindow)); n != 0 || err != nil {
+				t.Fatalf("CloseWindows inside the window = %d, %v", n, err)
+			}
+			if s.updates.Load() != before {
+				t.Error("CloseWindows wrote with nothing to drop")
+			}
+			time.Sleep(DefaultGraceWindow + time.Second)
+			if n, err := s.CloseWindows(time.Now()); n != 1 || err != nil {
+				t.Fatalf("CloseWindows after the window = %d, %v; want 1", n, err)
+			}
+			if pending(t, s, tok.GrantID) {
+				t.Fatal("sealed successor kept after its window")
+			}
+			if n, err := s.CloseWindows(time.Now()); n != 0 || err != nil {
+				t.Fatalf("CloseWindows again = %d, %v", n, err)
+			}
+			checkInvariants(t, s)
+		})
+	})
+	t.Run("by GC", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := MustOpenStore(t, Config{})
+			c := MustRegister(t, s)
+			tok := MustTokens(t, s, c.ID)
+			if _, err := s.Refresh(tok.RefreshToken, c.ID, nil, ""); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(DefaultGraceWindow + time.Second)
+			st, err := s.GC(time.Now())
+			if err != nil || st.Windows != 1 {
+				t.Fatalf("GC = %+v, %v; want Windows 1", st, err)
+			}
+			if pending(t, s, tok.GrantID) {
+				t.Fatal("sealed successor kept after GC")
+			}
+		})
+	})
+	t.Run("by use of the successor", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := MustOpenStore(t, Config{GraceWindow: MaxGraceWindow})
+			c := MustRegister(t, s)
+			tok := MustTokens(t, s, c.ID)
+			t1, err := s.Refresh(tok.RefreshToken, c.ID, nil, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Refresh(t1.RefreshToken, c.ID, nil, ""); err != nil {
+				t.Fatal(err)
+			}
+			// The grant's one sealed successor is now RT2's, for replays of RT1.
+			var g *grantRecord
+			_ = s.db.View(func(tx *kv.Tx) error {
+				g, _ = getGrant(tx.Bucket(BucketGrants), tok.GrantID)
+				return nil
+			})
+			if g.Pending == nil || !bytes.Equal(g.Pending.Parent, hashOf(t1.RefreshToken)) {
+				t.Fatalf("pending = %+v, want the successor of RT1", g.Pending)
+			}
+			if _, err := openSuccessor(tok.RefreshToken, g.Pending.Sealed, g.ActiveRT); err == nil {
+				t.Fatal("RT0 opens the sealed successor of RT1")
+			}
+		})
+	})
+	t.Run("by revocation", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := MustOpenStore(t, Config{})
+			c := MustRegister(t, s)
+			tok := MustTokens(t, s, c.ID)
+			t1, err := s.Refresh(tok.RefreshToken, c.ID, nil, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.RevokeToken(t1.RefreshToken); err != nil {
+				t.Fatal(err)
+			}
+			if pending(t, s, tok.GrantID) {
+				t.Fatal("sealed successor kept in a revoked family")
+			}
+		})
+	})
 }
 
 // isActiveRT reports whether rt is its live family's active token.

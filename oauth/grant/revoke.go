@@ -16,7 +16,7 @@ import (
 // Kinds of audit events.
 const (
 	EventCodeReuse    = "code_reuse"    // a consumed code was exchanged again: its family is revoked (AS-06)
-	EventRefreshReuse = "refresh_reuse" // a rotated or superseded refresh token was presented: its family is revoked (AS-11)
+	EventRefreshReuse = "refresh_reuse" // a rotated refresh token was presented outside its grace window: its family is revoked (AS-11)
 	EventRevoked      = "revoked"       // a family was revoked on request: Reason says which
 )
 
@@ -48,6 +48,7 @@ func (s *Store) revokeRecord(tx *kv.Tx, ch *changes, id string, g *grantRecord, 
 		return err
 	}
 	g.ActiveRT = nil
+	g.Pending = nil // no replay of a revoked family is answered: drop its sealed successor
 	g.RevokedAt = timePtr(now)
 	g.RevokeReason = reason
 	if err := put(tx.Bucket(BucketGrants), []byte(id), g); err != nil {

@@ -30,14 +30,24 @@ const (
 	MaxCodeTTL         = 10 * time.Minute
 	DefaultRefreshIdle = 30 * 24 * time.Hour
 	DefaultRefreshMax  = 90 * 24 * time.Hour
-	DefaultGraceWindow = 2 * time.Second
-	MaxGraceWindow     = 5 * time.Second
 	DefaultMaxClients  = 500
 
-	// MaxReplays is how many times one rotated refresh token may be replayed
-	// inside the grace window (AS-13). Further replays fail with
-	// ErrInvalidGrant and leave the family alone.
-	MaxReplays = 5
+	// DefaultGraceWindow is how long a just-rotated refresh token may be
+	// replayed for its successor (AS-13). Servers in the field settled on
+	// 30 s to 30 min (klai 30 s, Dokploy 5 min, Linear 30 min); Claude.ai
+	// refreshes from two egress addresses and Claude Code's sessions each
+	// refresh on their own, seconds to minutes apart (fastmcp#4264,
+	// claude-code#85236). Five minutes covers those races and keeps the time
+	// a stolen rotated token is worth short.
+	DefaultGraceWindow = 5 * time.Minute
+	// MaxGraceWindow bounds Config.GraceWindow: the longest window in the
+	// field (Linear's).
+	MaxGraceWindow = 30 * time.Minute
+
+	// MaxReplays is how many replays of one rotation are answered inside
+	// its grace window (AS-13): enough for ten racing processes and more.
+	// Further replays fail with ErrInvalidGrant and leave the family alone.
+	MaxReplays = 20
 
 	// UnauthorizedClientTTL: GC removes a client that has not been authorized
 	// this long after its registration (AS-29). A person signs in within
@@ -64,7 +74,9 @@ var (
 	// another client, redirect URI or resource, or the PKCE verifier does not
 	// match; or the refresh token is unknown, revoked, expired (idle or family
 	// age), issued to another client, or a rotated one presented again outside
-	// the grace window (which revokes its family). Answer 400 invalid_grant.
+	// the grace window or once its successor was used (which revokes its
+	// family), or replayed more than MaxReplays times. Answer 400
+	// invalid_grant.
 	ErrInvalidGrant = errors.New("invalid grant")
 	// ErrInvalidScope: a refresh asked for a scope the grant does not hold.
 	// Answer 400 invalid_scope.
@@ -96,9 +108,11 @@ type Config struct {
 	// DefaultRefreshMax (90 days).
 	RefreshMax time.Duration
 	// GraceWindow is how long after its rotation a refresh token may be
-	// presented again, as real connectors do with parallel refreshes,
-	// without being taken for a stolen one. If zero, DefaultGraceWindow
-	// (2s); at most MaxGraceWindow (5s); negative disables it.
+	// presented again, as real clients do when they race a refresh, and get
+	// the successor already issued instead of being taken for a stolen one;
+	// the window closes early once the successor is used. If zero,
+	// DefaultGraceWindow (5 min); at most MaxGraceWindow (30 min); negative
+	// disables it (every replay revokes the family).
 	GraceWindow time.Duration
 	// MaxClients caps the number of registered clients, and separately the
 	// number of clients known by their metadata document. When the table is

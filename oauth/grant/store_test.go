@@ -167,7 +167,7 @@ func TestOpen_Config(t *testing.T) {
 	}{
 		{"code TTL above 10 min", Config{CodeTTL: 10*time.Minute + time.Second}},
 		{"negative code TTL", Config{CodeTTL: -time.Second}},
-		{"grace above 5s", Config{GraceWindow: 6 * time.Second}},
+		{"grace above 30 min", Config{GraceWindow: 30*time.Minute + time.Second}},
 		{"negative idle", Config{RefreshIdle: -1}},
 		{"negative max", Config{RefreshMax: -1}},
 		{"negative max clients", Config{MaxClients: -1}},
@@ -186,7 +186,7 @@ func TestOpen_Config(t *testing.T) {
 		}
 		got := s.cfg
 		if got.CodeTTL != 60*time.Second || got.RefreshIdle != 30*24*time.Hour ||
-			got.RefreshMax != 90*24*time.Hour || got.GraceWindow != 2*time.Second ||
+			got.RefreshMax != 90*24*time.Hour || got.GraceWindow != 5*time.Minute ||
 			got.MaxClients != 500 || got.Now == nil || got.VerifyPKCE == nil {
 			t.Fatalf("defaults: %+v", got)
 		}
@@ -266,7 +266,8 @@ func TestStore_Reopen(t *testing.T) {
 }
 
 // TestStore_SecretsAtRest scans the raw file for every code and refresh token
-// handed out: none is there (AS-17, ST-14).
+// handed out: none is there (AS-17, ST-14), also while the successor of the
+// last rotation is kept, sealed, for the grace window (AS-13).
 func TestStore_SecretsAtRest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := MustOpenStore(t, Config{})
@@ -289,30 +290,46 @@ func TestStore_SecretsAtRest(t *testing.T) {
 			}
 			secrets = append(secrets, tok.RefreshToken)
 		}
+		// The last rotation's window is open: its successor is in the file, sealed.
+		var g *grantRecord
+		_ = s.db.View(func(tx *kv.Tx) error {
+			g, _ = getGrant(tx.Bucket(BucketGrants), tok.GrantID)
+			return nil
+		})
+		if g == nil || g.Pending == nil || len(g.Pending.Sealed) == 0 {
+			t.Fatal("no sealed successor while the grace window is open")
+		}
+		scan(t, s, secrets)
 		if err := s.RevokeToken(tok.RefreshToken); err != nil {
 			t.Fatal(err)
 		}
-
-		raw, err := os.ReadFile(s.db.Path())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, sec := range secrets {
-			_, random, _ := strings.Cut(sec, "_")
-			for _, needle := range []string{sec, random} {
-				if bytes.Contains(raw, []byte(needle)) {
-					t.Errorf("database file contains a secret %.8s…", needle)
-				}
-			}
-			b, err := base64.RawURLEncoding.DecodeString(random)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if bytes.Contains(raw, b) {
-				t.Errorf("database file contains the raw bytes of a secret %.8s…", random)
-			}
-		}
+		scan(t, s, secrets)
 	})
+}
+
+// scan fails tb if the database file holds any of secrets, whole, without
+// its prefix, or as the raw bytes of its random part.
+func scan(tb testing.TB, s *Store, secrets []string) {
+	tb.Helper()
+	raw, err := os.ReadFile(s.db.Path())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, sec := range secrets {
+		_, random, _ := strings.Cut(sec, "_")
+		for _, needle := range []string{sec, random} {
+			if bytes.Contains(raw, []byte(needle)) {
+				tb.Errorf("database file contains a secret %.8s…", needle)
+			}
+		}
+		b, err := base64.RawURLEncoding.DecodeString(random)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if bytes.Contains(raw, b) {
+			tb.Errorf("database file contains the raw bytes of a secret %.8s…", random)
+		}
+	}
 }
 
 // TestStore_Entropy: client ids, grant ids, codes and refresh tokens carry at
