@@ -57,13 +57,20 @@ func isToken68(s string) bool {
 	return true
 }
 
-// Challenge writes the WWW-Authenticate header of a refused request: always the absolute
-// resource_metadata URL; scope when given (the scopes that would succeed, for step-up); error
-// when given ("invalid_token" when a token was sent, "insufficient_scope" with 403). The caller
-// writes the status and body.
+// Challenge writes the WWW-Authenticate header of a request to MCPPath that was refused: see
+// ChallengeAt.
 func (e Endpoints) Challenge(w http.ResponseWriter, errCode, scope string) {
+	e.ChallengeAt(w, MCPPath, errCode, scope)
+}
+
+// ChallengeAt writes the WWW-Authenticate header of a refused request to path: always the
+// absolute resource_metadata URL of the resource as reached at path (ResourceMetadataAt, so that
+// an alias's client finds metadata naming the alias); scope when given (the scopes that would
+// succeed, for step-up); error when given ("invalid_token" when a token was sent,
+// "insufficient_scope" with 403). The caller writes the status and body.
+func (e Endpoints) ChallengeAt(w http.ResponseWriter, path, errCode, scope string) {
 	var b strings.Builder
-	b.WriteString(`Bearer resource_metadata="` + e.ResourceMetadata + `"`)
+	b.WriteString(`Bearer resource_metadata="` + e.ResourceMetadataAt(path) + `"`)
 	if scope != "" {
 		b.WriteString(`, scope="` + scope + `"`)
 	}

@@ -398,10 +398,8 @@ func (s *Server) authorizationRequest(ctx context.Context, rawQuery string) (log
 		return back, http.StatusBadRequest, err
 	}
 	resource := s.ep.Resource
-	if rs, ok := p["resource"]; ok {
-		if !policy.SameResource(rs, s.ep.Resource) {
-			return back, http.StatusBadRequest, policy.Errorf(policy.CodeInvalidTarget, "resource is not this server's %s", s.ep.Resource)
-		}
+	if rs, ok := p["resource"]; ok && !s.ourResource(rs) {
+		return back, http.StatusBadRequest, s.foreignResource()
 	}
 	if p["prompt"] == "none" {
 		// Consent is asked every time (SECURITY.md AS-25), so a silent authorization is
@@ -410,6 +408,25 @@ func (s *Server) authorizationRequest(ctx context.Context, rawQuery string) (log
 	}
 	return login.Request{ClientID: clientID, ClientName: name, RedirectURI: redirect, Scope: scope,
 		State: p["state"], CodeChallenge: p["code_challenge"], Resource: resource}, 0, nil
+}
+
+// ourResource reports whether the resource indicator rs (RFC 8707) names this server's MCP
+// endpoint: at MCPPath or one of MCPAliases. All of them are one resource: a request for any of
+// them is bound to Endpoints.Resource, the audience of every access token, so that a token
+// obtained at one path is good at every path.
+func (s *Server) ourResource(rs string) bool {
+	for _, p := range append([]string{MCPPath}, MCPAliases...) {
+		if policy.SameResource(rs, s.ep.Issuer+p) {
+			return true
+		}
+	}
+	return false
+}
+
+// foreignResource is the invalid_target error for a resource this server is not.
+func (s *Server) foreignResource() error {
+	return policy.Errorf(policy.CodeInvalidTarget, "resource is not this server's %s (or %s)",
+		s.ep.Resource, strings.Join(MCPAliases, ", "))
 }
 
 // lookupClient returns the name and redirect URIs of a registered client, or fetches the client
@@ -506,8 +523,8 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	var resource string
 	if rs, ok := p["resource"]; ok {
-		if !policy.SameResource(rs, s.ep.Resource) {
-			s.writeOAuthError(w, policy.Errorf(policy.CodeInvalidTarget, "resource is not this server's %s", s.ep.Resource))
+		if !s.ourResource(rs) {
+			s.writeOAuthError(w, s.foreignResource())
 			return
 		}
 		resource = s.ep.Resource

@@ -8,16 +8,31 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/ownsona/ownsona/oauth/policy"
 )
 
+// MCPPath is the path of the MCP endpoint: with the public origin, the resource identifier of
+// the protected resource (RFC 9728 §1.2) and the audience of access tokens.
+const MCPPath = "/mcp"
+
+// MCPAliases are the other paths the MCP endpoint is served at (for seed 001's clients). Each is
+// a resource of its own name for discovery — its protected-resource metadata names it, and the
+// authorization server accepts it as a resource (RFC 8707) — and one resource for tokens: every
+// token is minted for the canonical Resource and is good at every path.
+var MCPAliases = []string{"/api/mcp", "/mcp/http"}
+
+// resourceMetadataPath is where RFC 9728 §3.1 puts a resource's metadata: this prefix followed
+// by the resource identifier's path.
+const resourceMetadataPath = "/.well-known/oauth-protected-resource"
+
 // Endpoints are every public URL of the authorization and resource server, derived from the
 // configured public origin.
 type Endpoints struct {
 	Issuer        string // the public origin, no path and no trailing slash
-	Resource      string // Issuer + "/mcp", the audience of access tokens
+	Resource      string // Issuer + MCPPath, the audience of access tokens
 	Authorization string
 	Token         string
 	Registration  string
@@ -25,6 +40,31 @@ type Endpoints struct {
 	JWKS          string
 	// ResourceMetadata is the RFC 9728 document for Resource (path-suffixed form).
 	ResourceMetadata string
+}
+
+// isMCPPath reports whether path is MCPPath or one of MCPAliases.
+func isMCPPath(path string) bool {
+	return path == MCPPath || slices.Contains(MCPAliases, path)
+}
+
+// ResourceAt is the resource identifier of the MCP endpoint as reached at path: Issuer + path
+// for MCPPath and each of MCPAliases, else Resource.
+func (e Endpoints) ResourceAt(path string) string {
+	if isMCPPath(path) {
+		return e.Issuer + path
+	}
+	return e.Resource
+}
+
+// ResourceMetadataAt is the URL of the protected-resource metadata of the MCP endpoint as
+// reached at path: the path-suffixed document naming that path for MCPPath and each of
+// MCPAliases, else ResourceMetadata. A 401 or 403 there points at it (RFC 9728 §5.1), so that
+// a client checking §3.3 finds the resource it was given.
+func (e Endpoints) ResourceMetadataAt(path string) string {
+	if isMCPPath(path) {
+		return e.Issuer + resourceMetadataPath + path
+	}
+	return e.ResourceMetadata
 }
 
 // NewEndpoints derives the endpoints from publicURL: https with a host, or http on a loopback
@@ -61,7 +101,7 @@ func NewEndpoints(publicURL string) (Endpoints, error) {
 		Registration:     origin + "/oauth/register",
 		Revocation:       origin + "/oauth/revoke",
 		JWKS:             origin + "/oauth/jwks.json",
-		ResourceMetadata: origin + "/.well-known/oauth-protected-resource/mcp",
+		ResourceMetadata: origin + resourceMetadataPath + MCPPath,
 	}, nil
 }
 
@@ -94,7 +134,15 @@ type authorizationServerMetadata struct {
 
 // AuthorizationServerMetadata is the RFC 8414 document, served identically at
 // /.well-known/oauth-authorization-server and /.well-known/openid-configuration.
+//
+// Claude uses a client ID metadata document (rather than registering anew on every connection)
+// only when client_id_metadata_document_supported is true and token_endpoint_auth_methods_supported
+// lists "none"; both hold, and registration_endpoint stays for the clients that register.
 func (e Endpoints) AuthorizationServerMetadata() []byte {
+	return e.authorizationServerMetadata(policy.SupportedScopes)
+}
+
+func (e Endpoints) authorizationServerMetadata(scopes []string) []byte {
 	return mustMarshal(authorizationServerMetadata{
 		Issuer:                                 e.Issuer,
 		AuthorizationEndpoint:                  e.Authorization,
@@ -102,7 +150,7 @@ func (e Endpoints) AuthorizationServerMetadata() []byte {
 		RegistrationEndpoint:                   e.Registration,
 		RevocationEndpoint:                     e.Revocation,
 		JWKSURI:                                e.JWKS,
-		ScopesSupported:                        policy.SupportedScopes,
+		ScopesSupported:                        scopes,
 		ResponseTypesSupported:                 []string{"code"},
 		ResponseModesSupported:                 []string{"query"},
 		GrantTypesSupported:                    []string{"authorization_code", "refresh_token"},
@@ -121,16 +169,26 @@ type protectedResourceMetadata struct {
 	ScopesSupported        []string `json:"scopes_supported"`
 	BearerMethodsSupported []string `json:"bearer_methods_supported"`
 	ResourceName           string   `json:"resource_name"`
-	SigningAlgs            []string `json:"resource_signing_alg_values_supported,omitempty"`
 }
 
 // ProtectedResourceMetadata is the RFC 9728 document for the MCP endpoint, served at
 // /.well-known/oauth-protected-resource and /.well-known/oauth-protected-resource/mcp.
 func (e Endpoints) ProtectedResourceMetadata() []byte {
+	return e.ProtectedResourceMetadataAt(MCPPath)
+}
+
+// ProtectedResourceMetadataAt is the RFC 9728 document of the MCP endpoint as reached at path
+// (MCPPath or one of MCPAliases), naming ResourceAt(path) as its resource; served at
+// /.well-known/oauth-protected-resource followed by path.
+func (e Endpoints) ProtectedResourceMetadataAt(path string) []byte {
+	return e.protectedResourceMetadata(path, policy.DefaultScopes)
+}
+
+func (e Endpoints) protectedResourceMetadata(path string, scopes []string) []byte {
 	return mustMarshal(protectedResourceMetadata{
-		Resource:               e.Resource,
+		Resource:               e.ResourceAt(path),
 		AuthorizationServers:   []string{e.Issuer},
-		ScopesSupported:        policy.DefaultScopes,
+		ScopesSupported:        scopes,
 		BearerMethodsSupported: []string{"header"},
 		ResourceName:           "ownsona",
 	})
@@ -144,18 +202,46 @@ func mustMarshal(v any) []byte {
 	return append(b, '\n')
 }
 
-// MetadataHandler serves the four discovery documents. They are public, cheap and cacheable, and
-// may be read cross-origin (never with credentials).
-func (e Endpoints) MetadataHandler() http.Handler {
-	as, pr := e.AuthorizationServerMetadata(), e.ProtectedResourceMetadata()
-	docs := map[string][]byte{
-		"/.well-known/oauth-authorization-server":   as,
-		"/.well-known/openid-configuration":         as,
-		"/.well-known/oauth-protected-resource":     pr,
-		"/.well-known/oauth-protected-resource/mcp": pr,
+// metadataDocs are the discovery documents by path.
+type metadataDocs map[string][]byte
+
+// documents returns the discovery documents with the scopes each lists: the authorization
+// server's under both names, the protected resource's at the bare path (the /mcp one) and at
+// each MCP path.
+func (e Endpoints) documents(asScopes, prScopes []string) metadataDocs {
+	as := e.authorizationServerMetadata(asScopes)
+	docs := metadataDocs{
+		"/.well-known/oauth-authorization-server": as,
+		"/.well-known/openid-configuration":       as,
+		resourceMetadataPath:                      e.protectedResourceMetadata(MCPPath, prScopes),
 	}
+	for _, p := range append([]string{MCPPath}, MCPAliases...) {
+		docs[resourceMetadataPath+p] = e.protectedResourceMetadata(p, prScopes)
+	}
+	return docs
+}
+
+// MetadataPaths are the paths the discovery documents are served at.
+func MetadataPaths() []string {
+	paths := []string{"/.well-known/oauth-authorization-server", "/.well-known/openid-configuration", resourceMetadataPath}
+	for _, p := range append([]string{MCPPath}, MCPAliases...) {
+		paths = append(paths, resourceMetadataPath+p)
+	}
+	return paths
+}
+
+// MetadataHandler serves the discovery documents (MetadataPaths), as they are with no
+// compatibility mode on. They are public, cheap and cacheable, and may be read cross-origin
+// (never with credentials).
+func (e Endpoints) MetadataHandler() http.Handler {
+	docs := e.documents(policy.SupportedScopes, policy.DefaultScopes)
+	return serveMetadata(func() metadataDocs { return docs })
+}
+
+// serveMetadata serves the document of docs() at the request's path.
+func serveMetadata(docs func() metadataDocs) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		doc, ok := docs[r.URL.Path]
+		doc, ok := docs()[r.URL.Path]
 		if !ok {
 			http.NotFound(w, r)
 			return

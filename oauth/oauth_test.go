@@ -97,10 +97,15 @@ func TestMetadata_IgnoresHostHeaders(t *testing.T) {
 			t.Errorf("%s = %s, want %s", k, b, v)
 		}
 	}
-	for _, path := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"} {
+	for path, resource := range map[string]string{
+		"/.well-known/oauth-protected-resource":          "https://mem.example.com/mcp",
+		"/.well-known/oauth-protected-resource/mcp":      "https://mem.example.com/mcp",
+		"/.well-known/oauth-protected-resource/api/mcp":  "https://mem.example.com/api/mcp",
+		"/.well-known/oauth-protected-resource/mcp/http": "https://mem.example.com/mcp/http",
+	} {
 		pr := get(path)
 		servers, _ := json.Marshal(pr["authorization_servers"])
-		if pr["resource"] != "https://mem.example.com/mcp" || string(servers) != `["https://mem.example.com"]` {
+		if pr["resource"] != resource || string(servers) != `["https://mem.example.com"]` {
 			t.Errorf("%s = %v", path, pr)
 		}
 		// offline_access asks the authorization server for refresh tokens; the resource knows
@@ -148,15 +153,26 @@ func TestBearerToken(t *testing.T) {
 
 func TestEndpoints_Challenge(t *testing.T) {
 	ep, _ := NewEndpoints("https://mem.example.com")
-	for _, tc := range []struct{ errCode, scope, want string }{
-		{"", "memories:read memories:write", `Bearer resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp", scope="memories:read memories:write"`},
-		{"invalid_token", "", `Bearer resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp", error="invalid_token"`},
-		{"insufficient_scope", "memories:write", `Bearer resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp", scope="memories:write", error="insufficient_scope"`},
+	for _, tc := range []struct{ path, errCode, scope, want string }{
+		{"/mcp", "", "memories:read memories:write", `Bearer resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp", scope="memories:read memories:write"`},
+		{"/mcp", "invalid_token", "", `Bearer resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp", error="invalid_token"`},
+		{"/mcp", "insufficient_scope", "memories:write", `Bearer resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp", scope="memories:write", error="insufficient_scope"`},
+		{"/api/mcp", "", "memories:read", `Bearer resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/api/mcp", scope="memories:read"`},
+		{"/mcp/http", "invalid_token", "", `Bearer resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp/http", error="invalid_token"`},
+		{"/mcp/sse", "", "", `Bearer resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp"`},
+		{"/api/mcp/", "", "", `Bearer resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp"`},
 	} {
 		w := httptest.NewRecorder()
-		ep.Challenge(w, tc.errCode, tc.scope)
+		ep.ChallengeAt(w, tc.path, tc.errCode, tc.scope)
 		if got := w.Header().Get("WWW-Authenticate"); got != tc.want {
-			t.Errorf("got  %s\nwant %s", got, tc.want)
+			t.Errorf("%s: got  %s\nwant %s", tc.path, got, tc.want)
+		}
+		if tc.path == "/mcp" {
+			w := httptest.NewRecorder()
+			ep.Challenge(w, tc.errCode, tc.scope)
+			if got := w.Header().Get("WWW-Authenticate"); got != tc.want {
+				t.Errorf("Challenge: got  %s\nwant %s", got, tc.want)
+			}
 		}
 	}
 }

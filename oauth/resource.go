@@ -118,9 +118,10 @@ func (s *Server) clientName(id string) string {
 	return name
 }
 
-// Challenge writes the WWW-Authenticate header of a refusal (RFC 6750 §3, RFC 9728 §5.1).
-func (s *Server) Challenge(w http.ResponseWriter, ref *Refusal) {
-	s.ep.Challenge(w, ref.Code, ref.Scope)
+// Challenge writes the WWW-Authenticate header of a refusal of r (RFC 6750 §3, RFC 9728 §5.1),
+// pointing at the protected-resource metadata of the path r was sent to (Endpoints.ChallengeAt).
+func (s *Server) Challenge(w http.ResponseWriter, r *http.Request, ref *Refusal) {
+	s.ep.ChallengeAt(w, r.URL.Path, ref.Code, ref.Scope)
 }
 
 // maxVerified bounds the cache of verified access tokens.

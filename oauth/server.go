@@ -274,8 +274,7 @@ func (s *Server) PATs() *PATs { return s.pats }
 // Routes mounts the authorization server's endpoints, its pages and the discovery documents.
 func (s *Server) Routes(mux *http.ServeMux) {
 	meta := s.ep.MetadataHandler()
-	for _, p := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp",
-		"/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"} {
+	for _, p := range MetadataPaths() {
 		mux.Handle(p, meta)
 	}
 	mux.HandleFunc("/oauth/register", s.register)

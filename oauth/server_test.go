@@ -140,16 +140,19 @@ func MustOpenServer(tb testing.TB, opts ...func(*Config)) *fixture {
 	f.s = s
 	f.mux = http.NewServeMux()
 	s.Routes(f.mux)
-	f.mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+	guarded := func(w http.ResponseWriter, r *http.Request) {
 		p, ref := s.Authenticate(r)
 		if ref != nil {
-			s.Challenge(w, ref)
+			s.Challenge(w, r, ref)
 			http.Error(w, ref.Description, ref.Status)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(p)
-	})
+	}
+	for _, path := range append([]string{MCPPath}, MCPAliases...) {
+		f.mux.HandleFunc(path, guarded)
+	}
 	tb.Cleanup(func() {
 		s.Close()
 		db.Close()
@@ -504,8 +507,11 @@ func (f *fixture) MustAuthorizeClient(tb testing.TB, b *browser, client, redirec
 // ---- the resource server ----
 
 // mcp sends a request to /mcp with bearer at (none when empty).
-func (f *fixture) mcp(at string) *httptest.ResponseRecorder {
-	r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader("{}"))
+func (f *fixture) mcp(at string) *httptest.ResponseRecorder { return f.mcpAt("/mcp", at) }
+
+// mcpAt sends a request to path, the MCP endpoint or an alias, with bearer at (none when empty).
+func (f *fixture) mcpAt(path, at string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(http.MethodPost, path, strings.NewReader("{}"))
 	if at != "" {
 		r.Header.Set("Authorization", "Bearer "+at)
 	}
@@ -1831,10 +1837,15 @@ func TestServer_Metadata(t *testing.T) {
 			t.Errorf("AS-05g: code_challenge_methods_supported = %v", list)
 		}
 	}
-	for _, path := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"} {
+	for path, resource := range map[string]string{
+		"/.well-known/oauth-protected-resource":          testResource,
+		"/.well-known/oauth-protected-resource/mcp":      testResource,
+		"/.well-known/oauth-protected-resource/api/mcp":  testPublicURL + "/api/mcp",
+		"/.well-known/oauth-protected-resource/mcp/http": testPublicURL + "/mcp/http",
+	} {
 		pr := get(path)
 		servers, _ := json.Marshal(pr["authorization_servers"])
-		if pr["resource"] != testResource || string(servers) != `["https://mem.example.com"]` {
+		if pr["resource"] != resource || string(servers) != `["https://mem.example.com"]` {
 			t.Errorf("%s: %v", path, pr)
 		}
 	}
@@ -2008,6 +2019,13 @@ func TestServer_ResourceIndicator(t *testing.T) {
 		{"path case at /token", "", "https://mem.example.com/MCP", policy.CodeInvalidTarget},
 		{"issuer at /token", "", testPublicURL, policy.CodeInvalidTarget},
 		{"userinfo at /token", "", "https://user@mem.example.com/mcp", policy.CodeInvalidTarget},
+		{"alias /api/mcp", testPublicURL + "/api/mcp", testPublicURL + "/api/mcp", ""},
+		{"alias /mcp/http", testPublicURL + "/mcp/http", testPublicURL + "/mcp/http", ""},
+		{"alias at /authorize, canonical at /token", testPublicURL + "/api/mcp", testResource, ""},
+		{"canonical at /authorize, alias at /token", testResource, "HTTPS://MEM.EXAMPLE.COM/mcp/http", ""},
+		{"alias with a trailing slash", "", testPublicURL + "/api/mcp/", policy.CodeInvalidTarget},
+		{"alias on another host", "", "https://other.example/api/mcp", policy.CodeInvalidTarget},
+		{"a prefix of an alias", "", testPublicURL + "/api", policy.CodeInvalidTarget},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := newVerifier()
@@ -2025,6 +2043,78 @@ func TestServer_ResourceIndicator(t *testing.T) {
 			f.wantAuthorized(t, tk.AT)
 		})
 	}
+}
+
+// TestServer_ResourceAliases (issue 27, item 5; SECURITY.md AS-34, RS-01, RS-09, RS-10): the MCP
+// endpoint's aliases /api/mcp and /mcp/http are each a resource for discovery — metadata naming
+// itself, a 401 pointing at it, accepted as resource on authorize and token — and one resource
+// for tokens: a token obtained for any path is good at every path (its aud is the canonical
+// /mcp), and a token for another resource is refused at every path.
+func TestServer_ResourceAliases(t *testing.T) {
+	t.Parallel()
+	f := MustOpenServer(t)
+	paths := append([]string{MCPPath}, MCPAliases...)
+	for _, p := range paths {
+		t.Run("metadata and challenge at "+p, func(t *testing.T) {
+			w := f.serve(httptest.NewRequest(http.MethodGet, "/.well-known/oauth-protected-resource"+p, nil))
+			var pr map[string]any
+			if w.Code != http.StatusOK || json.Unmarshal(w.Body.Bytes(), &pr) != nil {
+				t.Fatalf("metadata: %d %s", w.Code, w.Body)
+			}
+			if pr["resource"] != testPublicURL+p {
+				t.Errorf("resource = %v, want %s (RFC 9728 §3.3: the URL the client was given)", pr["resource"], testPublicURL+p)
+			}
+			w = f.mcpAt(p, "")
+			want := `resource_metadata="` + testPublicURL + "/.well-known/oauth-protected-resource" + p + `"`
+			if got := w.Header().Get("WWW-Authenticate"); w.Code != http.StatusUnauthorized || !strings.Contains(got, want) {
+				t.Errorf("401 at %s: %d %q, want %s", p, w.Code, got, want)
+			}
+		})
+	}
+	t.Run("the bare document is the /mcp one", func(t *testing.T) {
+		bare := f.serve(httptest.NewRequest(http.MethodGet, "/.well-known/oauth-protected-resource", nil))
+		mcp := f.serve(httptest.NewRequest(http.MethodGet, "/.well-known/oauth-protected-resource/mcp", nil))
+		if bare.Code != http.StatusOK || bare.Body.String() != mcp.Body.String() {
+			t.Errorf("bare document %d %s, want the /mcp one %s", bare.Code, bare.Body, mcp.Body)
+		}
+	})
+	for _, p := range paths {
+		t.Run("a token for "+p+" is good at every path", func(t *testing.T) {
+			a := f.MustAuthorize(t, "resource", testPublicURL+p)
+			tk := f.MustExchange(t, a, "resource", testPublicURL+p)
+			if aud := jwtPart(t, tk.AT, 1)["aud"]; aud != testResource {
+				t.Errorf("aud = %v, want the canonical %s", aud, testResource)
+			}
+			rt := f.MustRefresh(t, a.client, tk.RT, "resource", testPublicURL+p)
+			for _, q := range paths {
+				for _, at := range []string{tk.AT, rt.AT} {
+					if w := f.mcpAt(q, at); w.Code != http.StatusOK {
+						t.Errorf("token for %s at %s: %d %s", p, q, w.Code, w.Body)
+					}
+				}
+			}
+		})
+	}
+	t.Run("a token for another resource is refused at every path", func(t *testing.T) {
+		tk := f.MustExchange(t, f.MustAuthorize(t))
+		claims := jwtPart(t, tk.AT, 1)
+		now := f.clock.Now()
+		for _, aud := range []string{"https://other.example/mcp", "https://other.example/api/mcp", testPublicURL + "/api/mcp", testPublicURL} {
+			at, err := f.s.Keys().Mint(token.Claims{Issuer: testPublicURL, Subject: "owner", Audience: aud,
+				ClientID: claims["client_id"].(string), Scope: []string{policy.ScopeRead}, GrantID: claims["grant_id"].(string),
+				IssuedAt: now, Expiry: now.Add(time.Hour)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.keep(at)
+			for _, q := range paths {
+				w := f.mcpAt(q, at)
+				if w.Code != http.StatusUnauthorized || !strings.Contains(w.Header().Get("WWW-Authenticate"), `error="invalid_token"`) {
+					t.Errorf("aud %s at %s: %d %q, want 401 invalid_token", aud, q, w.Code, w.Header().Get("WWW-Authenticate"))
+				}
+			}
+		}
+	})
 }
 
 // TestServer_TokenParameterPollution is SECURITY.md AS-35 at /token: a repeated parameter is

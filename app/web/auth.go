@@ -206,7 +206,7 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 				ev = s.log.Debug() // clients first try without a token to discover the server
 			}
 			ev.Str("ip", s.clientIP(r)).Str("error", ref.Code).Str("reason", ref.Description).Msg("mcp request refused")
-			s.auth.Challenge(w, ref)
+			s.auth.Challenge(w, r, ref)
 			writeRPCError(w, ref.Status, id, rpc.CodeInvalidRequest, "unauthorized", ref.Code, ref.Description)
 			return
 		}
@@ -228,7 +228,7 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 		}
 		if id, tool, needed := s.firstRefusedCall(p, msgs); needed != "" {
 			s.log.Info().Str("client_id", p.ClientID).Str("tool", tool).Msg("tool call refused: insufficient scope")
-			s.auth.Challenge(w, &oauth.Refusal{Code: "insufficient_scope", Scope: policy.FormatScope(policy.DefaultScopes)})
+			s.auth.Challenge(w, r, &oauth.Refusal{Code: "insufficient_scope", Scope: policy.FormatScope(policy.DefaultScopes)})
 			writeRPCError(w, http.StatusForbidden, id, rpc.CodeAuthorization, "insufficient scope", "insufficient_scope",
 				fmt.Sprintf("tool %s needs the scope %s", tool, needed))
 			return

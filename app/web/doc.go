@@ -29,7 +29,8 @@
 //	/mcp, /api/mcp, /mcp/http           MCP Streamable HTTP (POST, GET for the stream, DELETE)
 //	/mcp/sse, /mcp/sse/message          the legacy HTTP+SSE transport
 //	/oauth/…                            the authorization server and its login pages (oauth.Server.Routes)
-//	/.well-known/oauth-…                its metadata and the protected resource's
+//	/.well-known/oauth-…                its metadata, and the protected resource's for /mcp (also
+//	                                    the bare path), /api/mcp and /mcp/http, each naming itself
 //	/.well-known/mcp/server-card.json   the MCP server card (SEP-2127); lists no tools
 //	/.well-known/mcp/catalog.json       the site catalog naming the card
 //	/health                             {status, timestamp, uptime, version, checks}: 200, or 503
@@ -57,10 +58,10 @@
 //     allowed one, else 403 forbidden_origin;
 //  8. the audit log (Config.Audit): who, which method and tool, the outcome, never arguments;
 //  9. the bearer check: no valid token is 401 with a WWW-Authenticate challenge naming the
-//     resource metadata (and a JSON-RPC error body), rate-limited per address; a valid one is
-//     rate-limited per client (Principal.Key) with JSON-RPC error -32004, and a tools/call the
-//     token's scopes do not cover (Config.Scope) is 403 insufficient_scope with a step-up
-//     challenge. The principal then rides in the request's context (oauth.PrincipalFrom) for
+//     resource metadata of the path it was sent to (an alias's own document) and a JSON-RPC
+//     error body, rate-limited per address; a valid one is rate-limited per client
+//     (Principal.Key) with JSON-RPC error -32004, and a tools/call the token's scopes do not
+//     cover (Config.Scope) is 403 insufficient_scope with a step-up challenge. The principal then rides in the request's context (oauth.PrincipalFrom) for
 //     rpc.Server.Permit and Owner, which check scopes again for every message of a batch.
 //
 // # Listeners

@@ -61,7 +61,7 @@ func (s *Server) serveServerCard(w http.ResponseWriter, r *http.Request) {
 			{"type": "sse", "url": strings.TrimSuffix(ep.Resource, "/mcp") + "/mcp/sse", "supportedProtocolVersions": []string{"2024-11-05"}},
 		},
 		"authentication": map[string]any{"required": true, "schemes": []string{"oauth2", "bearer"},
-			"protectedResourceMetadata": strings.TrimSuffix(ep.Resource, "/mcp") + "/.well-known/oauth-protected-resource/mcp"},
+			"protectedResourceMetadata": ep.ResourceMetadata},
 	}
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	writeCacheable(w, card)

@@ -259,6 +259,9 @@ func withConsole(c *web.Config) {
 func TestServer_Handler(t *testing.T) {
 	allScopes := policy.FormatScope(policy.DefaultScopes)
 	challenge := `Bearer resource_metadata="` + testPublicURL + `/.well-known/oauth-protected-resource/mcp"`
+	challengeAt := func(alias string) string {
+		return `Bearer resource_metadata="` + testPublicURL + `/.well-known/oauth-protected-resource` + alias + `"`
+	}
 	limited := func(c *web.Config) {
 		c.Limiter = limit.New(limit.Config{PerMinute: 1, Burst: 1, Now: c.Now})
 	}
@@ -408,7 +411,33 @@ func TestServer_Handler(t *testing.T) {
 			headers:     map[string]string{"Authorization": "Bearer osk_not-a-real-token"},
 			wantStatus:  http.StatusUnauthorized,
 			wantBody:    []string{`"error":"invalid_token"`},
-			wantHeaders: map[string]string{"WWW-Authenticate": challenge + `, scope="` + allScopes + `", error="invalid_token"`},
+			wantHeaders: map[string]string{"WWW-Authenticate": challengeAt("/api/mcp") + `, scope="` + allScopes + `", error="invalid_token"`},
+		},
+		{
+			name: "MCP alias /mcp/http without a token", method: "POST", url: "/mcp/http", body: callEcho,
+			wantStatus:  http.StatusUnauthorized,
+			wantHeaders: map[string]string{"WWW-Authenticate": challengeAt("/mcp/http") + `, scope="` + allScopes + `"`},
+		},
+		{
+			name: "legacy SSE without a token points at the /mcp metadata", method: "GET", url: "/mcp/sse",
+			wantStatus:  http.StatusUnauthorized,
+			wantHeaders: map[string]string{"WWW-Authenticate": challenge + `, scope="` + allScopes + `"`},
+		},
+		{
+			name: "protected resource metadata of /api/mcp", method: "GET", url: "/.well-known/oauth-protected-resource/api/mcp",
+			wantStatus: http.StatusOK,
+			wantBody:   []string{`"resource": "` + testPublicURL + `/api/mcp"`},
+		},
+		{
+			name: "protected resource metadata of /mcp/http", method: "GET", url: "/.well-known/oauth-protected-resource/mcp/http",
+			wantStatus: http.StatusOK,
+			wantBody:   []string{`"resource": "` + testPublicURL + `/mcp/http"`},
+		},
+		{
+			name: "read token calls a write tool at an alias", method: "POST", url: "/api/mcp", bearer: "read", body: callStamp,
+			wantStatus:  http.StatusForbidden,
+			wantBody:    []string{`"error":"insufficient_scope"`},
+			wantHeaders: map[string]string{"WWW-Authenticate": challengeAt("/api/mcp") + `, scope="` + allScopes + `", error="insufficient_scope"`},
 		},
 		{
 			name: "read token calls a read tool", method: "POST", url: "/mcp", bearer: "read", body: callEcho,

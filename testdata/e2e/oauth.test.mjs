@@ -439,3 +439,50 @@ test('oauth: OWNSONA_ALLOW_ARGUMENT_TOKENS=1 lets a plain JSON-RPC client send i
   assert.equal(list.status, 401, 'only tools/call may carry the token in its arguments');
   assert.ok(!on.log().includes(on.tokens.script), 'the token is never logged');
 });
+
+// Issue 27, item 5: seed 001's clients are given /api/mcp (or /mcp/http). The official SDK checks
+// RFC 9728 §3.3 (the metadata's resource must be the URL it was given), so each alias has metadata
+// naming itself, its 401 points there, and the authorization server accepts it as the resource.
+for (const path of ['/mcp', '/api/mcp', '/mcp/http']) {
+  test(`oauth: the TypeScript SDK signs in at ${path} and lists the tools`, { timeout: 60000 }, async (t) => {
+    const srv = await startServe(t);
+    const url = srv.origin + path;
+    const net = recorder();
+    const provider = new TestProvider({ clientName: `ownsona e2e at ${path}` });
+    const first = new Client({ name: 'e2e-alias', version: '1.0.0' });
+    defer(t, () => first.close());
+    await assert.rejects(first.connect(new StreamableHTTPClientTransport(new URL(url), { authProvider: provider, fetch: net.fetch })),
+      UnauthorizedError, 'connect ends in a redirect to authorization');
+
+    const [unauth] = net.calls;
+    assert.equal(`${unauth.method} ${unauth.path} ${unauth.status}`, `POST ${path} 401`);
+    assert.match(unauth.wwwAuthenticate, new RegExp(`resource_metadata="${srv.origin}/\\.well-known/oauth-protected-resource${path}"`),
+      'the 401 points at the metadata of the path it was sent to');
+    assert.equal(provider.discovery.resourceMetadata.resource, url, 'RFC 9728 §3.3: the metadata names the URL the client was given');
+    const q = provider.authorizations[0].url.searchParams;
+    assert.equal(q.get('resource'), url, 'RFC 8707 resource is the alias');
+
+    const mark = net.calls.length;
+    await new StreamableHTTPClientTransport(new URL(url), { authProvider: provider, fetch: net.fetch }).finishAuth(provider.code);
+    const exchange = net.since(mark).find((c) => c.path === '/oauth/token');
+    assert.equal(exchange.status, 200);
+    assert.equal(form(exchange).get('resource'), url);
+
+    const client = new Client({ name: 'e2e-alias', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { authProvider: provider, fetch: net.fetch }));
+    defer(t, () => client.close());
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((x) => x.name).sort(), [...ALL_TOOLS].sort());
+
+    // One resource for tokens: the token obtained here is good at every path.
+    for (const other of ['/mcp', '/api/mcp', '/mcp/http']) {
+      const res = await fetch(srv.origin + other, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${provider.current.access_token}` },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+        signal: AbortSignal.timeout(10000),
+      });
+      assert.equal(res.status, 200, `a token obtained at ${path} works at ${other}`);
+    }
+  });
+}
