@@ -66,7 +66,7 @@ func wantArgRefused(tb testing.TB, rec *httptest.ResponseRecorder, oauthErr, why
 		tb.Fatalf("status %d, want 401: %s", rec.Code, rec.Body)
 	}
 	challenge := rec.Header().Get("WWW-Authenticate")
-	if !strings.HasPrefix(challenge, `Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp"`) ||
+	if !strings.HasPrefix(challenge, `Bearer realm="ownsona", resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp"`) ||
 		(oauthErr != "") != strings.Contains(challenge, `error="`+oauthErr+`"`) {
 		tb.Errorf("WWW-Authenticate = %s, want error %q", challenge, oauthErr)
 	}

@@ -266,7 +266,7 @@ func wantRefused(tb testing.TB, rec *httptest.ResponseRecorder, oauthErr string)
 	if rec.Code != http.StatusUnauthorized {
 		tb.Fatalf("status %d, want 401: %s", rec.Code, rec.Body)
 	}
-	want := `Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp", scope="memories:read memories:write"`
+	want := `Bearer realm="ownsona", resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp", scope="memories:read memories:write"`
 	if oauthErr != "" {
 		want += `, error="` + oauthErr + `"`
 	}
@@ -517,7 +517,7 @@ func TestAuth_ReadScope(t *testing.T) {
 		if rec.Code != http.StatusForbidden {
 			t.Fatalf("status %d, want 403: %s", rec.Code, rec.Body)
 		}
-		if got, want := rec.Header().Get("WWW-Authenticate"), `Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp", scope="memories:read memories:write", error="insufficient_scope"`; got != want {
+		if got, want := rec.Header().Get("WWW-Authenticate"), `Bearer realm="ownsona", resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp", scope="memories:read memories:write", error="insufficient_scope"`; got != want {
 			t.Errorf("WWW-Authenticate = %s\nwant %s", got, want)
 		}
 		_, rerr, id := rpcResponse(t, rec.Body.Bytes())
@@ -772,7 +772,7 @@ func TestAuth_PublicHostOrigin(t *testing.T) {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		if got := rec.Header().Get("WWW-Authenticate"); rec.Code != http.StatusUnauthorized ||
-			!strings.HasPrefix(got, `Bearer resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp"`) {
+			!strings.HasPrefix(got, `Bearer realm="ownsona", resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp"`) {
 			t.Errorf("%d %s", rec.Code, got)
 		}
 	})

@@ -27,6 +27,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ownsona/ownsona/app/audit"
+	"github.com/ownsona/ownsona/app/web"
 	"github.com/ownsona/ownsona/kv"
 	"github.com/ownsona/ownsona/oauth/policy"
 )
@@ -494,7 +495,7 @@ func TestHandler_SecurityHeaders(t *testing.T) {
 						t.Errorf("status %d, want %d: %s", rec.Code, tc.status, rec.Body)
 					}
 					want := map[string]string{
-						"X-API-Version":          Version,
+						"X-API-Version":          web.APIVersion, // the API's semantic version; the build's is in /health
 						"X-Content-Type-Options": "nosniff",
 						"X-Frame-Options":        "DENY",
 						"Referrer-Policy":        "no-referrer",

@@ -63,14 +63,17 @@ func (e Endpoints) Challenge(w http.ResponseWriter, errCode, scope string) {
 	e.ChallengeAt(w, MCPPath, errCode, scope)
 }
 
-// ChallengeAt writes the WWW-Authenticate header of a refused request to path: always the
-// absolute resource_metadata URL of the resource as reached at path (ResourceMetadataAt, so that
+// Realm is the realm of the bearer challenge (RFC 6750 §3), the first of its parameters.
+const Realm = "ownsona"
+
+// ChallengeAt writes the WWW-Authenticate header of a refused request to path: realm (Realm),
+// then always the absolute resource_metadata URL of the resource as reached at path (ResourceMetadataAt, so that
 // an alias's client finds metadata naming the alias); scope when given (the scopes that would
 // succeed, for step-up); error when given ("invalid_token" when a token was sent,
 // "insufficient_scope" with 403). The caller writes the status and body.
 func (e Endpoints) ChallengeAt(w http.ResponseWriter, path, errCode, scope string) {
 	var b strings.Builder
-	b.WriteString(`Bearer resource_metadata="` + e.ResourceMetadataAt(path) + `"`)
+	b.WriteString(`Bearer realm="` + Realm + `", resource_metadata="` + e.ResourceMetadataAt(path) + `"`)
 	if scope != "" {
 		b.WriteString(`, scope="` + scope + `"`)
 	}

@@ -4,8 +4,8 @@
 // opaque hashed tokens) and the stores and pages that the server wires together.
 //
 // This file set starts with what every client reads first: the discovery documents of RFC 8414
-// (authorization server metadata) and RFC 9728 (protected resource metadata), and the bearer
-// challenge of RFC 6750 §3. Every URL in them derives from the configured public origin, never
+// (authorization server metadata) and RFC 9728 (protected resource metadata, for /mcp and for
+// each of its aliases), and the bearer challenge of RFC 6750 §3. Every URL in them derives from the configured public origin, never
 // from a request's Host or X-Forwarded-Host header, so a forged header cannot point a client
 // at another server (SECURITY.md AS-31, RS-10; mcp-remote CVE-2025-6514).
 //
@@ -15,6 +15,6 @@
 //	mux.Handle("/.well-known/", ep.MetadataHandler())
 //	tok, ok, err := oauth.BearerToken(r)
 //	if !ok {
-//		ep.Challenge(w, "", "memories:read memories:write") // then 401
+//		ep.ChallengeAt(w, r.URL.Path, "", "memories:read memories:write") // then 401
 //	}
 package oauth

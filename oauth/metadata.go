@@ -24,6 +24,11 @@ const MCPPath = "/mcp"
 // token is minted for the canonical Resource and is good at every path.
 var MCPAliases = []string{"/api/mcp", "/mcp/http"}
 
+// DocsPath is the path of the human-readable page for developers of clients that the
+// protected-resource metadata names as resource_documentation (RFC 9728 §2). The server that
+// mounts the MCP endpoint serves it (app/web), as it serves MCPPath.
+const DocsPath = "/docs"
+
 // resourceMetadataPath is where RFC 9728 §3.1 puts a resource's metadata: this prefix followed
 // by the resource identifier's path.
 const resourceMetadataPath = "/.well-known/oauth-protected-resource"
@@ -40,6 +45,8 @@ type Endpoints struct {
 	JWKS          string
 	// ResourceMetadata is the RFC 9728 document for Resource (path-suffixed form).
 	ResourceMetadata string
+	// Documentation is Issuer + DocsPath.
+	Documentation string
 }
 
 // isMCPPath reports whether path is MCPPath or one of MCPAliases.
@@ -102,6 +109,7 @@ func NewEndpoints(publicURL string) (Endpoints, error) {
 		Revocation:       origin + "/oauth/revoke",
 		JWKS:             origin + "/oauth/jwks.json",
 		ResourceMetadata: origin + resourceMetadataPath + MCPPath,
+		Documentation:    origin + DocsPath,
 	}, nil
 }
 
@@ -162,13 +170,17 @@ func (e Endpoints) authorizationServerMetadata(scopes []string) []byte {
 	})
 }
 
-// protectedResourceMetadata is the RFC 9728 document.
+// protectedResourceMetadata is the RFC 9728 document. It has no
+// resource_signing_alg_values_supported, which seed 003 fills with its token algorithm: RFC 9728
+// §2 defines it as the algorithms the resource signs its responses with, and ownsona signs none
+// (the token algorithms are the authorization server's, in its JWKS).
 type protectedResourceMetadata struct {
 	Resource               string   `json:"resource"`
 	AuthorizationServers   []string `json:"authorization_servers"`
 	ScopesSupported        []string `json:"scopes_supported"`
 	BearerMethodsSupported []string `json:"bearer_methods_supported"`
 	ResourceName           string   `json:"resource_name"`
+	ResourceDocumentation  string   `json:"resource_documentation"`
 }
 
 // ProtectedResourceMetadata is the RFC 9728 document for the MCP endpoint, served at
@@ -191,6 +203,7 @@ func (e Endpoints) protectedResourceMetadata(path string, scopes []string) []byt
 		ScopesSupported:        scopes,
 		BearerMethodsSupported: []string{"header"},
 		ResourceName:           "ownsona",
+		ResourceDocumentation:  e.Documentation,
 	})
 }
 
@@ -252,6 +265,7 @@ func serveMetadata(docs func() metadataDocs) http.Handler {
 		case http.MethodOptions:
 			h.Set("Access-Control-Allow-Methods", "GET, OPTIONS")
 			h.Set("Access-Control-Allow-Headers", "MCP-Protocol-Version")
+			h.Set("Access-Control-Max-Age", "86400")
 			w.WriteHeader(http.StatusNoContent)
 			return
 		case http.MethodGet, http.MethodHead:

@@ -108,6 +108,15 @@ func TestMetadata_IgnoresHostHeaders(t *testing.T) {
 		if pr["resource"] != resource || string(servers) != `["https://mem.example.com"]` {
 			t.Errorf("%s = %v", path, pr)
 		}
+		// RFC 9728 §2: human-readable documentation, the server's own page; and no
+		// resource_signing_alg_values_supported (it is about signed responses, which ownsona
+		// does not make).
+		if pr["resource_documentation"] != "https://mem.example.com/docs" {
+			t.Errorf("%s resource_documentation = %v", path, pr["resource_documentation"])
+		}
+		if _, ok := pr["resource_signing_alg_values_supported"]; ok {
+			t.Errorf("%s lists resource_signing_alg_values_supported", path)
+		}
 		// offline_access asks the authorization server for refresh tokens; the resource knows
 		// only the memories scopes.
 		if scopes, _ := json.Marshal(pr["scopes_supported"]); string(scopes) != `["memories:read","memories:write"]` {
@@ -154,13 +163,13 @@ func TestBearerToken(t *testing.T) {
 func TestEndpoints_Challenge(t *testing.T) {
 	ep, _ := NewEndpoints("https://mem.example.com")
 	for _, tc := range []struct{ path, errCode, scope, want string }{
-		{"/mcp", "", "memories:read memories:write", `Bearer resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp", scope="memories:read memories:write"`},
-		{"/mcp", "invalid_token", "", `Bearer resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp", error="invalid_token"`},
-		{"/mcp", "insufficient_scope", "memories:write", `Bearer resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp", scope="memories:write", error="insufficient_scope"`},
-		{"/api/mcp", "", "memories:read", `Bearer resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/api/mcp", scope="memories:read"`},
-		{"/mcp/http", "invalid_token", "", `Bearer resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp/http", error="invalid_token"`},
-		{"/mcp/sse", "", "", `Bearer resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp"`},
-		{"/api/mcp/", "", "", `Bearer resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp"`},
+		{"/mcp", "", "memories:read memories:write", `Bearer realm="ownsona", resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp", scope="memories:read memories:write"`},
+		{"/mcp", "invalid_token", "", `Bearer realm="ownsona", resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp", error="invalid_token"`},
+		{"/mcp", "insufficient_scope", "memories:write", `Bearer realm="ownsona", resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp", scope="memories:write", error="insufficient_scope"`},
+		{"/api/mcp", "", "memories:read", `Bearer realm="ownsona", resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/api/mcp", scope="memories:read"`},
+		{"/mcp/http", "invalid_token", "", `Bearer realm="ownsona", resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp/http", error="invalid_token"`},
+		{"/mcp/sse", "", "", `Bearer realm="ownsona", resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp"`},
+		{"/api/mcp/", "", "", `Bearer realm="ownsona", resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp"`},
 	} {
 		w := httptest.NewRecorder()
 		ep.ChallengeAt(w, tc.path, tc.errCode, tc.scope)

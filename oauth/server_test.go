@@ -1429,11 +1429,20 @@ func TestServer_CORS(t *testing.T) {
 		{http.MethodGet, "/oauth/jwks.json", nil, true},
 		{http.MethodGet, "/.well-known/oauth-authorization-server", nil, true},
 		{http.MethodOptions, "/.well-known/oauth-protected-resource/mcp", nil, true},
+		{http.MethodOptions, "/.well-known/oauth-protected-resource/api/mcp", nil, true},
+		{http.MethodOptions, "/.well-known/oauth-protected-resource", nil, true},
+		{http.MethodOptions, "/.well-known/oauth-authorization-server", nil, true},
+		{http.MethodOptions, "/.well-known/openid-configuration", nil, true},
+		{http.MethodOptions, "/oauth/jwks.json", nil, true},
 	} {
 		w := b.do(tc.method, tc.target, tc.form, origin)
 		acao := w.Header().Get("Access-Control-Allow-Origin")
 		if tc.allow && acao != "*" || !tc.allow && acao != "" {
 			t.Errorf("%s %s: Access-Control-Allow-Origin = %q", tc.method, tc.target, acao)
+		}
+		// Seed 003: a preflight answer may be cached a day.
+		if maxAge := w.Header().Get("Access-Control-Max-Age"); tc.allow && tc.method == http.MethodOptions && maxAge != "86400" {
+			t.Errorf("%s %s: Access-Control-Max-Age = %q, want 86400", tc.method, tc.target, maxAge)
 		}
 		if got := w.Header().Get("Access-Control-Allow-Credentials"); got != "" {
 			t.Errorf("%s %s: Access-Control-Allow-Credentials = %q", tc.method, tc.target, got)
@@ -1860,8 +1869,8 @@ func TestServer_Metadata(t *testing.T) {
 	}
 	w := f.mcp("")
 	if w.Code != http.StatusUnauthorized || w.Header().Get("WWW-Authenticate") !=
-		`Bearer resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp", scope="memories:read memories:write"` {
-		t.Errorf("RS-09: /mcp without a token: %d %q", w.Code, w.Header().Get("WWW-Authenticate"))
+		`Bearer realm="ownsona", resource_metadata="https://mem.example.com/.well-known/oauth-protected-resource/mcp", scope="memories:read memories:write"` {
+		t.Errorf("RS-09, RFC 6750 §3 realm first: /mcp without a token: %d %q", w.Code, w.Header().Get("WWW-Authenticate"))
 	}
 }
 

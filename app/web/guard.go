@@ -52,12 +52,12 @@ func (s *Server) ipKey(r *http.Request) string {
 }
 
 // limitIP applies the per-address limit to requests that are not MCP (the OAuth endpoints and
-// pages) and are not discovery documents or /health, which stay cheap and cacheable; MCP
+// pages) and are not discovery documents, /health or /docs, which stay cheap and cacheable; MCP
 // requests are limited per token in requireAuth, or per address when their token fails.
 func (s *Server) limitIP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
-		if isMCPPath(p) || strings.HasPrefix(p, "/mcp/sse") || strings.HasPrefix(p, "/.well-known/") || p == "/health" || r.Method == http.MethodOptions {
+		if isMCPPath(p) || strings.HasPrefix(p, "/mcp/sse") || strings.HasPrefix(p, "/.well-known/") || p == "/health" || p == oauth.DocsPath || r.Method == http.MethodOptions {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -113,7 +113,7 @@ func (s *Server) gate(next http.Handler) http.Handler {
 		case isMCPPath(p) || strings.HasPrefix(p, "/mcp/sse"):
 			// Gated in requireAuth: authenticated calls in a pool of their own, so that no
 			// unauthenticated traffic can starve them.
-		case p == "/health" || strings.HasPrefix(p, "/.well-known/") || r.Method == http.MethodOptions:
+		case p == "/health" || p == oauth.DocsPath || strings.HasPrefix(p, "/.well-known/") || r.Method == http.MethodOptions:
 			// Cheap, without a body: a flood of others never makes these answer 503.
 		default:
 			release, ok := s.admitOther(w, r)
@@ -228,7 +228,7 @@ func (s *Server) cors(next http.Handler) http.Handler {
 		h := w.Header()
 		h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
 		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID")
-		h.Set("Access-Control-Max-Age", "600")
+		h.Set("Access-Control-Max-Age", "86400")
 		w.WriteHeader(http.StatusNoContent)
 	})
 }

@@ -46,7 +46,7 @@ const serverCardSchema = "https://static.modelcontextprotocol.io/schemas/v1/serv
 // serveServerCard describes the server for discovery before connecting (SEP-2127): its name,
 // version and endpoints. It lists no tools: tools/list, behind the token, is the truth.
 func (s *Server) serveServerCard(w http.ResponseWriter, r *http.Request) {
-	if !getOnly(w, r) {
+	if preflight(w, r) || !getOnly(w, r) {
 		return
 	}
 	ep := s.auth.Endpoints()
@@ -86,7 +86,7 @@ func serverCardName(issuer string) string {
 
 // serveCatalog lists the server card (the site-level catalog of the server-card extension).
 func (s *Server) serveCatalog(w http.ResponseWriter, r *http.Request) {
-	if !getOnly(w, r) {
+	if preflight(w, r) || !getOnly(w, r) {
 		return
 	}
 	base := strings.TrimSuffix(s.auth.Endpoints().Resource, "/mcp")
@@ -114,6 +114,21 @@ func (s *Server) serveCACert(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Disposition", `attachment; filename="ownsona-ca.crt"`)
 	w.Header().Set("Cache-Control", "public, max-age=3600")
 	w.Write(pem)
+}
+
+// preflight answers a CORS preflight for a public document that any origin may read (never
+// with credentials), as the discovery documents do, and reports whether it did.
+func preflight(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodOptions {
+		return false
+	}
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Allow-Methods", "GET, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", "MCP-Protocol-Version")
+	h.Set("Access-Control-Max-Age", "86400")
+	w.WriteHeader(http.StatusNoContent)
+	return true
 }
 
 func getOnly(w http.ResponseWriter, r *http.Request) bool {

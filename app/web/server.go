@@ -62,7 +62,8 @@ type Config struct {
 	// share a quarter of it (at least 8), at most 8 per address. If zero or negative,
 	// unbounded.
 	MaxConcurrent int
-	// Version goes into the X-API-Version header, /health and the server card.
+	// Version is the build's version, for /health and the server card. The X-API-Version
+	// header carries APIVersion instead.
 	Version string
 	// MCP is served at /mcp, /api/mcp and /mcp/http, and over the legacy SSE transport at
 	// /mcp/sse and /mcp/sse/message. Required.
@@ -394,6 +395,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/.well-known/mcp/server-card.json", s.serveServerCard)
 	mux.HandleFunc("/.well-known/mcp/catalog.json", s.serveCatalog)
 	mux.HandleFunc("/ca.crt", s.serveCACert)
+	mux.HandleFunc(oauth.DocsPath, s.serveDocs)
 	if s.cfg.Uploads != nil {
 		mux.HandleFunc(UploadPath, s.serveUpload)
 	}
@@ -422,21 +424,31 @@ func (s *Server) securityHeaders(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Strict-Transport-Security", "max-age=31536000")
+		w.Header().Set("Strict-Transport-Security", "max-age=31536000; includeSubDomains")
 		next.ServeHTTP(w, r)
 	})
 }
 
+// APIVersion is the semantic version of what clients see over HTTP: the MCP endpoint and its
+// aliases, the tools' names, arguments and payloads (TOOLS.md), the OAuth endpoints and the
+// discovery documents. It goes into the X-API-Version header of every response (seed 003); the
+// build's version stays in /health, the server card and `ownsona version`. Bump the major
+// version when a client written against the previous one could break (an endpoint, tool,
+// argument or payload field removed or changing meaning, a default that refuses what was
+// accepted); the minor version for additions (a tool, an optional argument or field, an
+// endpoint, a compatibility mode); the patch version for fixes that change no documented shape.
+const APIVersion = "1.0.0"
+
 // baseHeaders sets the headers every response carries, on both listeners.
 func (s *Server) baseHeaders(next http.Handler) http.Handler {
-	version := s.cfg.Version
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("X-Frame-Options", "DENY")
+		h.Set("X-XSS-Protection", "1; mode=block") // seed 003; harmless where browsers dropped the filter
 		h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
 		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("X-API-Version", version)
+		h.Set("X-API-Version", APIVersion)
 		next.ServeHTTP(w, r)
 	})
 }

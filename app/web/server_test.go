@@ -258,9 +258,10 @@ func withConsole(c *web.Config) {
 // of each middleware's refusals.
 func TestServer_Handler(t *testing.T) {
 	allScopes := policy.FormatScope(policy.DefaultScopes)
-	challenge := `Bearer resource_metadata="` + testPublicURL + `/.well-known/oauth-protected-resource/mcp"`
+	// RFC 6750 §3: the realm comes first; seed 003 names one.
+	challenge := `Bearer realm="ownsona", resource_metadata="` + testPublicURL + `/.well-known/oauth-protected-resource/mcp"`
 	challengeAt := func(alias string) string {
-		return `Bearer resource_metadata="` + testPublicURL + `/.well-known/oauth-protected-resource` + alias + `"`
+		return `Bearer realm="ownsona", resource_metadata="` + testPublicURL + `/.well-known/oauth-protected-resource` + alias + `"`
 	}
 	limited := func(c *web.Config) {
 		c.Limiter = limit.New(limit.Config{PerMinute: 1, Burst: 1, Now: c.Now})
@@ -344,20 +345,61 @@ func TestServer_Handler(t *testing.T) {
 				"X-Frame-Options":         "DENY",
 				"Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
 				"Referrer-Policy":         "no-referrer",
-				"X-API-Version":           testVersion,
+				"X-XSS-Protection":        "1; mode=block",
+				"X-API-Version":           web.APIVersion, // the API's semantic version, not the build's
 			},
 			wantNoHeaders: []string{"Strict-Transport-Security"}, // plain http on loopback
 		},
 		{
 			name: "security headers on a refusal", method: "GET", url: "/nope",
-			wantStatus:  http.StatusNotFound,
-			wantHeaders: map[string]string{"X-Content-Type-Options": "nosniff", "X-API-Version": testVersion},
+			wantStatus: http.StatusNotFound,
+			wantHeaders: map[string]string{"X-Content-Type-Options": "nosniff", "X-API-Version": web.APIVersion,
+				"X-XSS-Protection": "1; mode=block"},
 		},
 		{
 			name: "HSTS under TLS", method: "GET", url: "/health",
 			config:      func(c *web.Config) { c.TLS = "local" },
 			wantStatus:  http.StatusOK,
-			wantHeaders: map[string]string{"Strict-Transport-Security": "max-age=31536000"},
+			wantHeaders: map[string]string{"Strict-Transport-Security": "max-age=31536000; includeSubDomains"},
+		},
+		{
+			name: "HSTS behind an https public URL", method: "GET", url: "/health",
+			config:      func(c *web.Config) { c.PublicURL = "https://mem.example.com" },
+			headers:     map[string]string{"Host": "mem.example.com"},
+			wantStatus:  http.StatusOK,
+			wantHeaders: map[string]string{"Strict-Transport-Security": "max-age=31536000; includeSubDomains"},
+		},
+		{
+			name: "developer docs", method: "GET", url: "/docs",
+			wantStatus: http.StatusOK,
+			wantBody: []string{"<code>" + testPublicURL + "/mcp</code>", "<code>" + testPublicURL + "/api/mcp</code>",
+				"<code>" + testPublicURL + "/.well-known/oauth-protected-resource/mcp</code>", "memories:read"},
+			wantHeaders: map[string]string{"Content-Type": "text/html; charset=utf-8"},
+		},
+		{
+			name: "protected resource metadata names the docs", method: "GET", url: "/.well-known/oauth-protected-resource",
+			wantStatus: http.StatusOK,
+			wantBody:   []string{`"resource_documentation": "` + testPublicURL + `/docs"`},
+		},
+		{
+			name: "server card preflight", method: "OPTIONS", url: "/.well-known/mcp/server-card.json",
+			headers:    map[string]string{"Origin": "https://other.example.com", "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "mcp-protocol-version"},
+			wantStatus: http.StatusNoContent,
+			wantHeaders: map[string]string{"Access-Control-Allow-Origin": "*", "Access-Control-Max-Age": "86400",
+				"Access-Control-Allow-Headers": "MCP-Protocol-Version"},
+			wantNoHeaders: []string{"Access-Control-Allow-Credentials"},
+		},
+		{
+			name: "metadata preflight", method: "OPTIONS", url: "/.well-known/oauth-protected-resource/api/mcp",
+			headers:     map[string]string{"Origin": "https://other.example.com", "Access-Control-Request-Method": "GET"},
+			wantStatus:  http.StatusNoContent,
+			wantHeaders: map[string]string{"Access-Control-Allow-Origin": "*", "Access-Control-Max-Age": "86400"},
+		},
+		{
+			name: "token endpoint preflight", method: "OPTIONS", url: "/oauth/token",
+			headers:     map[string]string{"Origin": "https://other.example.com", "Access-Control-Request-Method": "POST"},
+			wantStatus:  http.StatusNoContent,
+			wantHeaders: map[string]string{"Access-Control-Allow-Origin": "*", "Access-Control-Max-Age": "86400"},
 		},
 		{
 			name: "foreign Host", method: "GET", url: "/health",
@@ -383,7 +425,7 @@ func TestServer_Handler(t *testing.T) {
 			wantHeaders: map[string]string{
 				"Access-Control-Allow-Origin":  testOrigin,
 				"Access-Control-Allow-Methods": "GET, POST, DELETE, OPTIONS",
-				"Access-Control-Max-Age":       "600",
+				"Access-Control-Max-Age":       "86400", // seed 003
 				"Vary":                         "Origin",
 			},
 		},

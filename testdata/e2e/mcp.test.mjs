@@ -164,7 +164,7 @@ test('http: without the SDK auth provider, no token or a bad one is refused with
   const none = await post({});
   assert.equal(none.status, 401);
   assert.equal(none.headers.get('www-authenticate'),
-    `Bearer resource_metadata="${srv.origin}/.well-known/oauth-protected-resource/mcp", scope="memories:read memories:write"`);
+    `Bearer realm="ownsona", resource_metadata="${srv.origin}/.well-known/oauth-protected-resource/mcp", scope="memories:read memories:write"`);
   const nb = await none.json();
   assert.equal(nb.jsonrpc, '2.0');
   assert.equal(nb.error.code, -32600);

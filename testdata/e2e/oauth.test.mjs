@@ -127,7 +127,7 @@ test('oauth: the TypeScript SDK client registers, signs in, calls tools, refresh
     assert.equal(unauth.method, 'POST');
     assert.equal(unauth.path, '/mcp');
     assert.equal(unauth.status, 401);
-    assert.equal(unauth.wwwAuthenticate, `Bearer resource_metadata="${srv.origin}/.well-known/oauth-protected-resource/mcp", scope="memories:read memories:write"`);
+    assert.equal(unauth.wwwAuthenticate, `Bearer realm="ownsona", resource_metadata="${srv.origin}/.well-known/oauth-protected-resource/mcp", scope="memories:read memories:write"`);
     const paths = net.calls.map((c) => `${c.method} ${c.path} ${c.status}`);
     assert.ok(paths.includes('GET /.well-known/oauth-protected-resource/mcp 200'), paths.join('\n'));
     assert.ok(paths.some((p) => /^GET \/\.well-known\/(oauth-authorization-server|openid-configuration) 200$/.test(p)), paths.join('\n'));
@@ -419,7 +419,7 @@ test('oauth: OWNSONA_ALLOW_ARGUMENT_TOKENS=1 lets a plain JSON-RPC client send i
   const off = await startServe(t, { pats: { script: undefined } });
   const refused = await call(off, { text: 'needs the setting', access_token: off.tokens.script });
   assert.equal(refused.status, 401);
-  assert.match(refused.headers.get('www-authenticate'), /^Bearer resource_metadata="/);
+  assert.match(refused.headers.get('www-authenticate'), /^Bearer realm="ownsona", resource_metadata="/);
   assert.match((await refused.json()).error.data.error_description, /OWNSONA_ALLOW_ARGUMENT_TOKENS=1/);
 
   const on = await startServe(t, { pats: { script: undefined }, env: { OWNSONA_ALLOW_ARGUMENT_TOKENS: '1' } });
