@@ -100,6 +100,12 @@ type Config struct {
 	Log zerolog.Logger
 }
 
+// documentFetcher fetches and checks client ID metadata documents: a *cimd.Fetcher (tests put a
+// stand-in here to sign in as a metadata-document client without a network).
+type documentFetcher interface {
+	Fetch(ctx context.Context, clientID string) (*cimd.Document, error)
+}
+
 // Server is ownsona's OAuth 2.1 authorization server and the bearer check of its resource
 // server. It is safe for concurrent use.
 type Server struct {
@@ -114,7 +120,7 @@ type Server struct {
 	keys     *token.Keys
 	grants   *grant.Store
 	pats     *PATs
-	docs     *cimd.Fetcher
+	docs     documentFetcher
 	pages    *login.Handler
 	throttle *login.Throttle // its state is saved in the file (gc, Close) and restored by New
 	regs     *rateLimiter

@@ -31,6 +31,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/oauth/cimd"
 	"github.com/ownsona/ownsona/oauth/grant"
 	"github.com/ownsona/ownsona/oauth/login"
 	"github.com/ownsona/ownsona/oauth/policy"
@@ -1792,6 +1793,69 @@ func TestServer_MetadataDocumentClient(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fakeDocuments stands in for the client ID metadata document fetcher: it knows one document.
+type fakeDocuments struct{ doc cimd.Document }
+
+func (d fakeDocuments) Fetch(_ context.Context, clientID string) (*cimd.Document, error) {
+	if clientID != d.doc.ClientID {
+		return nil, &cimd.Error{Kind: cimd.ErrHostNotAllowed, ClientID: clientID}
+	}
+	doc := d.doc
+	return &doc, nil
+}
+
+// TestServer_ClaudeRegistrationPaths is issue 27, item 3 (SECURITY.md AS-29, AS-30, AS-31).
+// Claude uses a client ID metadata document only when the authorization server's metadata says
+// client_id_metadata_document_supported: true and lists "none" in
+// token_endpoint_auth_methods_supported; otherwise it registers anew on every connection
+// (../shared/E2E-NOTES.md; lion-reader#1519, home-assistant#179326), which fills the client
+// table. Both paths then sign in: a client identified by its metadata document (fetched and
+// checked by package cimd, TestFetcher_Fetch and its siblings; a stand-in here) and, beside it,
+// one that registered (as TestServer_Flow and TestServer_Registration do at length).
+func TestServer_ClaudeRegistrationPaths(t *testing.T) {
+	t.Parallel()
+	f := MustOpenServer(t)
+	t.Run("the metadata meets Claude's rule", func(t *testing.T) {
+		w := f.serve(httptest.NewRequest(http.MethodGet, "/.well-known/oauth-authorization-server", nil))
+		var as struct {
+			CIMD         bool     `json:"client_id_metadata_document_supported"`
+			AuthMethods  []string `json:"token_endpoint_auth_methods_supported"`
+			Registration string   `json:"registration_endpoint"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &as); err != nil || w.Code != http.StatusOK {
+			t.Fatalf("metadata: %d %s", w.Code, w.Body)
+		}
+		if !as.CIMD || !slices.Contains(as.AuthMethods, "none") {
+			t.Errorf("client_id_metadata_document_supported = %v, token_endpoint_auth_methods_supported = %v: "+
+				"Claude would register anew on every connection", as.CIMD, as.AuthMethods)
+		}
+		if as.Registration != testPublicURL+"/oauth/register" {
+			t.Errorf("registration_endpoint = %q: clients that register need it", as.Registration)
+		}
+	})
+	t.Run("a metadata-document client signs in without registering", func(t *testing.T) {
+		const clientID = "https://claude.ai/oauth/mcp-oauth-client-metadata"
+		const redirect = "https://claude.ai/api/mcp/auth_callback"
+		f.s.docs = fakeDocuments{cimd.Document{ClientID: clientID, ClientName: "Claude", RedirectURIs: []string{redirect}}}
+		registered := f.count(t, grant.BucketClients)
+		a := f.MustAuthorizeClient(t, f.browser(), clientID, redirect)
+		tk := f.MustExchange(t, a)
+		if p := f.wantAuthorized(t, tk.AT); p.ClientID != clientID || p.Name != "Claude" {
+			t.Errorf("principal = %+v", p)
+		}
+		f.wantAuthorized(t, f.MustRefresh(t, clientID, tk.RT).AT)
+		if n := f.count(t, grant.BucketClients) - registered; n != 1 {
+			t.Errorf("%d client records added, want the one the document names", n)
+		}
+	})
+	t.Run("a registered client signs in beside it", func(t *testing.T) {
+		a := f.MustAuthorize(t)
+		tk := f.MustExchange(t, a)
+		f.wantAuthorized(t, tk.AT)
+		f.wantAuthorized(t, f.MustRefresh(t, a.client, tk.RT).AT)
+	})
 }
 
 // TestServer_Metadata is SECURITY.md AS-31 and RS-10 through the mounted routes: forged Host and
