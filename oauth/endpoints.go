@@ -393,7 +393,7 @@ func (s *Server) authorizationRequest(ctx context.Context, rawQuery string) (log
 	if err := policy.ValidateChallenge(p["code_challenge"], p["code_challenge_method"]); err != nil {
 		return back, http.StatusBadRequest, err
 	}
-	scope, _, err := policy.ParseRequestScope(p["scope"])
+	scope, _, err := s.parseScope(p["scope"])
 	if err != nil {
 		return back, http.StatusBadRequest, err
 	}
@@ -411,16 +411,17 @@ func (s *Server) authorizationRequest(ctx context.Context, rawQuery string) (log
 }
 
 // ourResource reports whether the resource indicator rs (RFC 8707) names this server's MCP
-// endpoint: at MCPPath or one of MCPAliases. All of them are one resource: a request for any of
-// them is bound to Endpoints.Resource, the audience of every access token, so that a token
-// obtained at one path is good at every path.
+// endpoint: at MCPPath or one of MCPAliases, or, in the komcp mode, the bare origin (seed 003's
+// resource identifier). All of them are one resource: a request for any of them is bound to
+// Endpoints.Resource, the audience of every access token, so that a token obtained at one path
+// is good at every path.
 func (s *Server) ourResource(rs string) bool {
 	for _, p := range append([]string{MCPPath}, MCPAliases...) {
 		if policy.SameResource(rs, s.ep.Issuer+p) {
 			return true
 		}
 	}
-	return false
+	return s.compat.Load().KOmcp && policy.SameResource(rs, s.ep.Issuer)
 }
 
 // foreignResource is the invalid_target error for a resource this server is not.
@@ -548,7 +549,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		var scope []string
 		if sc, ok := p["scope"]; ok {
 			var named bool
-			if scope, named, err = policy.ParseRequestScope(sc); err != nil {
+			if scope, named, err = s.parseScope(sc); err != nil {
 				break
 			}
 			offline = slices.Contains(scope, policy.ScopeOfflineAccess)

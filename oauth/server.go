@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -94,6 +95,9 @@ type Config struct {
 	RefreshGrace time.Duration
 	// ClientIP is the address a request is throttled by. If nil, the host of RemoteAddr.
 	ClientIP func(r *http.Request) string
+	// Compat are the compatibility modes at start; SetCompat changes them. The zero value is
+	// none.
+	Compat Compat
 	// Now is the clock. If nil, time.Now.
 	Now func() time.Time
 	// Log receives one line per notable event; never a token, code, password or cookie.
@@ -127,6 +131,7 @@ type Server struct {
 
 	names    sync.Map      // client_id → display name, for Principal.Name
 	verified verifiedCache // access tokens already verified
+	compat   atomic.Pointer[compatState]
 
 	stop chan struct{}
 	done chan struct{}
@@ -143,6 +148,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("oauth: no database")
 	}
 	s := &Server{cfg: cfg, ep: ep, now: cfg.Now, log: cfg.Log, ttl: cfg.AccessTokenTTL, username: cfg.Username}
+	s.SetCompat(cfg.Compat)
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -279,7 +285,7 @@ func (s *Server) PATs() *PATs { return s.pats }
 
 // Routes mounts the authorization server's endpoints, its pages and the discovery documents.
 func (s *Server) Routes(mux *http.ServeMux) {
-	meta := s.ep.MetadataHandler()
+	meta := serveMetadata(func() metadataDocs { return s.compat.Load().docs })
 	for _, p := range MetadataPaths() {
 		mux.Handle(p, meta)
 	}

@@ -21,8 +21,11 @@ import (
 // openAuth opens the OAuth server for publicURL and, on a first start without a configured
 // password, shows the generated one once on Stderr.
 func (s *Server) openAuth(publicURL string) error {
+	s.authMu.Lock()
+	defer s.authMu.Unlock()
 	cfg := s.cfg.OAuth
 	cfg.PublicURL, cfg.ClientIP = publicURL, s.clientIP
+	cfg.Compat = oauth.Compat{KOmcp: s.Compat().KOmcp}
 	if cfg.Now == nil {
 		cfg.Now = s.now
 	}
@@ -89,8 +92,8 @@ func (s *Server) trusted(ip string) bool {
 // requireAuth guards the MCP endpoint: a valid bearer token, and for a tools/call the scope the
 // tool needs (403 with a step-up challenge). The principal goes into the request's context for
 // the tools (source_client) and for rpc.Server.Permit, which enforces scopes again for every
-// message, batches included. With Config.AllowArgumentTokens, a POST without an Authorization
-// header may carry its token in its tools/call arguments instead (argumentToken).
+// message, batches included. With Config.AllowArgumentTokens or the once mode, a POST without an
+// Authorization header may carry its token in its tools/call arguments instead (argumentToken).
 func (s *Server) requireAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		slot := slotFrom(r.Context())
@@ -130,7 +133,8 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 		// its arguments (no Authorization header, AllowArgumentTokens).
 		limit := int64(maxPeek)
 		noHeader := ref != nil && ref.Code == ""
-		if ref != nil && !(noHeader && s.cfg.AllowArgumentTokens) {
+		argTokens := s.argumentTokens()
+		if ref != nil && !(noHeader && argTokens) {
 			limit = maxPeekAnonymous
 		}
 		var msgs []peekedMessage
@@ -157,7 +161,7 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 		if len(msgs) == 1 {
 			id = msgs[0].ID
 		}
-		if ref == nil && s.cfg.AllowArgumentTokens && mayCarryToken(body) {
+		if ref == nil && argTokens && mayCarryToken(body) {
 			// The header wins (seed 001's order); a token also sent in the arguments is
 			// ignored, and removed so that the tool's schema does not refuse it.
 			if _, stripped, problem, found := argumentToken(body, msgs); found && problem == "" {
@@ -170,7 +174,7 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 		}
 		if noHeader && len(msgs) > 0 && mayCarryToken(body) {
 			if tok, stripped, problem, found := argumentToken(body, msgs); found {
-				switch argRef := s.checkArgumentToken(r, problem); {
+				switch argRef := s.checkArgumentToken(r, problem, argTokens); {
 				case argRef != nil:
 					ref = argRef
 				default:
@@ -207,7 +211,7 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 			}
 			ev.Str("ip", s.clientIP(r)).Str("error", ref.Code).Str("reason", ref.Description).Msg("mcp request refused")
 			s.auth.Challenge(w, r, ref)
-			writeRPCError(w, ref.Status, id, rpc.CodeInvalidRequest, "unauthorized", ref.Code, ref.Description)
+			s.writeUnauthorized(w, ref.Status, id, ref.Code, ref.Description)
 			return
 		}
 		if slot != nil {
@@ -228,9 +232,9 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 		}
 		if id, tool, needed := s.firstRefusedCall(p, msgs); needed != "" {
 			s.log.Info().Str("client_id", p.ClientID).Str("tool", tool).Msg("tool call refused: insufficient scope")
-			s.auth.Challenge(w, r, &oauth.Refusal{Code: "insufficient_scope", Scope: policy.FormatScope(policy.DefaultScopes)})
-			writeRPCError(w, http.StatusForbidden, id, rpc.CodeAuthorization, "insufficient scope", "insufficient_scope",
-				fmt.Sprintf("tool %s needs the scope %s", tool, needed))
+			all := policy.FormatScope(policy.DefaultScopes)
+			s.auth.Challenge(w, r, &oauth.Refusal{Code: "insufficient_scope", Scope: all})
+			s.writeInsufficientScope(w, id, tool, needed, all)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(oauth.WithPrincipal(r.Context(), p)))
@@ -243,8 +247,8 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 // sent without one may carry its token as the argument access_token, or accessToken (seed
 // 001's order: the header, then access_token, then accessToken). The rules:
 //
-//   - only with Config.AllowArgumentTokens; otherwise such a call is refused like any call
-//     without a header (401), with a description that says why;
+//   - only with Config.AllowArgumentTokens or the once compatibility mode; otherwise such a
+//     call is refused like any call without a header (401), with a description that says why;
 //   - only in tools/call arguments: initialize, tools/list and every other method need the
 //     header;
 //   - a batch is authenticated as a whole: every message in it must be a tools/call carrying
@@ -303,17 +307,17 @@ const (
 		"a tools/call carrying the same access_token; initialize, tools/list and other methods need the Authorization header"
 )
 
-// checkArgumentToken refuses an argument token when the setting does not allow one, when the
-// request breaks the rules (problem), or when it came over plain HTTP from another machine; nil
-// when the token may be verified.
-func (s *Server) checkArgumentToken(r *http.Request, problem string) *oauth.Refusal {
+// checkArgumentToken refuses an argument token when the settings do not allow one (allowed:
+// Config.AllowArgumentTokens or the once mode), when the request breaks the rules (problem), or
+// when it came over plain HTTP from another machine; nil when the token may be verified.
+func (s *Server) checkArgumentToken(r *http.Request, problem string, allowed bool) *oauth.Refusal {
 	refuse := func(code, why string) *oauth.Refusal {
 		return &oauth.Refusal{Status: http.StatusUnauthorized, Code: code, Scope: policy.FormatScope(policy.DefaultScopes), Description: why}
 	}
 	switch {
-	case !s.cfg.AllowArgumentTokens:
+	case !allowed:
 		return refuse("", "authorization required: send the token in the Authorization header as \"Bearer <token>\"; "+
-			"tokens in tool arguments are accepted only when the server runs with OWNSONA_ALLOW_ARGUMENT_TOKENS=1")
+			"tokens in tool arguments are accepted only when the server runs with OWNSONA_ALLOW_ARGUMENT_TOKENS=1 or OWNSONA_COMPAT=once")
 	case problem != "":
 		return refuse("invalid_request", problem)
 	case !s.secureTransport(r):

@@ -34,6 +34,7 @@
 //	/.well-known/mcp/server-card.json   the MCP server card (SEP-2127); lists no tools
 //	/.well-known/mcp/catalog.json       the site catalog naming the card
 //	/health                             {status, timestamp, uptime, version, checks}: 200, or 503
+//	/docs                               the page for developers of clients (resource_documentation)
 //	/ca.crt                             the local CA's root with TLS "local"; 404 otherwise
 //	/console, /console/…                the owner's console (Config.Console); 404 without one
 //	anything else                       404 {"error":"not_found",…}
@@ -44,7 +45,8 @@
 //
 //  1. the request log: an X-Request-Id header and one debug line (never headers or bodies);
 //  2. the security headers: nosniff, X-Frame-Options DENY, a CSP of default-src 'none',
-//     Referrer-Policy no-referrer, X-API-Version, and HSTS under TLS or an https public URL;
+//     Referrer-Policy no-referrer, X-XSS-Protection, X-API-Version, and HSTS (a year,
+//     includeSubDomains) under TLS or an https public URL;
 //  3. the Host check against DNS rebinding: the public URL's host or a loopback name, else 421;
 //  4. the concurrency gate: at most Config.MaxConcurrent requests at once, else 503 with
 //     Retry-After 1; event streams (GET /mcp, GET /mcp/sse) have a gate of their own (256);
@@ -53,7 +55,8 @@
 //
 // MCP requests then pass:
 //
-//  6. CORS: preflights from Config.CORSOrigins and loopback origins are answered 204, others 403;
+//  6. CORS: preflights from Config.CORSOrigins and loopback origins are answered 204 (cached a
+//     day), others 403;
 //  7. the Origin check: a present Origin must be the public origin, a loopback one or an
 //     allowed one, else 403 forbidden_origin;
 //  8. the audit log (Config.Audit): who, which method and tool, the outcome, never arguments;
@@ -63,6 +66,19 @@
 //     (Principal.Key) with JSON-RPC error -32004, and a tools/call the token's scopes do not
 //     cover (Config.Scope) is 403 insufficient_scope with a step-up challenge. The principal then rides in the request's context (oauth.PrincipalFrom) for
 //     rpc.Server.Permit and Owner, which check scopes again for every message of a batch.
+//
+// # Compatibility modes
+//
+// Config.Compat, and SetCompat at run time (safe while serving), switch the opt-in modes for
+// clients written for the seed systems (compat.go): once (argument tokens, ONCE's server-card
+// fields), komcp (KOmcp's scopes and the bare origin as a resource at the authorization server,
+// refusals on MCP in seed 003's {error, error_description} shape) and sophon (nothing on the
+// HTTP side but /docs). With none on, the surface is the default one.
+//
+// # API version
+//
+// X-API-Version is APIVersion, a semantic version of the HTTP and MCP surface (see its doc for
+// when it bumps); Config.Version, the build's, is in /health and the server card.
 //
 // # Listeners
 //

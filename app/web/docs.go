@@ -49,6 +49,14 @@ while its successor is unused, gets that same successor; any later reuse revokes
 <li>Tokens go in the <code>Authorization: Bearer</code> header, never in a URL.</li>
 </ul>
 
+<h2>Compatibility modes</h2>
+<p>For clients written for other servers, the owner may switch on (<code>OWNSONA_COMPAT</code>, or the console's
+settings): <code>once</code> (tokens in tool arguments, ONCE's server-card fields), <code>komcp</code>
+(KOmcp's scopes, which grant <code>{{.Read}}</code>, the bare origin as a resource, refusals in KOmcp's shape) and
+<code>sophon</code> (Sophon's dotted tool names, which Claude refuses: for Sophon's own clients). With any mode on,
+legacy list results carry <code>nextCursor: ""</code> on their last page, which the TypeScript SDK v2 takes
+for another page. On here: <strong>{{.Compat}}</strong>.</p>
+
 <h2>Limits and headers</h2>
 <ul>
 <li>Requests are limited per token and per address: <code>X-RateLimit-Limit</code>,
@@ -77,7 +85,7 @@ func (s *Server) serveDocs(w http.ResponseWriter, r *http.Request) {
 		"SSE": ep.Issuer + "/mcp/sse", "Card": ep.Issuer + "/.well-known/mcp/server-card.json", "Health": ep.Issuer + "/health",
 		"PRM": ep.ResourceMetadata, "Issuer": ep.Issuer, "ASMeta": ep.Issuer + "/.well-known/oauth-authorization-server",
 		"Registration": ep.Registration, "Scopes": policy.DefaultScopes, "Read": policy.ScopeRead, "Write": policy.ScopeWrite,
-		"APIVersion": APIVersion,
+		"APIVersion": APIVersion, "Compat": s.Compat().String(),
 	})
 	if err != nil {
 		s.log.Error().Err(err).Msg("render the docs page")

@@ -74,14 +74,14 @@ func (s *Server) limitIP(next http.Handler) http.Handler {
 
 // allowKey applies the rate limit of key (the client's, or the address of a refused token) to
 // an MCP request; false when it answered 429 with JSON-RPC error -32004 (for the request id,
-// when it could be read).
+// when it could be read), or seed 003's body in the komcp mode.
 func (s *Server) allowKey(w http.ResponseWriter, key string, id json.RawMessage) bool {
 	d := s.cfg.Limiter.Allow(key)
 	d.SetHeaders(w.Header())
 	if d.Allowed {
 		return true
 	}
-	writeRateLimited(w, d.RetryAfterSeconds(), id)
+	s.writeRateLimited(w, d.RetryAfterSeconds(), id)
 	return false
 }
 

@@ -63,6 +63,9 @@ func (s *Server) serveServerCard(w http.ResponseWriter, r *http.Request) {
 		"authentication": map[string]any{"required": true, "schemes": []string{"oauth2", "bearer"},
 			"protectedResourceMetadata": ep.ResourceMetadata},
 	}
+	if s.Compat().ONCE {
+		s.onceCard(card)
+	}
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	writeCacheable(w, card)
 }

@@ -17,6 +17,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -75,8 +77,12 @@ type Config struct {
 	// AllowArgumentTokens lets a tools/call without an Authorization header carry its token
 	// as the argument access_token or accessToken (seed 001's compatibility clients): verified
 	// like a header token and removed before the tool sees its arguments; never over plain
-	// HTTP from another machine. If false, such a call is refused with 401.
+	// HTTP from another machine. If false, such a call is refused with 401, unless the once
+	// compatibility mode is on, which allows them the same way.
 	AllowArgumentTokens bool
+	// Compat are the compatibility modes at start (compat.go); SetCompat changes them. The zero
+	// value is none.
+	Compat Compat
 	// Limiter is the rate limit per client and per address. If nil, no rate limiting.
 	Limiter *limit.Limiter
 	// Audit records every MCP request. If nil, none is recorded.
@@ -117,8 +123,10 @@ type Server struct {
 	now     func() time.Time
 	started time.Time
 
-	auth  *oauth.Server  // nil until New (with PublicURL) or Listen opens it
-	certs *certs.Manager // nil until Listen, and with TLS off
+	auth   *oauth.Server // nil until New (with PublicURL) or Listen opens it
+	authMu sync.Mutex    // held while auth is set or cleared, and by SetCompat
+	compat atomic.Pointer[Compat]
+	certs  *certs.Manager // nil until Listen, and with TLS off
 
 	ln       net.Listener
 	http     *http.Server
@@ -149,6 +157,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.TLS = "off"
 	}
 	s := &Server{cfg: cfg, log: cfg.Log, now: cfg.Now, pools: newPools(cfg.MaxConcurrent)}
+	s.compat.Store(&cfg.Compat)
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -256,10 +265,12 @@ func (s *Server) Close() error {
 		errs = append(errs, s.certs.Close())
 		s.certs = nil
 	}
+	s.authMu.Lock()
 	if s.auth != nil {
 		s.auth.Close()
 		s.auth = nil
 	}
+	s.authMu.Unlock()
 	for _, err := range errs {
 		if err != nil {
 			return err

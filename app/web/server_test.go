@@ -173,12 +173,15 @@ type scenario struct {
 	headers map[string]string
 	bearer  string // "read" or "write": the fixture's PAT of that scope
 	body    string
-	repeat  int // requests sent (and not checked) before the one that is
+	bodyFor func(*fixture) string // the body, when it needs the fixture (its PATs)
+	repeat  int                   // requests sent (and not checked) before the one that is
 
 	wantStatus    int
 	wantBody      []string          // substrings of the body
+	wantNoBody    []string          // substrings the body must not have
 	wantHeaders   map[string]string // exact values
 	wantNoHeaders []string
+	check         func(t *testing.T, rec *httptest.ResponseRecorder) // anything else
 }
 
 func (sc scenario) run(t *testing.T) {
@@ -204,6 +207,14 @@ func (sc scenario) run(t *testing.T) {
 			t.Errorf("body lacks %s:\n%s", want, rec.Body)
 		}
 	}
+	for _, bad := range sc.wantNoBody {
+		if strings.Contains(rec.Body.String(), bad) {
+			t.Errorf("body has %s:\n%s", bad, rec.Body)
+		}
+	}
+	if sc.check != nil {
+		sc.check(t, rec)
+	}
 	for k, want := range sc.wantHeaders {
 		if got := rec.Header().Get(k); got != want {
 			t.Errorf("header %s = %q, want %q", k, got, want)
@@ -222,11 +233,15 @@ func (sc scenario) request(f *fixture) *http.Request {
 		target = testPublicURL + target
 	}
 	var body io.Reader
-	if sc.body != "" {
-		body = strings.NewReader(sc.body)
+	text := sc.body
+	if sc.bodyFor != nil {
+		text = sc.bodyFor(f)
+	}
+	if text != "" {
+		body = strings.NewReader(text)
 	}
 	r := httptest.NewRequest(sc.method, target, body)
-	if sc.body != "" {
+	if text != "" {
 		r.Header.Set("Content-Type", "application/json")
 	}
 	switch sc.bearer {

@@ -126,3 +126,40 @@ func Covers(granted []string, needed string) bool {
 	}
 	return false
 }
+
+// KOmcp's scopes (seed 003), accepted in requests when the komcp compatibility mode is on and
+// translated onto ownsona's by TranslateScope. KOmcp's only tool searches notes, so a client
+// written for it needs to read and nothing more: all three grant ScopeRead, never ScopeWrite
+// ("execute" there means calling that search tool). A client that wants to write asks for
+// ScopeWrite by its own name.
+const (
+	ScopeKOmcpToolsRead    = "mcp:tools:read"
+	ScopeKOmcpToolsExecute = "mcp:tools:execute"
+	ScopeKOmcpNotesSearch  = "kura:notes:search"
+)
+
+// KOmcpScopes are KOmcp's scopes in its documents' order, and KOmcpScopeMap what each grants.
+var (
+	KOmcpScopes   = []string{ScopeKOmcpToolsRead, ScopeKOmcpToolsExecute, ScopeKOmcpNotesSearch}
+	KOmcpScopeMap = map[string]string{
+		ScopeKOmcpToolsRead:    ScopeRead,
+		ScopeKOmcpToolsExecute: ScopeRead,
+		ScopeKOmcpNotesSearch:  ScopeRead,
+	}
+)
+
+// TranslateScope rewrites each space-separated token of the scope parameter s that aliases
+// names into the scope it maps to, leaving the others (and the spacing) as they are, for
+// ParseRequestScope to check.
+func TranslateScope(s string, aliases map[string]string) string {
+	if len(aliases) == 0 {
+		return s
+	}
+	toks := strings.Split(s, " ")
+	for i, tok := range toks {
+		if to, ok := aliases[tok]; ok {
+			toks[i] = to
+		}
+	}
+	return strings.Join(toks, " ")
+}

@@ -126,3 +126,26 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+func TestTranslateScope(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		aliases map[string]string
+		want    string
+	}{
+		{"mcp:tools:read mcp:tools:execute kura:notes:search", KOmcpScopeMap, "memories:read memories:read memories:read"},
+		{"mcp:tools:execute  memories:write", KOmcpScopeMap, "memories:read  memories:write"},
+		{"mcp:tools:read", nil, "mcp:tools:read"},
+		{"MCP:TOOLS:READ", KOmcpScopeMap, "MCP:TOOLS:READ"}, // scopes are case-sensitive (RFC 6749 §3.3)
+		{"", KOmcpScopeMap, ""},
+	} {
+		if got := TranslateScope(tc.in, tc.aliases); got != tc.want {
+			t.Errorf("TranslateScope(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	// What a KOmcp client gets: read, never write.
+	got, _, err := ParseRequestScope(TranslateScope("mcp:tools:read mcp:tools:execute kura:notes:search", KOmcpScopeMap))
+	if err != nil || FormatScope(got) != ScopeRead {
+		t.Errorf("KOmcp's scopes grant %v, %v; want %s", got, err, ScopeRead)
+	}
+}
