@@ -28,7 +28,8 @@
 //	compact                         the file without free pages (server stopped)
 //	import FILE|-                   memories from an export or another server
 //	export [--active-only]          every memory as JSON Lines
-//	install-service                 a hardened systemd unit
+//	install-service [--user]        serve as a per-user service (systemd, launchd), or a
+//	                                hardened systemd unit for a system account
 //	hash-password                   an argon2id hash for OWNSONA_LOGIN_PASSWORD
 //
 // Every command that works on the file takes --db (default OWNSONA_DB, else ownsona.db) and

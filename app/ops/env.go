@@ -102,7 +102,7 @@ func Commands() []Command {
 		{"compact", "compact", "rewrite the file without its free pages (server stopped)", compactCmd, false},
 		{"import", "import FILE|-", "memories from an ownsona export, server-memory, mcp-memory-service, Mem0 or OpenMemory, or Markdown notes", importCmd, true},
 		{"export", "export [--active-only]", "every memory as JSON Lines on standard output, oldest first", exportCmd, true},
-		{"install-service", "install-service [--dry-run]", "write a hardened systemd unit and print the steps that finish the install", installServiceCmd, false},
+		{"install-service", "install-service [--user]", "serve at login (--user), or at boot as a hardened system unit", installServiceCmd, false},
 		{"hash-password", "hash-password", "read a password, print its argon2id hash for OWNSONA_LOGIN_PASSWORD", hashPasswordCmd, false},
 	}
 	out := make([]Command, len(cmds))

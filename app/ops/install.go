@@ -1,36 +1,39 @@
 package ops
 
-// `ownsona install-service`: a hardened systemd unit for a dedicated user, and the commands
-// that finish the install; the size warning of bbolt's memory map on 32-bit systems (serve
-// and doctor give it); and the reader of the unit's environment file, so that `ownsona doctor
-// --env-file` sees the settings the service sees.
+// `ownsona install-service`: a hardened systemd unit for a dedicated system account, and the
+// commands that finish the install (with --user, a per-user service instead: install_user.go);
+// the size warning of bbolt's memory map on 32-bit systems (serve and doctor give it); and the
+// reader of the unit's environment file, so that `ownsona doctor --env-file` sees the settings
+// the service sees.
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 )
 
 // Defaults of install-service.
 const (
-	defaultServiceUser = "ownsona"
-	defaultServiceDB   = "/var/lib/ownsona/ownsona.db"
-	defaultServiceUnit = "/etc/systemd/system/ownsona.service"
-	defaultServiceBin  = "/usr/local/bin/ownsona"
-	defaultServiceEnv  = "/etc/ownsona/ownsona.env"
+	defaultServiceAccount = "ownsona"
+	defaultServiceDB      = "/var/lib/ownsona/ownsona.db"
+	defaultServiceUnit    = "/etc/systemd/system/ownsona.service"
+	defaultServiceBin     = "/usr/local/bin/ownsona"
+	defaultServiceEnv     = "/etc/ownsona/ownsona.env"
 )
 
 // serviceUnit is what the systemd unit is made of. Every path is absolute and written into the
 // unit as is, so validate refuses what systemd would read differently (spaces, quotes, "%"
 // specifiers, "$" variables, backslashes, control characters).
 type serviceUnit struct {
-	User    string // the dedicated system user serve runs as
+	User    string // the dedicated system account serve runs as (--account)
 	Bin     string // the ownsona binary
 	DB      string // the database file; its directory is the only path the service may write
 	EnvFile string // the OWNSONA_* settings, read by systemd (as root) if it exists
@@ -55,9 +58,9 @@ var hiddenDirs = []string{"/home", "/root", "/run/user", "/tmp", "/var/tmp"}
 func (u serviceUnit) validate() error {
 	switch {
 	case !userRE.MatchString(u.User):
-		return Usagef("install-service: --user: %q is not a login name (lowercase letters, digits, _ and -, at most 32)", u.User)
+		return Usagef("install-service: --account: %q is not a login name (lowercase letters, digits, _ and -, at most 32)", u.User)
 	case u.User == "root":
-		return Usagef("install-service: --user: the service must not run as root; it gets only CAP_NET_BIND_SERVICE, for ports 443 and 80")
+		return Usagef("install-service: --account: the service must not run as root; it gets only CAP_NET_BIND_SERVICE, for ports 443 and 80")
 	}
 	for _, p := range []struct{ flag, path string }{{"--bin", u.Bin}, {"--db", u.DB}, {"--env-file", u.EnvFile}, {"--backup-dir", u.BackupDir}} {
 		switch {
@@ -159,26 +162,63 @@ func (u serviceUnit) render() string {
 }
 
 // installServiceCmd is `ownsona install-service`: it writes the systemd unit (mode 0644; with
-// --dry-run it prints it instead) and prints the commands that create the user and the data
-// directory and start the service.
+// --dry-run it prints it instead) and prints the commands that create the account and the data
+// directory and start the service; with --user, a per-user service (install_user.go).
 func installServiceCmd(ctx context.Context, env *Env, args []string) error {
-	fs := newFlags("install-service", "install-service [--dry-run] [--user ownsona] [--db PATH] [--bin PATH] [--unit PATH] [--env-file PATH] [--backup-dir DIR]",
-		"Writes a hardened systemd unit that runs 'ownsona serve' as a dedicated user, and prints the\n"+
-			"commands that finish the install (the user, the data directory, the settings file, start).")
+	fs := newFlags("install-service",
+		"install-service --user [--dry-run] [--os linux|darwin] [--db PATH] [--addr ADDR]\n"+
+			"ownsona install-service [--dry-run] [--account NAME] [--db PATH] [--env-file PATH]",
+		"With --user: 'ownsona serve' as a service of your own login, a systemd user unit (Linux) or\n"+
+			"a launchd agent (macOS), so that desktop clients, backups and exports work at once; it\n"+
+			"prints the commands that start it, the console's URL and the clients' configuration.\n"+
+			"Without: a hardened systemd unit that runs 'ownsona serve' as a dedicated system account,\n"+
+			"and the commands that finish the install (the account, the data directory, the settings).")
 	dryRun := fs.Bool("dry-run", false, "print the unit and the commands; write nothing")
+	user := fs.Bool("user", false, "a per-user service for this login (no root needed)")
+	goos := fs.String("os", "", "with --user: the `OS` to write for, linux (systemd) or darwin (launchd) (default this system's)")
+	addr := fs.String("addr", defaultUserAddr, "with --user: the loopback `HOST:PORT` serve listens on")
 	u := serviceUnit{}
-	fs.StringVar(&u.User, "user", defaultServiceUser, "the dedicated system user the service runs as")
-	fs.StringVar(&u.DB, "db", defaultServiceDB, "the database file; its directory is the only one the service may write")
-	fs.StringVar(&u.Bin, "bin", defaultServiceBin, "where the service runs the ownsona binary from")
-	fs.StringVar(&u.EnvFile, "env-file", defaultServiceEnv, "the file of OWNSONA_* settings the service reads")
-	fs.StringVar(&u.BackupDir, "backup-dir", "", "serve's --backup-dir, also writable by the service (optional)")
-	unit := fs.String("unit", defaultServiceUnit, "the unit file to write")
+	fs.StringVar(&u.User, "account", defaultServiceAccount, "not with --user: `NAME` of the system account the service runs as")
+	fs.StringVar(&u.DB, "db", defaultServiceDB, "`PATH` of the database file (with --user: $XDG_DATA_HOME/ownsona/ownsona.db, "+
+		"or ~/Library/Application Support/ownsona/ownsona.db)")
+	fs.StringVar(&u.Bin, "bin", defaultServiceBin, "`PATH` of the binary the service runs (with --user: this one)")
+	fs.StringVar(&u.EnvFile, "env-file", defaultServiceEnv, "not with --user: `PATH` of the service's OWNSONA_* settings")
+	fs.StringVar(&u.BackupDir, "backup-dir", "", "serve's --backup-dir `DIR`, also writable by the service (optional)")
+	unit := fs.String("unit", defaultServiceUnit, "`PATH` of the file to write (with --user: $XDG_CONFIG_HOME/systemd/user/ownsona.service, "+
+		"or ~/Library/LaunchAgents/"+defaultUserLabel+".plist)")
 	operands, err := parse(env, fs, args)
 	if err != nil {
 		return err
 	}
+	if len(operands) > 0 && *user {
+		// `--user NAME` named the system service's account before --user meant this.
+		return Usagef("install-service: unexpected argument %q: --user takes no value (the system service's account is --account NAME)", operands[0])
+	}
 	if err := noOperands(fs, operands); err != nil {
 		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	only := []string{"account", "env-file"} // the system service's
+	if !*user {
+		only = []string{"os", "addr"}
+	}
+	for _, name := range only {
+		if set[name] {
+			if *user {
+				return Usagef("install-service: --%s is for the system service, not with --user", name)
+			}
+			return Usagef("install-service: --%s is for a per-user service: add --user", name)
+		}
+	}
+	if *user {
+		us := userService{OS: *goos, Addr: *addr, BackupDir: u.BackupDir}
+		for name, p := range map[string]*string{"db": &us.DB, "bin": &us.Bin, "unit": &us.Path} {
+			if set[name] {
+				*p = fs.Lookup(name).Value.String()
+			}
+		}
+		return installUserService(env, us, *dryRun)
 	}
 	if err := u.validate(); err != nil {
 		return err
@@ -204,6 +244,72 @@ func installServiceCmd(ctx context.Context, env *Env, args []string) error {
 	}
 	return writeInstallSteps(stdout, u, name)
 }
+
+// installUserService is install-service --user: u holds the flags as given ("" where not
+// given, the system service's defaults do not apply), resolved here against the user's
+// defaults and the working directory.
+func installUserService(env *Env, u userService, dryRun bool) error {
+	switch u.OS {
+	case "":
+		u.OS = runtime.GOOS
+		if u.OS != "linux" && u.OS != "darwin" {
+			return Usagef("install-service: --user: no per-user service for %s here (systemd on Linux, launchd on macOS); --os linux or darwin prints theirs with --dry-run", u.OS)
+		}
+	case "linux", "darwin":
+	default:
+		return Usagef("install-service: --os: %q is not linux or darwin", u.OS)
+	}
+	u.Home = env.Getenv("HOME")
+	if !filepath.IsAbs(u.Home) {
+		return Usagef("install-service: --user: $HOME is %q, not an absolute path: the service's files go under it", u.Home)
+	}
+	u.Home = filepath.Clean(u.Home)
+	db, unit, log := userPaths(env, u.OS, u.Home)
+	u.Log = log
+	for _, p := range []struct {
+		path *string
+		def  string
+	}{{&u.DB, db}, {&u.Path, unit}, {&u.BackupDir, ""}, {&u.Bin, ""}} {
+		if *p.path == "" {
+			*p.path = p.def
+			continue
+		}
+		abs, err := filepath.Abs(env.path(*p.path))
+		if err != nil {
+			return fmt.Errorf("install-service: %w", err)
+		}
+		*p.path = abs
+	}
+	if u.Bin == "" {
+		exe, err := executable()
+		if err != nil {
+			return fmt.Errorf("install-service: the running binary: %w (give --bin)", err)
+		}
+		if goRunBuild(exe) {
+			return Usagef("install-service: --bin: this binary, %s, is a temporary build of go run; build one (make build) and run it, or give --bin", exe)
+		}
+		u.Bin = exe
+	}
+	if err := u.validate(); err != nil {
+		return err
+	}
+	stdout := env.Stdout
+	if dryRun {
+		fmt.Fprintf(stdout, "# %s (--dry-run: nothing written)\n%s\n", u.Path, u.render())
+	} else {
+		if err := u.install(stdout); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout)
+	}
+	return writeUserSteps(stdout, u)
+}
+
+// goRunBuild reports whether exe is a binary `go run` built, which it removes when it exits:
+// .../go-build123/b001/exe/ownsona.
+func goRunBuild(exe string) bool { return goRunRE.MatchString(filepath.ToSlash(exe)) }
+
+var goRunRE = regexp.MustCompile(`/go-build[0-9]+/b[0-9]+/exe/[^/]+$`)
 
 // writeInstallSteps prints what is left to do, as commands to paste.
 func writeInstallSteps(w io.Writer, u serviceUnit, name string) error {

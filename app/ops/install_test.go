@@ -70,7 +70,7 @@ WantedBy=multi-user.target
 
 func TestServiceUnit_Render(t *testing.T) {
 	t.Run("defaults", func(t *testing.T) {
-		u := serviceUnit{User: defaultServiceUser, Bin: defaultServiceBin, DB: defaultServiceDB, EnvFile: defaultServiceEnv}
+		u := serviceUnit{User: defaultServiceAccount, Bin: defaultServiceBin, DB: defaultServiceDB, EnvFile: defaultServiceEnv}
 		if err := u.validate(); err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +116,7 @@ func TestServiceUnit_Render(t *testing.T) {
 }
 
 func TestServiceUnit_Validate(t *testing.T) {
-	good := serviceUnit{User: defaultServiceUser, Bin: defaultServiceBin, DB: defaultServiceDB, EnvFile: defaultServiceEnv}
+	good := serviceUnit{User: defaultServiceAccount, Bin: defaultServiceBin, DB: defaultServiceDB, EnvFile: defaultServiceEnv}
 	tests := []struct {
 		name   string
 		change func(*serviceUnit)
@@ -134,8 +134,8 @@ func TestServiceUnit_Validate(t *testing.T) {
 		{"db in tmp", func(u *serviceUnit) { u.DB = "/tmp/ownsona/ownsona.db" }, "--db: /tmp/ownsona is under /tmp"},
 		{"bin in home", func(u *serviceUnit) { u.Bin = "/home/pi/ownsona" }, "--bin: /home/pi/ownsona is under /home, which the service cannot see (ProtectHome, PrivateTmp); use e.g. /usr/local/bin/ownsona"},
 		{"db in /var/lib itself", func(u *serviceUnit) { u.DB = "/var/lib/ownsona.db" }, "--db: give ownsona a directory of its own (e.g. /var/lib/ownsona): the service may write everything in /var/lib"},
-		{"root", func(u *serviceUnit) { u.User = "root" }, "--user: the service must not run as root"},
-		{"bad user", func(u *serviceUnit) { u.User = "Own Sona" }, "--user: \"Own Sona\" is not a login name"},
+		{"root", func(u *serviceUnit) { u.User = "root" }, "--account: the service must not run as root"},
+		{"bad user", func(u *serviceUnit) { u.User = "Own Sona" }, "--account: \"Own Sona\" is not a login name"},
 		{"empty bin", func(u *serviceUnit) { u.Bin = "" }, "--bin: empty"},
 		{"backup dir with a space", func(u *serviceUnit) { u.BackupDir = "/mnt/my usb" }, "--backup-dir: \"/mnt/my usb\" must be an absolute path"},
 		{"backup dir in home", func(u *serviceUnit) { u.BackupDir = "/home/pi/backups" }, "--backup-dir: /home/pi/backups is under /home"},
@@ -180,7 +180,7 @@ func TestInstallService(t *testing.T) {
 	t.Run("writes the unit with mode 0644", func(t *testing.T) {
 		unit := filepath.Join(t.TempDir(), "mem.service")
 		var out bytes.Buffer
-		args := []string{"--unit", unit, "--user", "mem", "--db", "/srv/mem/mem.db", "--bin", "/opt/ownsona"}
+		args := []string{"--unit", unit, "--account", "mem", "--db", "/srv/mem/mem.db", "--bin", "/opt/ownsona"}
 		if err := installService(args, &out); err != nil {
 			t.Fatal(err)
 		}
