@@ -181,6 +181,30 @@ func TestAdminSocket_CommandsWhileServing(t *testing.T) {
 	if !exportedTexts(t, db)["Written by the desktop client through the socket"] {
 		t.Error("a memory written over stdio through the socket is not in the server's file")
 	}
+
+	// While that desktop client stays connected (issue 30, item 4: what install-service --user
+	// promises), a backup and a second stdio client work too.
+	backup := filepath.Join(filepath.Dir(db), "backup.db")
+	if out := ownsona(t, "backup", "--db", db, "--to", backup); !strings.HasPrefix(out, "backed up "+db+" to "+backup+" (") {
+		t.Errorf("backup while a stdio client is connected: %q", out)
+	}
+	if !exportedTexts(t, backup)["Written by the desktop client through the socket"] {
+		t.Error("the backup misses the memory the stdio client wrote")
+	}
+	s2, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(ownsonaBinary(t), "stdio", "--db", db, "--log-level", "error")}, nil)
+	if err != nil {
+		t.Fatalf("a second stdio client while the first is connected: %v", err)
+	}
+	defer s2.Close()
+	for i, c := range []*mcp.ClientSession{s2, s} {
+		res, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "recall", Arguments: map[string]any{"query": "written by the desktop client"}})
+		if err != nil || res.IsError {
+			t.Fatalf("recall over stdio client %d: %v %+v", 2-i, err, res)
+		}
+		if b, _ := json.Marshal(res.StructuredContent); !strings.Contains(string(b), "Written by the desktop client through the socket") {
+			t.Errorf("recall over stdio client %d = %s, want the first client's memory", 2-i, b)
+		}
+	}
 }
 
 // TestBackup_UnderWriteLoad: a writer keeps committing while backup runs; the backup checks
