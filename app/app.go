@@ -146,7 +146,8 @@ func (a *App) webConfig(stderr io.Writer) web.Config {
 			ACMEEmail: cfg.ACMEEmail, CertFile: cfg.CertFile, KeyFile: cfg.KeyFile, Logger: a.log, Now: cfg.Now},
 		ACMECARoot: cfg.ACMECARoot,
 		OAuth: oauth.Config{DB: a.db, Username: cfg.LoginUsername, Password: cfg.LoginPassword,
-			AccessTokenTTL: cfg.AccessTokenTTL, CustomSchemes: cfg.RedirectSchemes, RedirectHosts: cfg.RedirectHosts,
+			AccessTokenTTL: cfg.AccessTokenTTL, RefreshGrace: refreshGrace(cfg.RefreshGrace),
+			CustomSchemes: cfg.RedirectSchemes, RedirectHosts: cfg.RedirectHosts,
 			MetadataHosts: cfg.MetadataHosts, Now: a.now, Log: a.log},
 		PublicURL:           cfg.PublicURL,
 		TrustedProxies:      cfg.TrustedProxies,
@@ -165,7 +166,21 @@ func (a *App) webConfig(stderr io.Writer) web.Config {
 		Now:                 a.now,
 		Stderr:              stderr,
 		AllowArgumentTokens: cfg.AllowArgumentTokens,
+		Compat:              webCompat(a.settings.Get()),
 	}
+}
+
+// refreshGrace is oauth's RefreshGrace for the setting d, where 0 means off.
+func refreshGrace(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1 // off: oauth takes zero as its default
+	}
+	return d
+}
+
+// webCompat is the HTTP side of the compatibility modes.
+func webCompat(s settings.Settings) web.Compat {
+	return web.Compat{ONCE: s.HasCompat(settings.CompatONCE), KOmcp: s.HasCompat(settings.CompatKOmcp), Sophon: s.HasCompat(settings.CompatSophon)}
 }
 
 // settingErr turns the HTTP side's configuration mistakes into usage errors (exit status 2).
@@ -236,11 +251,14 @@ func (a *App) applySettings(s settings.Settings) {
 		a.log.Error().Err(err).Msg("settings: allowlist not applied")
 	}
 	a.tools.SetApproval(s.Approval, s.ApprovalTimeout)
+	if a.web != nil {
+		a.web.SetCompat(webCompat(s))
+	}
 	if pm, burst := a.limiter.Rate(); pm != s.RateLimit || (s.RateLimit > 0 && burst != s.RateBurst) {
 		a.limiter.Set(s.RateLimit, s.RateBurst) // walks every bucket: only when the rate changed
 	}
 	a.log.Info().Strs("tools", s.Tools).Str("approval", string(s.Approval)).Dur("approval_timeout", s.ApprovalTimeout).
-		Int("rate_limit", s.RateLimit).Int("rate_burst", s.RateBurst).Msg("settings changed")
+		Int("rate_limit", s.RateLimit).Int("rate_burst", s.RateBurst).Strs("compat", s.Compat).Msg("settings changed")
 }
 
 // approvalEnded logs how a request for approval ended, and puts the decision in the audit

@@ -16,6 +16,7 @@ import (
 	"github.com/ownsona/ownsona/app/ops"
 	"github.com/ownsona/ownsona/app/settings"
 	"github.com/ownsona/ownsona/app/web"
+	"github.com/ownsona/ownsona/oauth/grant"
 )
 
 // Config is every setting of ownsona, with its defaults in NewConfig. Flags win over OWNSONA_*
@@ -59,6 +60,11 @@ type Config struct {
 	LoginPassword string
 	// AccessTokenTTL is the lifetime of OAuth access tokens. If zero, 1h.
 	AccessTokenTTL time.Duration
+	// RefreshGrace is how long after its rotation a refresh token presented again gets the
+	// successor already issued (clients that race a refresh from two addresses or processes),
+	// rather than revoking its family. 0 turns it off: every replay revokes. Default 5m, at
+	// most 30m.
+	RefreshGrace time.Duration
 	// RedirectSchemes are the custom redirect URI schemes (without a dot) clients may register.
 	RedirectSchemes []string
 	// RedirectHosts, when set, limits https redirect URIs to these hosts (opt-in).
@@ -155,6 +161,7 @@ func NewConfig() Config {
 		EmbedTimeout:    30 * time.Second,
 		LoginUsername:   "owner",
 		AccessTokenTTL:  time.Hour,
+		RefreshGrace:    grant.DefaultGraceWindow,
 		RedirectSchemes: []string{"cursor"},
 		MetadataHosts:   []string{"claude.ai", "claude.com", "chatgpt.com"},
 		TLS:             "off",
@@ -188,6 +195,7 @@ func (c *Config) settings() []setting {
 		{"login-username", "OWNSONA_LOGIN_USERNAME", "the owner's login name on the OAuth login page", true, &c.LoginUsername},
 		{"", "OWNSONA_LOGIN_PASSWORD", "the owner's password: an argon2id hash from 'ownsona hash-password', or plain text (environment only; generated on first start if unset)", true, &c.LoginPassword},
 		{"access-token-ttl", "OWNSONA_ACCESS_TOKEN_TTL", "lifetime of OAuth access tokens (1m to 24h)", true, &c.AccessTokenTTL},
+		{"refresh-grace", "OWNSONA_REFRESH_GRACE", "how long a just-rotated refresh token, presented again (a client racing its own refresh), gets the successor already issued instead of revoking its family (0 turns it off; at most 30m)", true, &c.RefreshGrace},
 		{"redirect-schemes", "OWNSONA_REDIRECT_SCHEMES", "custom redirect URI schemes clients may register, comma-separated", true, &c.RedirectSchemes},
 		{"redirect-hosts", "OWNSONA_REDIRECT_HOSTS", "if set, the only https redirect hosts clients may register, comma-separated", true, &c.RedirectHosts},
 		{"metadata-hosts", "OWNSONA_METADATA_HOSTS", "hosts whose OAuth client metadata documents are fetched, comma-separated", true, &c.MetadataHosts},
