@@ -64,7 +64,11 @@
 // version, client capabilities, client info and log level come from its _meta, never from a
 // session, and no Mcp-Session-Id is minted or honoured for it. Over HTTP its headers are checked
 // against its body first (Mcp-Method, Mcp-Name with the =?base64?…?= sentinel decoded, and the
-// Mcp-Param-* headers of arguments a tool's inputSchema marks with x-mcp-header). Results carry
+// Mcp-Param-* headers of arguments a tool's inputSchema marks with x-mcp-header). One mismatch
+// is served, for Claude's connectors, which send it on every call (anthropics/claude-code
+// #93290): an MCP-Protocol-Version naming a legacy revision under a _meta naming a newer
+// stateless one; the request runs under _meta's revision, the mirrored headers may be absent
+// but must match when sent, and OnWarning hears of it once per owner. Results carry
 // resultType, the server's identity in _meta and, for server/discover, the lists and
 // resources/read, the cache hints ttlMs and cacheScope ("private": what a caller sees depends on
 // its token). initialize, ping, logging/setLevel and resources/(un)subscribe do not exist in

@@ -222,6 +222,19 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *reques
 // does not have, whatever its headers and params say, and -32601 with 404 is the modern error
 // a client recognizes for it (streamable-http, "Backward Compatibility"). Every other error
 // is 400. e is the error to answer with status, and req's id whenever it could be read.
+//
+// One mismatch is served rather than refused, because a real client sends it on every call:
+// Claude's connectors negotiate 2026-07-28 with server/discover, then send its _meta under a
+// stale "MCP-Protocol-Version: 2025-11-25" (anthropics/claude-code #93290). A single header
+// naming a legacy revision this server speaks, under a _meta naming a newer revision it
+// speaks, is served under _meta's revision (versionMix); the mirrored headers a transport
+// that believes itself legacy leaves out (Mcp-Method, Mcp-Name, Mcp-Param-*) may then be
+// absent, but any that is sent must still match the body, and _meta must still hold what its
+// revision requires. The spec lets intermediaries trust mirrored headers only under a header
+// naming a revision that validates them (streamable-http, "Server Validation"), so none
+// routes on this request's. Every other disagreement stays -32020: a header newer than _meta,
+// a header naming a revision this server does not speak or another modern one, a repeated
+// header. OnWarning is told once per owner.
 func (s *Server) classify(r *http.Request, body []byte) (req *request, modern bool, status int, e *Error) {
 	versions := r.Header.Values("MCP-Protocol-Version")
 	header := ""
@@ -268,22 +281,33 @@ func (s *Server) classify(r *http.Request, body []byte) (req *request, modern bo
 		}
 		version = rm.version
 	}
+	mix := false // served under _meta's revision despite an older header (see above)
 	switch {
 	case len(versions) == 0:
 		return bad(http.StatusBadRequest, headerMismatch("the MCP-Protocol-Version header is required"))
+	case len(versions) == 1 && rm.modern && versionMix(header, version):
+		mix = true
 	case len(versions) > 1 || header != version:
 		return bad(http.StatusBadRequest, headerMismatch(fmt.Sprintf("MCP-Protocol-Version %q does not match _meta %q", strings.Join(versions, ", "), version)))
 	case !slices.Contains(ModernProtocolVersions, version):
 		return bad(http.StatusBadRequest, unsupportedVersion(version))
 	}
-	if req.id == nil { // a notification carries no required _meta and needs no Mcp-Method
+	served := func() (*request, bool, int, *Error) {
+		if mix {
+			s.warnOnce(r.Context(), WarnVersionHeader, rm.client, fmt.Sprintf(
+				"MCP-Protocol-Version %q with _meta protocol version %q: served under %s (a client bug, anthropics/claude-code #93290)", header, version, version))
+		}
 		return req, true, 0, nil
+	}
+	if req.id == nil { // a notification carries no required _meta and needs no Mcp-Method
+		return served()
 	}
 	if !modernMethod(req.method) || !knownMethod(req.method) {
 		return bad(http.StatusNotFound, methodNotFound(req.method))
 	}
 	methods := r.Header.Values("Mcp-Method")
 	switch {
+	case len(methods) == 0 && mix: // mirrored only by a transport that knows its revision
 	case len(methods) == 0:
 		return bad(http.StatusBadRequest, headerMismatch("the Mcp-Method header is required"))
 	case len(methods) > 1 || methods[0] != req.method:
@@ -292,12 +316,15 @@ func (s *Server) classify(r *http.Request, body []byte) (req *request, modern bo
 	if key := nameKey(req.method); key != "" {
 		want, _, _ := str(p, key, key)
 		names := r.Header.Values("Mcp-Name")
-		if len(names) == 0 {
+		switch {
+		case len(names) == 0 && mix:
+		case len(names) == 0:
 			return bad(http.StatusBadRequest, headerMismatch("the Mcp-Name header is required for "+req.method))
-		}
-		got, ok := decodeHeaderValue(names[0])
-		if len(names) > 1 || !ok || got != want {
-			return bad(http.StatusBadRequest, headerMismatch(fmt.Sprintf("Mcp-Name %q does not match the body's %s %q", names[0], key, want)))
+		default:
+			got, ok := decodeHeaderValue(names[0])
+			if len(names) > 1 || !ok || got != want {
+				return bad(http.StatusBadRequest, headerMismatch(fmt.Sprintf("Mcp-Name %q does not match the body's %s %q", names[0], key, want)))
+			}
 		}
 	}
 	switch {
@@ -307,11 +334,18 @@ func (s *Server) classify(r *http.Request, body []byte) (req *request, modern bo
 		return bad(http.StatusBadRequest, invalidParams("_meta."+metaProtocolVersion, "is required under MCP-Protocol-Version "+header))
 	}
 	if req.method == "tools/call" {
-		if e := s.checkParamHeaders(r.Header.Values, p); e != nil {
+		if e := s.checkParamHeaders(r.Header.Values, p, mix); e != nil {
 			return bad(http.StatusBadRequest, e)
 		}
 	}
-	return req, true, 0, nil
+	return served()
+}
+
+// versionMix reports whether a request with MCP-Protocol-Version header and _meta protocol
+// version body is served under body's revision: header a legacy revision this server speaks,
+// body a newer stateless one it speaks (see classify).
+func versionMix(header, body string) bool {
+	return slices.Contains(SupportedProtocolVersions, header) && slices.Contains(ModernProtocolVersions, body) && body > header
 }
 
 // nameKey is the params member Mcp-Name mirrors for a method; "" when it has none.

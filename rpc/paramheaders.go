@@ -113,7 +113,9 @@ func isToken(s string) bool {
 // the Base64 sentinel) must say the same (integers compared as numbers); a header of an
 // annotated argument must hold only the characters a header value may. An argument without a
 // value needs no header. A tool the server does not have is left to tools/call to refuse.
-func (s *Server) checkParamHeaders(header func(string) []string, p params) *Error {
+// Under absentOK (a request served despite an older MCP-Protocol-Version, see classify) a
+// missing header is no error; a header that is sent must still match.
+func (s *Server) checkParamHeaders(header func(string) []string, p params, absentOK bool) *Error {
 	if s.Check() != nil {
 		return nil
 	}
@@ -139,7 +141,7 @@ func (s *Server) checkParamHeaders(header func(string) []string, p params) *Erro
 		raw, present := valueAt(args, h.path)
 		field := "arguments." + strings.Join(h.path, ".")
 		switch {
-		case !present:
+		case !present, len(values) == 0 && absentOK:
 			continue
 		case len(values) == 0:
 			return headerMismatch(fmt.Sprintf("the %s header is required: %s has a value", key, field))

@@ -92,6 +92,11 @@ type Server struct {
 	// KeepAlive is the interval of SSE comment lines on open streams, so that proxies do not
 	// close idle ones. If zero, 25 seconds.
 	KeepAlive time.Duration
+	// OnWarning, when set, is told of a request served although it breaks a rule that this
+	// server waives for real clients' sake (see Warning for the kinds), once per owner (Owner)
+	// and kind (the server remembers 4096 of them, then starts afresh). For a log line; it
+	// must not block.
+	OnWarning func(ctx context.Context, w Warning)
 	// OnCall, when set, is told of every request answered (cancelled ones and notifications
 	// aside), after its answer is decided: for an audit log. It must not block.
 	OnCall func(ctx context.Context, call CallInfo)
@@ -106,6 +111,8 @@ type Server struct {
 	// object says "supported, no settings"). They are sent as capabilities.extensions in
 	// initialize and in server/discover. If empty, the member is left out.
 	Extensions map[string]any
+
+	warnings warnSet
 
 	once      sync.Once
 	stateOnce sync.Once
