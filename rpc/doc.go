@@ -29,33 +29,47 @@
 // One table, with the HTTP status of a single request answered with it (legacy, then
 // 2026-07-28 where it differs):
 //
-//	code    message                      when                                          HTTP
-//	-32700  parse error                  not strict JSON; data{reason}                 400
-//	-32600  invalid request              bad envelope or batch; data{reason}           400
-//	-32600  message too large            a line or body over 4 MiB                     400/413
-//	-32600  unsupported protocol version MCP-Protocol-Version; data{requested,supported} 400
-//	-32601  method not found             data{method}                                  200, 404
-//	-32602  invalid params: F: R         data{field, reason}; missing _meta members    200, 400
-//	-32603  internal error               handler failure (details only to OnError)     200
+//	code    message                      data and when                                 HTTP
+//	-32700  Parse error                  {reason}: not strict JSON                     400
+//	-32600  Invalid Request              {reason}: bad envelope or batch, a line or    400 (413
+//	                                     body over 4 MiB, or ({reason, requested,      too large)
+//	                                     supported}) an unsupported legacy
+//	                                     MCP-Protocol-Version
+//	-32601  Method not found             {method}                                      200, 404
+//	-32602  Invalid params               {field, reason}; missing _meta members;       200, 400
+//	                                     {uri}: a resource not found in 2026-07-28
+//	-32603  Internal error               none: handler failure (details to OnError)    200
 //	-32000  server error                 app-defined (e.g. tool not in the allowlist)  200
 //	-32001  storage error                app-defined                                   200
-//	-32002  resource not found           ErrResourceNotFound; data{uri} (legacy only)  200
+//	-32002  resource not found           ErrResourceNotFound; {uri} (legacy only)      200
 //	-32003  authorization error          app-defined                                   200
 //	-32004  rate limited                 app-defined                                   200
 //	-32005  embedding error              app-defined                                   200
 //	-32020  header mismatch: R           MCP-Protocol-Version, Mcp-Method, Mcp-Name or 400
 //	                                     Mcp-Param-* missing or unlike the body
-//	-32021  missing required client …    MissingCapability; data{requiredCapabilities} 200, 400
-//	-32022  unsupported protocol version _meta's version; data{supported, requested}  400
+//	-32021  missing required client …    MissingCapability; {requiredCapabilities}     200, 400
+//	-32022  unsupported protocol version _meta's version; {supported, requested}      400
+//
+// The rule for messages: JSON-RPC 2.0's five codes (-32700 to -32603) carry its own message
+// word for word (MessageParseError and the others), and what went wrong is in data, as
+// members: reason, a sentence naming what was wrong, with field (a JSON path into params) for
+// -32602, method for -32601, and whatever else a client can act on (requested and supported,
+// uri). -32603 carries no data, since its detail is the server's. The codes MCP defines
+// (-32020 to -32022) and the application's own (-32000 to -32005) keep a message of their
+// own, which names what was wrong. Clients tell errors apart by code and data, never by
+// message: the official SDKs do (the TypeScript SDK v2 reads a -32602 whose data is exactly
+// {uri} as a resource not found, so that data has no reason).
 //
 // In 2026-07-28 a resource not found is -32602 with data{uri}, and a -32602 is 400 only when
 // the request's _meta lacks what that revision requires (see classify for which error a
 // request failing several checks gets); other -32602 errors are in-band, 200.
 //
-// A handler answers with any of them by returning an *Error (wrapped or not). An *ArgError
-// (InvalidArgument) from a tool, or a schema violation, is -32602 for clients on protocol
-// 2025-06-18 and older, and an isError result carrying the same field and reason for
-// 2025-11-25, as that revision asks (Server.ToolErrorResult shapes it).
+// A handler answers with any of them by returning an *Error (wrapped or not), with any code,
+// in every era and on every transport: a tool handler's *Error is a JSON-RPC error, never a
+// result. An *ArgError (InvalidArgument) from a tool, or a schema violation, is -32602 for
+// clients on protocol 2025-06-18 and older, and an isError result carrying the same field and
+// reason for 2025-11-25 and 2026-07-28, as those revisions ask (Server.ToolErrorResult shapes
+// it); InvalidParams is -32602 in every era.
 //
 // # The 2026-07-28 era
 //

@@ -28,8 +28,21 @@ const (
 	CodeUnsupportedVersion = -32022 // _meta's protocol version is not one of this server's; data{supported, requested} (HTTP 400)
 )
 
+// The messages of JSON-RPC 2.0's own codes, in its words (jsonrpc.org/specification, "Error
+// object"). Every error with one of those codes carries its message; what went wrong is in
+// data (see doc.go, "Errors").
+const (
+	MessageParseError     = "Parse error"
+	MessageInvalidRequest = "Invalid Request"
+	MessageMethodNotFound = "Method not found"
+	MessageInvalidParams  = "Invalid params"
+	MessageInternalError  = "Internal error"
+)
+
 // Error is a JSON-RPC error object, {"code","message","data"?}. A handler that returns one
-// (possibly wrapped) answers the request with it verbatim.
+// (possibly wrapped) answers the request with it verbatim, in every era and on every
+// transport, whatever its code: an app's own code (-32000 to -32099 is the range JSON-RPC
+// leaves to servers) reaches the client as it is.
 type Error struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
@@ -58,32 +71,35 @@ func InvalidArgument(field, reason string) error { return &ArgError{Field: field
 
 // parseError is -32700: the message is not strict JSON.
 func parseError(reason string) *Error {
-	return &Error{Code: CodeParseError, Message: "parse error", Data: map[string]string{"reason": reason}}
+	return &Error{Code: CodeParseError, Message: MessageParseError, Data: map[string]string{"reason": reason}}
 }
 
 // invalidRequest is -32600: the message is JSON but not a request this server accepts.
 func invalidRequest(reason string) *Error {
-	return &Error{Code: CodeInvalidRequest, Message: "invalid request", Data: map[string]string{"reason": reason}}
+	return &Error{Code: CodeInvalidRequest, Message: MessageInvalidRequest, Data: map[string]string{"reason": reason}}
 }
 
 // tooLarge is -32600 for a stdio line or HTTP body over maxMessage.
 func tooLarge() *Error {
-	return &Error{Code: CodeInvalidRequest, Message: "message too large",
-		Data: map[string]string{"reason": fmt.Sprintf("a message is limited to %d bytes (4 MiB)", maxMessage)}}
+	return invalidRequest(fmt.Sprintf("message too large: a message is limited to %d bytes (4 MiB)", maxMessage))
 }
 
-// invalidParams is -32602 naming the field at fault. The message repeats field and reason for
-// clients that show only the message.
+// invalidParams is -32602 naming the field at fault.
 func invalidParams(field, reason string) *Error {
-	return &Error{Code: CodeInvalidParams, Message: "invalid params: " + field + ": " + reason,
-		Data: map[string]string{"field": field, "reason": reason}}
+	return &Error{Code: CodeInvalidParams, Message: MessageInvalidParams, Data: map[string]string{"field": field, "reason": reason}}
 }
+
+// InvalidParams is -32602 "Invalid params" with data{field, reason}, for a handler that wants
+// that error in every era: an *ArgError (InvalidArgument) from a tool is an isError result for
+// clients on 2025-11-25 and later instead.
+func InvalidParams(field, reason string) *Error { return invalidParams(field, reason) }
 
 func methodNotFound(method string) *Error {
-	return &Error{Code: CodeMethodNotFound, Message: "method not found", Data: map[string]string{"method": method}}
+	return &Error{Code: CodeMethodNotFound, Message: MessageMethodNotFound, Data: map[string]string{"method": method}}
 }
 
-func internalError() *Error { return &Error{Code: CodeInternalError, Message: "internal error"} }
+// internalError is -32603 without data: what failed is told to OnError only.
+func internalError() *Error { return &Error{Code: CodeInternalError, Message: MessageInternalError} }
 
 // headerMismatch is -32020: a request header is missing, malformed or says something else than
 // the body.
@@ -129,7 +145,7 @@ func asError(err error) *Error {
 
 // toError maps what a handler returned to the JSON-RPC error the client sees. Internal errors
 // (anything that is not an *Error, *ArgError or ErrResourceNotFound) are reported to OnError and
-// shown only as "internal error".
+// shown only as -32603 "Internal error".
 func (s *Server) toError(ctx context.Context, method string, err error) *Error {
 	var re *Error
 	var ae *ArgError

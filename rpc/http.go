@@ -83,8 +83,8 @@ func protocolHeader(w http.ResponseWriter, r *http.Request) (string, bool) {
 		version = versions[0]
 	}
 	if len(versions) > 1 || version != "" && !slices.Contains(SupportedProtocolVersions, version) {
-		writeError(w, http.StatusBadRequest, &Error{Code: CodeInvalidRequest, Message: "unsupported protocol version",
-			Data: map[string]any{"requested": strings.Join(versions, ", "), "supported": SupportedProtocolVersions}})
+		writeError(w, http.StatusBadRequest, &Error{Code: CodeInvalidRequest, Message: MessageInvalidRequest,
+			Data: map[string]any{"reason": "unsupported protocol version", "requested": strings.Join(versions, ", "), "supported": SupportedProtocolVersions}})
 		return "", false
 	}
 	return version, true

@@ -37,7 +37,7 @@ func TestServer_ServeHTTP(t *testing.T) {
 		{"Content-Type with charset", "POST", ping, map[string]string{"Content-Type": "application/json; charset=utf-8"}, 200, "", "application/json", `"result":{}`},
 		{"Content-Type upper case", "POST", ping, map[string]string{"Content-Type": "Application/JSON"}, 200, "", "application/json", `"result":{}`},
 		{"other charset", "POST", ping, map[string]string{"Content-Type": "application/json; charset=utf-16"}, 415, "", "application/json", `the charset must be utf-8`},
-		{"unsupported revision", "POST", ping, map[string]string{"MCP-Protocol-Version": "1999-01-01"}, 400, "", "application/json", `"data":{"requested":"1999-01-01","supported":["2025-11-25","2025-06-18","2025-03-26","2024-11-05"]}`},
+		{"unsupported revision", "POST", ping, map[string]string{"MCP-Protocol-Version": "1999-01-01"}, 400, "", "application/json", `"data":{"reason":"unsupported protocol version","requested":"1999-01-01","supported":["2025-11-25","2025-06-18","2025-03-26","2024-11-05"]}`},
 		{"2026-07-28 header on a method it removed", "POST", ping, map[string]string{"MCP-Protocol-Version": "2026-07-28"}, 404, "", "application/json", `"code":-32601`},
 		{"every supported revision", "POST", ping, map[string]string{"MCP-Protocol-Version": "2024-11-05"}, 200, "", "application/json", `"result":{}`},
 		{"empty body", "POST", "", nil, 400, "", "application/json", `"code":-32700`},
@@ -126,7 +126,7 @@ func TestServer_ServeHTTPBodyLimit(t *testing.T) {
 				t.Errorf("status %d, want %d: %.200s", resp.StatusCode, tc.status, got)
 			}
 			if tc.status == 413 {
-				want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"message too large","data":{"reason":"a message is limited to 4194304 bytes (4 MiB)"}}}`
+				want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":{"reason":"message too large: a message is limited to 4194304 bytes (4 MiB)"}}}`
 				if string(got) != want {
 					t.Errorf("body %s, want %s", got, want)
 				}

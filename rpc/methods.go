@@ -538,7 +538,13 @@ func (s *Server) readResource(ctx context.Context, ss *session, p params) (any, 
 		if ri := infoFrom(ctx); ri != nil && ri.meta.modern {
 			code = CodeInvalidParams // 2026-07-28 (SEP-2164): invalid params, not -32002
 		}
-		return nil, &Error{Code: code, Message: "resource not found", Data: map[string]string{"uri": uri}}
+		msg := "resource not found"
+		if code == CodeInvalidParams {
+			// data stays exactly {uri}: the TypeScript SDK v2 tells a resource not found from
+			// other -32602 errors by it.
+			msg = MessageInvalidParams
+		}
+		return nil, &Error{Code: code, Message: msg, Data: map[string]string{"uri": uri}}
 	}
 	if err != nil {
 		return nil, err

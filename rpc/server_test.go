@@ -34,8 +34,8 @@ func TestServer_Handle(t *testing.T) {
 		{"transport and default revision", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}`,
 			`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\"text\":\"a\",\"transport\":\"test\",\"version\":\"2025-03-26\"}"}],"structuredContent":{"text":"a","transport":"test","version":"2025-03-26"},"isError":false}}`},
 		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`, `[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"result":{}}]`},
-		{"client response", `{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request","data":{"reason":"the message is a response, but no request of this server with its id is waiting"}}}`},
-		{"parse error", `{`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error","data":{"reason":"expected a string key at byte 1"}}}`},
+		{"client response", `{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":{"reason":"the message is a response, but no request of this server with its id is waiting"}}}`},
+		{"parse error", `{`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":{"reason":"expected a string key at byte 1"}}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := string(f.Handle(context.Background(), []byte(tc.in))); got != tc.want {
@@ -108,7 +108,7 @@ func TestServer_OnError(t *testing.T) {
 	f := MustOpenFixture(t)
 	for _, mode := range []string{"internal", "panic", "nil", "array", "unmarshalable"} {
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fail","arguments":{"mode":"` + mode + `"}}}`
-		if _, got := post(t, f.Server, body); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error"}}` {
+		if _, got := post(t, f.Server, body); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error"}}` {
 			t.Errorf("%s: got %s", mode, got)
 		}
 	}
@@ -170,7 +170,7 @@ func TestServer_Check(t *testing.T) {
 			if again := tc.s.Check(); again != err {
 				t.Errorf("second Check = %v, want the same error", again)
 			}
-			if _, got := post(t, tc.s, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error"}}` {
+			if _, got := post(t, tc.s, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error"}}` {
 				t.Errorf("a request to a broken server got %s", got)
 			}
 			if len(told) != 1 || !strings.Contains(told[0], tc.want) {
@@ -195,7 +195,7 @@ func TestServer_Capabilities(t *testing.T) {
 	}
 	for _, m := range []string{"resources/list", "resources/templates/list", "resources/read", "prompts/list", "prompts/get", "completion/complete"} {
 		_, got := post(t, s, `{"jsonrpc":"2.0","id":3,"method":"`+m+`","params":{}}`)
-		if want := `{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"method not found","data":{"method":"` + m + `"}}}`; got != want {
+		if want := `{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"Method not found","data":{"method":"` + m + `"}}}`; got != want {
 			t.Errorf("%s:\ngot  %s\nwant %s", m, got, want)
 		}
 	}
@@ -325,7 +325,7 @@ func TestServer_ToolErrorResult(t *testing.T) {
 	}
 	f.ToolErrorResult = func(field, reason string) any { return "not an object" }
 	_, got = post(t, f.Server, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":""}}}`, "MCP-Protocol-Version", "2025-11-25")
-	if want := `{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"internal error"}}`; got != want {
+	if want := `{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"Internal error"}}`; got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }

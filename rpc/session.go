@@ -358,7 +358,7 @@ func Request(ctx context.Context, method string, params any) (json.RawMessage, e
 		if len(r.rerr) > 0 {
 			e := &Error{}
 			if err := json.Unmarshal(r.rerr, e); err != nil || e.Message == "" {
-				return nil, &Error{Code: CodeInternalError, Message: "the client answered with a malformed error"}
+				return nil, &Error{Code: CodeInternalError, Message: MessageInternalError, Data: map[string]string{"reason": "the client answered with a malformed error"}}
 			}
 			return nil, e
 		}

@@ -99,14 +99,14 @@ func TestServer_ServeStdio(t *testing.T) {
 	})
 	t.Run("the negotiated revision decides argument errors", func(t *testing.T) {
 		c.send(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{}}}`+"\n")
-		want := `{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"invalid params: text: is required","data":{"field":"text","reason":"is required"}}}`
+		want := `{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Invalid params","data":{"field":"text","reason":"is required"}}}`
 		if got := c.recv(t); got != want {
 			t.Errorf("got  %s\nwant %s", got, want)
 		}
 	})
 	t.Run("batch refused after negotiating 2025-06-18", func(t *testing.T) {
 		c.send(t, `[{"jsonrpc":"2.0","id":4,"method":"ping"}]`+"\n")
-		want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request","data":{"reason":"batches are not supported in protocol version 2025-06-18"}}}`
+		want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":{"reason":"batches are not supported in protocol version 2025-06-18"}}}`
 		if got := c.recv(t); got != want {
 			t.Errorf("got  %s\nwant %s", got, want)
 		}
@@ -114,7 +114,7 @@ func TestServer_ServeStdio(t *testing.T) {
 	t.Run("oversized line, then a good one", func(t *testing.T) {
 		big := `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"x":"` + strings.Repeat("a", maxMessage) + `"}}`
 		c.send(t, big+"\n")
-		want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"message too large","data":{"reason":"a message is limited to 4194304 bytes (4 MiB)"}}}`
+		want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":{"reason":"message too large: a message is limited to 4194304 bytes (4 MiB)"}}}`
 		if got := c.recv(t); got != want {
 			t.Errorf("got  %s\nwant %s", got, want)
 		}
@@ -133,7 +133,7 @@ func TestServer_ServeStdio(t *testing.T) {
 	})
 	t.Run("parse error", func(t *testing.T) {
 		c.send(t, `{"jsonrpc":"2.0","id":8,"method":"ping","id":9}`+"\n")
-		want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error","data":{"reason":"duplicate key \"id\" at byte 40"}}}`
+		want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":{"reason":"duplicate key \"id\" at byte 40"}}}`
 		if got := c.recv(t); got != want {
 			t.Errorf("got  %s\nwant %s", got, want)
 		}
@@ -163,7 +163,7 @@ func TestServer_ServeStdioBatch(t *testing.T) {
 	f := MustOpenFixture(t)
 	c := MustServeStdio(t, context.Background(), f.Server)
 	c.send(t, `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":2,"result":{}},{"jsonrpc":"2.0","id":3,"method":"no/such"},7]`+"\n")
-	want := `[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"method not found","data":{"method":"no/such"}}},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request","data":{"reason":"a message must be a JSON object"}}}]`
+	want := `[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"Method not found","data":{"method":"no/such"}}},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":{"reason":"a message must be a JSON object"}}}]`
 	if got := c.recv(t); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}

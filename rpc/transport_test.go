@@ -113,7 +113,7 @@ func MustNewTransport(tb testing.TB, configure func(*Server)) *transportFixture 
 					var re *Error
 					switch {
 					case errors.As(err, &re):
-						return &ToolResult{Structured: map[string]any{"code": re.Code, "message": re.Message}}, nil
+						return &ToolResult{Structured: map[string]any{"code": re.Code, "message": re.Message, "data": re.Data}}, nil
 					case err != nil:
 						return &ToolResult{Structured: map[string]any{"err": err.Error()}}, nil
 					}
@@ -804,7 +804,7 @@ func TestRequest_HTTP(t *testing.T) {
 		evs, req := ask(t, id)
 		f.do(t, "POST", "/mcp", answer(req["id"], `"error":{"code":-1,"message":"User rejected sampling request"}`), "Mcp-Session-Id", id)
 		res := message(t, next(t, evs))
-		if got, want := string(res["result"]), `"structuredContent":{"code":-1,"message":"User rejected sampling request"}`; !strings.Contains(got, want) {
+		if got, want := string(res["result"]), `"structuredContent":{"code":-1,"data":null,"message":"User rejected sampling request"}`; !strings.Contains(got, want) {
 			t.Errorf("result %s, want %s in it", got, want)
 		}
 	})
@@ -814,7 +814,7 @@ func TestRequest_HTTP(t *testing.T) {
 		evs, req := ask(t, id)
 		f.do(t, "POST", "/mcp", answer(req["id"], `"error":{"code":-1}`), "Mcp-Session-Id", id)
 		res := message(t, next(t, evs))
-		if got, want := string(res["result"]), `"code":-32603,"message":"the client answered with a malformed error"`; !strings.Contains(got, want) {
+		if got, want := string(res["result"]), `"code":-32603,"data":{"reason":"the client answered with a malformed error"},"message":"Internal error"`; !strings.Contains(got, want) {
 			t.Errorf("result %s, want %s in it", got, want)
 		}
 	})
@@ -1045,7 +1045,7 @@ func TestRequest_Stdio(t *testing.T) {
 		send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ask"}}`)
 		req = read()
 		send(`{"jsonrpc":"2.0","id":` + string(req["id"]) + `,"error":{"code":-32601,"message":"sampling not supported"}}`)
-		if res := read(); !strings.Contains(string(res["result"]), `"code":-32601,"message":"sampling not supported"`) {
+		if res := read(); !strings.Contains(string(res["result"]), `"code":-32601,"data":null,"message":"sampling not supported"`) {
 			t.Errorf("result %s", res["result"])
 		}
 

@@ -34,8 +34,8 @@ func TestServer_Visible(t *testing.T) {
 	}{
 		{prompts, `"name":"greet"`, `{"jsonrpc":"2.0","id":1,"result":{"prompts":[]}}`},
 		{templates, `"uriTemplate":"fixture://notes/{id}"`, ""},
-		{get, `Say hello to ada.`, `{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"invalid params: name: unknown prompt \"greet\"","data":{"field":"name","reason":"unknown prompt \"greet\""}}}`},
-		{complete, `"ada"`, `{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"invalid params: ref.name: unknown prompt \"greet\"","data":{"field":"ref.name","reason":"unknown prompt \"greet\""}}}`},
+		{get, `Say hello to ada.`, `{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Invalid params","data":{"field":"name","reason":"unknown prompt \"greet\""}}}`},
+		{complete, `"ada"`, `{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"Invalid params","data":{"field":"ref.name","reason":"unknown prompt \"greet\""}}}`},
 		{tmplDone, `"values"`, `"code":-32602`},
 	} {
 		hidden.Store(false)

@@ -139,7 +139,7 @@ func loopbackHost(hostport string) bool {
 func refuse(w http.ResponseWriter, status int, reason string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": rpc.CodeInvalidRequest, "message": reason}})
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": rpc.CodeInvalidRequest, "message": rpc.MessageInvalidRequest, "data": map[string]string{"reason": reason}}})
 	w.Write(b)
 }
 
@@ -878,7 +878,5 @@ func decodeRoots(key string, raw json.RawMessage) ([]string, error) {
 
 // badAnswer is -32602 for the client's answer to question key.
 func badAnswer(key, reason string) error {
-	field := "inputResponses." + key
-	return &rpc.Error{Code: rpc.CodeInvalidParams, Message: "invalid params: " + field + ": " + reason,
-		Data: map[string]string{"field": field, "reason": reason}}
+	return rpc.InvalidParams("inputResponses."+key, reason)
 }
