@@ -286,7 +286,8 @@ func encodeCursor(offset int) string {
 }
 
 // page cuts a list at the request's cursor; the next cursor is "" on the last page, where the
-// results leave it out (2026-07-28 defines "" as a valid cursor; clients would ask again).
+// results leave it out (2026-07-28 defines "" as a valid cursor; clients would ask again)
+// unless SetEmptyLastCursor says otherwise (see nextCursor).
 func page[T any](s *Server, p params, items []T) ([]T, string, error) {
 	cursor, _, err := str(p, "cursor", "cursor")
 	if err != nil {
@@ -312,6 +313,28 @@ func page[T any](s *Server, p params, items []T) ([]T, string, error) {
 		next = encodeCursor(end)
 	}
 	return items[start:end], next, nil
+}
+
+// SetEmptyLastCursor decides whether the last page of tools/list, resources/list,
+// resources/templates/list and prompts/list carries "nextCursor": "" for clients of the
+// legacy revisions (2025-11-25 and older), as clients written literally to a pocket summary
+// of the spec expect (seed 002). Off by default: the TypeScript SDK v2 asks again for a list
+// whose last page says "", and 2026-07-28 results always leave the member out, whatever this
+// says. Safe for concurrent use; it takes effect at the next list request.
+func (s *Server) SetEmptyLastCursor(on bool) { s.emptyLastCursor.Store(on) }
+
+// nextCursor is a list result's nextCursor: next, or on the last page (next == "") nil, which
+// leaves the member out, or "" for a legacy-era request while SetEmptyLastCursor is on.
+func (s *Server) nextCursor(ctx context.Context, next string) *string {
+	if next == "" {
+		if !s.emptyLastCursor.Load() {
+			return nil
+		}
+		if ri := infoFrom(ctx); ri != nil && ri.meta.modern {
+			return nil
+		}
+	}
+	return &next
 }
 
 // ---- tools ----
@@ -351,8 +374,8 @@ func (s *Server) listTools(ctx context.Context, ss *session, p params) (any, err
 	}
 	return struct {
 		Tools      []toolJSON `json:"tools"`
-		NextCursor string     `json:"nextCursor,omitempty"`
-	}{tools, next}, nil
+		NextCursor *string    `json:"nextCursor,omitempty"`
+	}{tools, s.nextCursor(ctx, next)}, nil
 }
 
 // callResult is a tools/call result. exec encodes it with encode, into a pooled buffer, and
@@ -492,8 +515,8 @@ func (s *Server) listResources(ctx context.Context, ss *session, p params) (any,
 	}
 	return struct {
 		Resources  []Resource `json:"resources"`
-		NextCursor string     `json:"nextCursor,omitempty"`
-	}{items, next}, nil
+		NextCursor *string    `json:"nextCursor,omitempty"`
+	}{items, s.nextCursor(ctx, next)}, nil
 }
 
 // visible reports whether a prompt or resource template is offered to the caller of ctx.
@@ -520,8 +543,8 @@ func (s *Server) listTemplates(ctx context.Context, ss *session, p params) (any,
 	}
 	return struct {
 		ResourceTemplates []ResourceTemplate `json:"resourceTemplates"`
-		NextCursor        string             `json:"nextCursor,omitempty"`
-	}{items, next}, nil
+		NextCursor        *string            `json:"nextCursor,omitempty"`
+	}{items, s.nextCursor(ctx, next)}, nil
 }
 
 func (s *Server) readResource(ctx context.Context, ss *session, p params) (any, error) {
@@ -586,8 +609,8 @@ func (s *Server) listPrompts(ctx context.Context, ss *session, p params) (any, e
 	}
 	return struct {
 		Prompts    []promptJSON `json:"prompts"`
-		NextCursor string       `json:"nextCursor,omitempty"`
-	}{prompts, next}, nil
+		NextCursor *string      `json:"nextCursor,omitempty"`
+	}{prompts, s.nextCursor(ctx, next)}, nil
 }
 
 func (s *Server) getPrompt(ctx context.Context, ss *session, p params) (any, error) {

@@ -112,7 +112,8 @@ type Server struct {
 	// initialize and in server/discover. If empty, the member is left out.
 	Extensions map[string]any
 
-	warnings warnSet
+	warnings        warnSet
+	emptyLastCursor atomic.Bool // SetEmptyLastCursor
 
 	once      sync.Once
 	stateOnce sync.Once
