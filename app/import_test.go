@@ -136,3 +136,38 @@ func TestImport_Formats(t *testing.T) {
 		t.Errorf("re-import of the graph: %s", out)
 	}
 }
+
+// TestImport_Bombs (SECURITY.md UP-01): `ownsona import` of each decompression bomb fails with
+// an error that names the unit and the limit, and grows the heap by less than 128 MiB.
+func TestImport_Bombs(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "ownsona.db")
+	if out, err := runImport(t, db, writeFile(t, dir, "warm.md", []byte("The store and its embedder are open.\n"))); err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	for _, b := range bombs(t) {
+		t.Run(b.name, func(t *testing.T) {
+			file := writeFile(t, dir, b.file, b.body)
+			var out string
+			var err error
+			peak, alloc := heapGrowth(func() { out, err = runImport(t, db, file) })
+			t.Logf("%d-byte file: heap in use up to %+.1f MiB, %.1f MiB allocated in all; %v", len(b.body), float64(peak)/(1<<20), float64(alloc)/(1<<20), err)
+			if err == nil || !strings.Contains(err.Error()+out, b.want) {
+				t.Errorf("import: %v\n%s\nwant an error and %q", err, out, b.want)
+			}
+			if peak > maxBombGrowth {
+				t.Errorf("the heap grew by %d MiB, past the bound of %d MiB", peak>>20, maxBombGrowth>>20)
+			}
+		})
+	}
+}
+
+// writeFile writes b to dir/name and returns its path.
+func writeFile(tb testing.TB, dir, name string, b []byte) string {
+	tb.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}

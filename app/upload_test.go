@@ -1,7 +1,11 @@
 package app
 
 import (
+	"archive/zip"
+	"bufio"
 	"bytes"
+	"compress/flate"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,7 +15,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -315,5 +322,170 @@ func TestUpload_SDK(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("job %v", job)
 		}
+	}
+}
+
+// bomb is a small compressed file that expands to something large, and what its import must
+// answer.
+type bomb struct {
+	name, file string
+	body       []byte
+	want       string // in the failed import's error
+	skipped    bool   // the unit is reported (ImportError) and the import goes on
+}
+
+// gzipOf compresses what write writes, at the best ratio.
+func gzipOf(tb testing.TB, write func(w io.Writer)) []byte {
+	tb.Helper()
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	bw := bufio.NewWriterSize(zw, 1<<20)
+	write(bw)
+	if err := bw.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// zipOf is a zip of one file, deflated, or stored when store is set.
+func zipOf(tb testing.TB, name string, store bool, write func(w io.Writer)) []byte {
+	tb.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) { return flate.NewWriter(out, flate.BestCompression) })
+	method := zip.Deflate
+	if store {
+		method = zip.Store
+	}
+	fw, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: method})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	bw := bufio.NewWriterSize(fw, 1<<20)
+	write(bw)
+	if err := bw.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// repeat writes s n times.
+func repeat(w io.Writer, s string, n int) {
+	chunk := []byte(strings.Repeat(s, max(1, (64<<10)/len(s))))
+	per := len(chunk) / len(s)
+	for ; n >= per; n -= per {
+		w.Write(chunk)
+	}
+	w.Write(chunk[:n*len(s)])
+}
+
+// bombs are the decompression bombs of SECURITY.md UP-01, ~100 KB each: one 100 MiB JSON item,
+// one 100 MiB Markdown paragraph (short lines, no blank one), a zip inside a zip, and a gzip
+// of 2M list lines. They are made once per test binary.
+func bombs(tb testing.TB) []bomb {
+	tb.Helper()
+	bombsOnce.Do(func() {
+		const big = 100 << 20
+		item := func(w io.Writer) {
+			io.WriteString(w, `[{"memory":"A first memory"},{"memory":"`)
+			repeat(w, "a", big)
+			io.WriteString(w, `"}]`)
+		}
+		bombsMade = []bomb{
+			{"one 100 MiB JSON item", "item.json.gz", gzipOf(tb, item), "item 2 is larger than", false},
+			{"one 100 MiB Markdown paragraph", "notes.md.gz", gzipOf(tb, func(w io.Writer) {
+				repeat(w, "the quick brown fox jumps over the lazy dog\n", big/44)
+			}), "the paragraph is longer than", true},
+			{"a zip inside a zip", "nested.zip", zipOf(tb, "inner.zip", false, func(w io.Writer) {
+				w.Write(zipOf(tb, "memories.json", true, item))
+			}), "a zip inside a zip", false},
+			{"a gzip of 2M list lines", "list.md.gz", gzipOf(tb, func(w io.Writer) {
+				repeat(w, "- a\n", 2_000_000)
+			}), "items, the most one import reads", false},
+		}
+	})
+	return bombsMade
+}
+
+var (
+	bombsOnce sync.Once
+	bombsMade []bomb
+)
+
+// heapGrowth runs f and returns how far the heap in use (HeapInuse: live objects and the
+// garbage not yet collected) rose above where it stood before, at its highest, sampled every
+// millisecond meanwhile, and what the process allocated in all (TotalAlloc).
+func heapGrowth(f func()) (peak, alloc int64) {
+	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/unused:bytes"}}
+	inuse := func() int64 {
+		metrics.Read(samples)
+		return int64(samples[0].Value.Uint64() + samples[1].Value.Uint64())
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	base := inuse()
+	stop, done := make(chan struct{}), make(chan int64)
+	go func() {
+		high := base
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			high = max(high, inuse())
+			select {
+			case <-stop:
+				done <- high
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	f()
+	close(stop)
+	high := max(<-done, inuse())
+	runtime.ReadMemStats(&after)
+	return high - base, int64(after.TotalAlloc - before.TotalAlloc)
+}
+
+// maxBombGrowth is UP-01's bound: an import of any upload grows the process by less than
+// 128 MiB.
+const maxBombGrowth = 128 << 20
+
+// TestUpload_Bombs (SECURITY.md UP-01): each bomb, uploaded, ends its import failed with an
+// error that names the unit and the limit, and allocates less than 128 MiB on the way.
+func TestUpload_Bombs(t *testing.T) {
+	a := MustOpen(t, testConfig(t, newFakeClock()))
+	tok := patFor(t, a)
+	for _, b := range bombs(t) {
+		t.Run(b.name, func(t *testing.T) {
+			tk := prepareAs(t, a, tok, b.file)
+			var job map[string]any
+			peak, alloc := heapGrowth(func() {
+				if rec := upload(a, tk.url, tk.token, bytes.NewReader(b.body)); rec.Code != http.StatusAccepted {
+					t.Fatalf("upload: %d %s", rec.Code, rec.Body)
+				}
+				job = waitImport(t, a, tok, tk.id)
+			})
+			t.Logf("%d-byte upload: heap in use up to %+.1f MiB, %.1f MiB allocated in all; %v", len(b.body), float64(peak)/(1<<20), float64(alloc)/(1<<20), job["error"])
+			// A unit too large to read past stops the import; a paragraph is skipped and
+			// reported, as a line with a secret is.
+			msg, _ := job["error"].(string)
+			if b.skipped {
+				errs, _ := json.Marshal(job["errors"])
+				msg = string(errs)
+			}
+			if want := map[bool]string{false: "failed", true: "done"}[b.skipped]; job["state"] != want || !strings.Contains(msg, b.want) {
+				t.Errorf("job %v, want %s with %q", job, want, b.want)
+			}
+			if peak > maxBombGrowth {
+				t.Errorf("the heap grew by %d MiB, past the bound of %d MiB", peak>>20, maxBombGrowth>>20)
+			}
+		})
 	}
 }

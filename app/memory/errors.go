@@ -23,6 +23,18 @@ var (
 // once prefix it with Prefix, giving "items[3].tags[1]". Reason completes "<field> …".
 type InputError = memtext.InputError
 
+// LimitError is an operation refused at one of the store's limits: a quota of the file
+// (Config.MaxMemories, Config.MaxFileBytes) or a bound of one import (ImportOptions). Limit
+// names the limit, as the setting that raises it is called where there is one ("max-memories",
+// "max-file-mb", "max-upload-mb"), else what it bounds ("import-items"); Message says what was
+// reached, the limit, and what to do. Adapters answer it as LIMIT_EXCEEDED.
+type LimitError struct {
+	Limit   string
+	Message string
+}
+
+func (e *LimitError) Error() string { return e.Message }
+
 // SecretError is text that looks like a credential (memtext.DetectSecret). Kind names the
 // shape ("aws-access-key", "card-number"); the text itself is never repeated.
 type SecretError struct{ Kind string }

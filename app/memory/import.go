@@ -6,6 +6,7 @@ package memory
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"time"
@@ -13,6 +14,27 @@ import (
 
 // importBatch is how many memories one transaction stores.
 const importBatch = 200
+
+// Bounds of one import (SECURITY.md UP-01): no input, however small, makes an import hold more
+// than a few units of the input in memory, expand without end, or run for ever.
+const (
+	// DefaultMaxExpanded is what a compressed input may expand to when ImportOptions.MaxExpanded
+	// is zero: every layer together (a zip's member and the gzip inside it).
+	DefaultMaxExpanded = 1 << 30
+	// MaxExpandedCeiling is the most ImportOptions.MaxExpanded may be; more is this.
+	MaxExpandedCeiling = 4 << 30
+	// DefaultMaxImportItems is how many items (lines of JSON Lines, elements of a JSON list,
+	// paragraphs and list items of Markdown, imported or not) one import reads when
+	// ImportOptions.MaxItems is zero.
+	DefaultMaxImportItems = 1_000_000
+	// MaxItemBytes is the most bytes one JSON item (a line of JSON Lines, an element of a
+	// JSON document's list, any other value of the document) may take, or 8 bytes per
+	// character of Config.MaxTextChars when that is more: a JSON item is buffered whole before
+	// it is read, so a larger one stops the import (a longer line of JSON Lines is skipped
+	// and reported). A paragraph or list item of Markdown is refused past 4 bytes per
+	// character of the text limit (and 4 KiB for spaces), without being buffered.
+	MaxItemBytes = 4 << 20
+)
 
 // ImportStats is what an import did.
 type ImportStats struct {
@@ -53,6 +75,54 @@ type ImportOptions struct {
 	Progress func(ImportStats)
 	// OnError is told of each line or item not imported, in input order. Optional.
 	OnError func(ImportError)
+	// MaxExpanded caps what a compressed input expands to, all layers together; past it the
+	// import stops with a *LimitError naming MaxExpandedLimit. If zero or negative,
+	// DefaultMaxExpanded; never more than MaxExpandedCeiling.
+	MaxExpanded int64
+	// MaxExpandedLimit names the setting MaxExpanded follows in the error past it (uploads:
+	// "max-upload-mb"). If empty, "import-expanded".
+	MaxExpandedLimit string
+	// MaxItems caps the items one import reads (see DefaultMaxImportItems); past it the import
+	// stops with a *LimitError. If zero or negative, DefaultMaxImportItems.
+	MaxItems int
+	// MaxDuration caps how long one import runs, by the store's clock (Config.Now), checked
+	// every few hundred lines; past it the import stops with a *LimitError. If zero, no cap.
+	MaxDuration time.Duration
+}
+
+// importLimits are an import's bounds with the defaults applied.
+func (o ImportOptions) limits() ImportOptions {
+	if o.MaxExpanded <= 0 {
+		o.MaxExpanded = DefaultMaxExpanded
+	}
+	o.MaxExpanded = min(o.MaxExpanded, MaxExpandedCeiling)
+	if o.MaxExpandedLimit == "" {
+		o.MaxExpandedLimit = "import-expanded"
+	}
+	if o.MaxItems <= 0 {
+		o.MaxItems = DefaultMaxImportItems
+	}
+	return o
+}
+
+// seenKey identifies a memory's text (and creation time) without holding the text: an import
+// remembers one for every stored memory.
+type seenKey [20]byte
+
+// importKey identifies a memory across imports: the same text written at the same time.
+func importKey(m *Memory) seenKey {
+	h := sha256.New()
+	h.Write([]byte(m.CreatedAt.UTC().Format(time.RFC3339Nano)))
+	h.Write([]byte{0})
+	h.Write([]byte(m.Text))
+	var sum [sha256.Size]byte
+	return seenKey(h.Sum(sum[:0])[:20])
+}
+
+// textKey identifies a record without times of its own: the same text is the same memory.
+func textKey(text string) seenKey {
+	sum := sha256.Sum256([]byte("\x00" + text))
+	return seenKey(sum[:20])
 }
 
 // importRecord is one memory to import, with the id it had in the source (0 if none).
@@ -93,6 +163,14 @@ func (s *Store) Import(r io.Reader, log io.Writer) (ImportStats, error) {
 // batches as they are read, each batch in one transaction that tells the OnChange hooks.
 // err is an input that cannot be read at all, a storage failure, or ctx ending; what was
 // stored before it stays.
+//
+// No input makes an import hold more than one unit of it at a time, each within what a memory
+// may be (MaxItemBytes for JSON, the text limit for Markdown), nor expand without end, nor run
+// for ever: compressed input expands to at most opt.MaxExpanded, every layer together; an
+// archive holds a gzip at most (OpenMemory's zip), never a zip; one import reads at most
+// opt.MaxItems items and runs at most opt.MaxDuration. Past a bound that can be read past (a
+// long line of JSON Lines, a long paragraph) the unit is reported and skipped; past the
+// others the import stops with a *LimitError (SECURITY.md UP-01).
 func (s *Store) ImportFrom(ctx context.Context, r io.Reader, opt ImportOptions) (ImportStats, error) {
 	format := ""
 	if opt.Format != "" {
@@ -102,15 +180,19 @@ func (s *Store) ImportFrom(ctx context.Context, r io.Reader, opt ImportOptions) 
 		}
 		format = f
 	}
-	im := &importer{s: s, ctx: ctx, opt: opt, newID: map[uint64]uint64{}, seen: map[string]uint64{}}
+	opt = opt.limits()
+	im := &importer{s: s, ctx: ctx, opt: opt, newID: map[uint64]uint64{}, seen: map[seenKey]uint64{}}
+	if opt.MaxDuration > 0 {
+		im.deadline = s.now().Add(opt.MaxDuration)
+	}
 	// Idempotence: what is stored already (same text, same creation time) is skipped; its id
 	// still maps the source's, so replaced_by_id links to it.
 	s.Each(Filter{IncludeDeleted: true}, func(m *Memory) bool {
 		im.seen[importKey(m)] = m.ID
-		im.seen["\x00"+m.Text] = m.ID
+		im.seen[textKey(m.Text)] = m.ID
 		return true
 	})
-	in, closeIn, err := unwrapInput(r)
+	in, closeIn, err := unwrapInput(r, &expansion{left: opt.MaxExpanded, max: opt.MaxExpanded, limit: opt.MaxExpandedLimit}, 0)
 	if err != nil {
 		return im.st, err
 	}
@@ -145,16 +227,48 @@ type importer struct {
 	ctx   context.Context
 	opt   ImportOptions
 	st    ImportStats
-	seen  map[string]uint64 // importKey → stored id (0: in this import, not stored yet)
-	newID map[uint64]uint64 // the source's id → ours
+	seen  map[seenKey]uint64 // importKey or textKey → stored id (0: in this import, not stored yet)
+	newID map[uint64]uint64  // the source's id → ours
 	batch []*importRecord
 	links []*importRecord // stored records whose source named a replacement
 	items int             // items read since the last progress report
+	units int             // items read in all, imported or not (opt.MaxItems)
+	ticks int             // lines and elements read (tick)
+	// deadline ends the import (opt.MaxDuration), by the store's clock; zero: none.
+	deadline time.Time
+}
+
+// tick is called for every line or element read: every few hundred it checks that the import
+// may go on (ctx, the deadline).
+func (im *importer) tick() error {
+	if im.ticks++; im.ticks%256 != 0 {
+		return nil
+	}
+	if err := im.ctx.Err(); err != nil {
+		return err
+	}
+	if !im.deadline.IsZero() && im.s.now().After(im.deadline) {
+		return &LimitError{Limit: "import-time", Message: fmt.Sprintf("the import ran longer than %s, the most one import may take; "+
+			"what was stored before stays (importing the file again skips it): split the file", im.opt.MaxDuration)}
+	}
+	return nil
+}
+
+// count counts one item read, imported or not, against opt.MaxItems.
+func (im *importer) count() error {
+	if im.units++; im.units > im.opt.MaxItems {
+		return &LimitError{Limit: "import-items", Message: fmt.Sprintf("the input has more than %d items, the most one import reads; "+
+			"what was stored before stays (importing the file again skips it): split the file", im.opt.MaxItems)}
+	}
+	return nil
 }
 
 // add checks the records of one item and queues them, all or none: a record that fails
 // makes the whole item bad. Records already stored are counted as skipped.
 func (im *importer) add(pos itemPos, recs []*importRecord, err error) error {
+	if err := im.count(); err != nil {
+		return err
+	}
 	for _, rec := range recs {
 		if err != nil {
 			break
@@ -169,7 +283,7 @@ func (im *importer) add(pos itemPos, recs []*importRecord, err error) error {
 		err = im.s.checkImported(&rec.Memory)
 	}
 	if err != nil {
-		im.bad(pos, err)
+		im.report1(pos, err)
 		return nil
 	}
 	if len(im.batch)+len(recs) > importBatch {
@@ -181,7 +295,7 @@ func (im *importer) add(pos itemPos, recs []*importRecord, err error) error {
 		im.st.Read++
 		key := importKey(&rec.Memory)
 		if rec.textOnly {
-			key = "\x00" + rec.Text
+			key = textKey(rec.Text)
 		}
 		if id, ok := im.seen[key]; ok {
 			im.st.Skipped++
@@ -199,8 +313,17 @@ func (im *importer) add(pos itemPos, recs []*importRecord, err error) error {
 	return nil
 }
 
-// bad reports an item that was not imported.
-func (im *importer) bad(pos itemPos, err error) {
+// bad reports an item that was not imported, and counts it (opt.MaxItems).
+func (im *importer) bad(pos itemPos, err error) error {
+	if err := im.count(); err != nil {
+		return err
+	}
+	im.report1(pos, err)
+	return nil
+}
+
+// report1 reports an item that was not imported.
+func (im *importer) report1(pos itemPos, err error) {
 	im.st.Bad++
 	if im.opt.OnError != nil {
 		im.opt.OnError(ImportError{Line: pos.line, Item: pos.item, Error: err.Error()})
@@ -286,9 +409,6 @@ func (im *importer) report() {
 		im.opt.Progress(im.st)
 	}
 }
-
-// importKey identifies a memory across imports.
-func importKey(m *Memory) string { return m.CreatedAt.UTC().Format(time.RFC3339Nano) + "\x00" + m.Text }
 
 // checkImported fills what a foreign record lacks and checks the memory with the one validator
 // remember and update use.

@@ -22,6 +22,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -75,32 +76,55 @@ func ParseImportFormat(name string) (string, error) {
 	return "", &InputError{Field: "format", Reason: fmt.Sprintf("%q is not one of %s (or auto)", name, strings.Join(ImportFormats, ", "))}
 }
 
-// maxExpanded caps what a compressed input may expand to.
-const maxExpanded = 1 << 30
+// expansion is what decompressing an input may still produce: one budget for every layer.
+type expansion struct {
+	left, max int64
+	limit     string // the setting that sets max, for the error
+}
 
-// ErrExpandedTooLarge: a gzip or zip input expands past 1 GiB.
-var ErrExpandedTooLarge = errors.New("the compressed input expands past 1 GiB")
+func (e *expansion) err() error {
+	return &LimitError{Limit: e.limit, Message: fmt.Sprintf("the compressed input expands past %s, the most one import may read (%s); "+
+		"what was stored before stays: split the file, or import it uncompressed on the server (ownsona import)", byteSize(e.max), e.limit)}
+}
 
-// unwrapInput returns r's content, decompressed when r is gzip or an (OpenMemory) zip.
-func unwrapInput(r io.Reader) (io.Reader, func(), error) {
+// Bounds of the archives an import opens.
+const (
+	maxZipDirectory = 1 << 20   // bytes of a zip's central directory: ~20,000 files at most, OpenMemory's has two
+	maxZipStream    = 256 << 20 // a zip read from a stream rather than a file is held in memory
+)
+
+// unwrapInput returns r's content, decompressed when r is gzip or an (OpenMemory) zip, within
+// the budget exp. depth is how many archives r is inside: an archive may hold a gzip (an
+// OpenMemory zip holds memories.jsonl.gz) but nothing compressed lies deeper.
+func unwrapInput(r io.Reader, exp *expansion, depth int) (io.Reader, func(), error) {
 	br := bufio.NewReader(r)
 	magic, _ := br.Peek(4)
+	isGzip, isZip := bytes.HasPrefix(magic, []byte{0x1f, 0x8b}), bytes.HasPrefix(magic, []byte("PK\x03\x04"))
 	switch {
-	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
+	case isZip && depth > 0:
+		return nil, nil, errors.New("a zip inside a zip is not read: unzip the outer one and import what it holds")
+	case isGzip && depth > 1:
+		return nil, nil, errors.New("a compressed file inside a compressed file is not read: decompress it and import what it holds")
+	case isGzip:
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, nil, fmt.Errorf("gzip: %w", err)
 		}
-		return &capped{r: zr, left: maxExpanded}, func() { zr.Close() }, nil
-	case bytes.HasPrefix(magic, []byte("PK\x03\x04")):
-		return openZip(r, br)
+		in := bufio.NewReader(&capped{r: zr, exp: exp})
+		if inner, _ := in.Peek(4); bytes.HasPrefix(inner, []byte{0x1f, 0x8b}) || bytes.HasPrefix(inner, []byte("PK\x03\x04")) {
+			zr.Close()
+			return nil, nil, errors.New("a compressed file inside a gzip is not read: decompress it and import what it holds")
+		}
+		return in, func() { zr.Close() }, nil
+	case isZip:
+		return openZip(r, br, exp, depth)
 	}
 	return br, func() {}, nil
 }
 
 // openZip opens the member of a zip that holds memories: OpenMemory's memories.jsonl.gz,
 // else memories.jsonl or memories.json, else the only file.
-func openZip(r io.Reader, br *bufio.Reader) (io.Reader, func(), error) {
+func openZip(r io.Reader, br *bufio.Reader, exp *expansion, depth int) (io.Reader, func(), error) {
 	var ra io.ReaderAt
 	var size int64
 	switch f := r.(type) {
@@ -113,14 +137,17 @@ func openZip(r io.Reader, br *bufio.Reader) (io.Reader, func(), error) {
 		}
 		ra, size = f, fi.Size()
 	default:
-		b, err := io.ReadAll(io.LimitReader(br, maxExpanded+1))
+		b, err := io.ReadAll(io.LimitReader(br, maxZipStream+1))
 		if err != nil {
 			return nil, nil, err
 		}
-		if len(b) > maxExpanded {
-			return nil, nil, ErrExpandedTooLarge
+		if len(b) > maxZipStream {
+			return nil, nil, fmt.Errorf("a zip read from a stream is held in memory, up to %s: import the file by its name, or unzip it first", byteSize(maxZipStream))
 		}
 		ra, size = bytes.NewReader(b), int64(len(b))
+	}
+	if err := checkZipDirectory(ra, size); err != nil {
+		return nil, nil, err
 	}
 	zr, err := zip.NewReader(ra, size)
 	if err != nil {
@@ -150,26 +177,67 @@ func openZip(r io.Reader, br *bufio.Reader) (io.Reader, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("zip %s: %w", pick.Name, err)
 	}
-	in, closeIn, err := unwrapInput(&capped{r: rc, left: maxExpanded})
+	in, closeIn, err := unwrapInput(&capped{r: rc, exp: exp}, exp, depth+1)
 	if err != nil {
 		rc.Close()
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("zip %s: %w", pick.Name, err)
 	}
 	return in, func() { closeIn(); rc.Close() }, nil
 }
 
-// capped fails a read past left bytes.
+// checkZipDirectory refuses a zip whose central directory (what archive/zip reads into memory,
+// a record per file) is larger than maxZipDirectory, from the end-of-directory record, before
+// archive/zip reads it. A zip64 archive (over 65,535 files or 4 GiB) is refused too.
+func checkZipDirectory(ra io.ReaderAt, size int64) error {
+	const endLen = 22 // the end-of-central-directory record without its comment
+	tail := make([]byte, min(size, endLen+65535))
+	if _, err := ra.ReadAt(tail, size-int64(len(tail))); err != nil && err != io.EOF {
+		return fmt.Errorf("zip: %w", err)
+	}
+	at := bytes.LastIndex(tail, []byte("PK\x05\x06"))
+	if at < 0 || len(tail)-at < endLen {
+		return errors.New("zip: not a valid zip file (no end of central directory)")
+	}
+	end := tail[at:]
+	files := binary.LittleEndian.Uint16(end[10:])
+	offset := int64(binary.LittleEndian.Uint32(end[16:]))
+	if files == 0xffff || offset == 0xffffffff {
+		return errors.New("zip: a zip64 archive (over 65,535 files or 4 GiB) is not read; unzip it and import the file inside")
+	}
+	if dir := size - int64(len(tail)) + int64(at) - offset; offset > size || dir > maxZipDirectory {
+		return fmt.Errorf("zip: its directory is larger than %s (more files than an export holds); unzip it and import the file inside", byteSize(maxZipDirectory))
+	}
+	return nil
+}
+
+// capped fails a read once its expansion budget is spent.
 type capped struct {
-	r    io.Reader
-	left int64
+	r   io.Reader
+	exp *expansion
 }
 
 func (c *capped) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	if c.left -= int64(n); c.left < 0 {
-		return n, ErrExpandedTooLarge
+	if c.exp.left -= int64(n); c.exp.left < 0 {
+		return n, c.exp.err()
 	}
 	return n, err
+}
+
+// byteSize writes n bytes for people: "4 MiB", "1.5 GiB", "700 bytes".
+func byteSize(n int64) string {
+	in := func(unit float64, name string) string {
+		return strings.TrimSuffix(strconv.FormatFloat(float64(n)/unit, 'f', 1, 64), ".0") + " " + name
+	}
+	switch {
+	case n >= 1<<30:
+		return in(1<<30, "GiB")
+	case n >= 1<<20:
+		return in(1<<20, "MiB")
+	case n >= 1<<10:
+		return in(1<<10, "KiB")
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }
 
 // DetectImportFormat names the format of an input from its beginning (up to 1 MiB is
@@ -334,24 +402,45 @@ func (im *importer) read(br *bufio.Reader, format string, head []byte) error {
 	return im.readDocument(br, format)
 }
 
-// readLines reads JSON Lines, one item per line.
-func (im *importer) readLines(r io.Reader, format string) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 8<<20)
+// itemLimit is the most bytes one JSON item may take (MaxItemBytes).
+func (s *Store) itemLimit() int { return max(MaxItemBytes, 8*s.maxText) }
+
+// readLines reads JSON Lines, one item per line; a line longer than an item may be is skipped
+// and reported, without being held.
+func (im *importer) readLines(r *bufio.Reader, format string) error {
+	lr := &lineReader{r: r, max: im.s.itemLimit()}
 	n := 0
-	for sc.Scan() {
+	for {
+		raw, long, err := lr.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("line %d: %w", n+1, err)
+		}
 		n++
-		line := bytes.TrimSpace(sc.Bytes())
+		if err := im.tick(); err != nil {
+			return err
+		}
+		pos := itemPos{line: n}
+		if long {
+			if err := im.bad(pos, fmt.Errorf("the line is longer than %s, the most one item may be; split it", byteSize(int64(lr.max)))); err != nil {
+				return err
+			}
+			continue
+		}
+		line := bytes.TrimSpace(raw)
 		if n == 1 {
 			line = bytes.TrimPrefix(line, []byte("\ufeff"))
 		}
 		if len(line) == 0 {
 			continue
 		}
-		pos := itemPos{line: n}
 		var probe map[string]json.RawMessage
 		if err := json.Unmarshal(line, &probe); err != nil {
-			im.bad(pos, fmt.Errorf("not JSON: %v", err))
+			if err := im.bad(pos, fmt.Errorf("not JSON: %v", err)); err != nil {
+				return err
+			}
 			continue
 		}
 		var typ, header string
@@ -359,7 +448,6 @@ func (im *importer) readLines(r io.Reader, format string) error {
 		rawFormat, isHeader := probe["format"]
 		_ = json.Unmarshal(rawFormat, &header)
 		var recs []*importRecord
-		var err error
 		switch {
 		case (format == FormatOwnsona || format == FormatServerMemory) && isHeader:
 			if header != exportFormat {
@@ -377,10 +465,42 @@ func (im *importer) readLines(r io.Reader, format string) error {
 			return err
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("line %d: %w", n+1, err)
+}
+
+// lineReader reads lines of at most max bytes from r: a longer line is reported as long and
+// skipped to its end without being held.
+type lineReader struct {
+	r   *bufio.Reader
+	max int
+	buf []byte
+}
+
+// next returns the next line without its "\n" or "\r\n", valid until the next call; for a
+// long line, its first max bytes. At the end of the input err is io.EOF.
+func (lr *lineReader) next() (line []byte, long bool, err error) {
+	lr.buf = lr.buf[:0]
+	read := false
+	for {
+		frag, err := lr.r.ReadSlice('\n')
+		read = read || len(frag) > 0
+		if room := lr.max + 2 - len(lr.buf); len(frag) > room { // 2: room for "\r\n"
+			long = true
+			frag = frag[:max(room, 0)]
+		}
+		lr.buf = append(lr.buf, frag...)
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == io.EOF && read:
+		case err != nil:
+			return nil, false, err
+		}
+		line = bytes.TrimSuffix(bytes.TrimSuffix(lr.buf, []byte("\n")), []byte("\r"))
+		if len(line) > lr.max {
+			long, line = true, line[:lr.max]
+		}
+		return line, long, nil
 	}
-	return nil
 }
 
 // docContext is what a document says besides its memories: OpenMemory's apps and categories
@@ -389,82 +509,167 @@ type docContext struct {
 	apps, categories map[string]string
 }
 
+// errUnitTooLarge: a JSON value of a document is larger than an item may be.
+var errUnitTooLarge = errors.New("larger than an item may be")
+
+// unitReader lets a JSON decoder read no further than stop: each value the decoder reads is
+// given its room (readDocument), and no value can make it buffer more.
+type unitReader struct {
+	r       io.Reader
+	n, stop int64 // bytes read; where reading stops
+}
+
+func (u *unitReader) Read(p []byte) (int, error) {
+	left := u.stop - u.n
+	if left <= 0 {
+		return 0, errUnitTooLarge
+	}
+	if int64(len(p)) > left {
+		p = p[:left]
+	}
+	n, err := u.r.Read(p)
+	u.n += int64(n)
+	return n, err
+}
+
 // readDocument reads one JSON document: a list of memories, or an object holding one (under
 // memories, results or records; entities and relations; or an MCP tool result's
-// structuredContent). The list is read an element at a time.
+// structuredContent). It is read a value at a time, each within the item limit (itemLimit),
+// so that no value is held whole unless it is small: the list's elements one by one, and
+// structuredContent's keys as they come.
 func (im *importer) readDocument(r io.Reader, format string) error {
-	dec := json.NewDecoder(r)
-	tok, err := dec.Token()
-	if err != nil {
-		return fmt.Errorf("not a JSON document: %w", err)
+	u := &unitReader{r: r}
+	dec := json.NewDecoder(u)
+	limit := int64(im.s.itemLimit())
+	room := func() { u.stop = dec.InputOffset() + limit } // for the next value: no more than limit ahead
+	tooLarge := func(what string, err error) error {
+		if errors.Is(err, errUnitTooLarge) {
+			return &LimitError{Limit: "import-item-bytes", Message: fmt.Sprintf("%s is larger than %s, the most one item may be; "+
+				"the import stops there (a JSON document cannot be read past it): split the file", what, byteSize(limit))}
+		}
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	ctx := &docContext{apps: map[string]string{}, categories: map[string]string{}}
 	n := 0
 	list := func(kind string) error {
-		for dec.More() {
+		for {
+			room()
+			if !dec.More() {
+				break
+			}
 			var raw json.RawMessage
 			if err := dec.Decode(&raw); err != nil {
-				return fmt.Errorf("item %d: %w", n+1, err)
+				return tooLarge(fmt.Sprintf("item %d", n+1), err)
 			}
 			n++
+			if err := im.tick(); err != nil {
+				return err
+			}
 			recs, err := im.item(format, kind, raw, ctx)
 			if err := im.add(itemPos{item: n}, recs, err); err != nil {
 				return err
 			}
 		}
-		_, err := dec.Token()
-		return err
+		if _, err := dec.Token(); err != nil {
+			return tooLarge(fmt.Sprintf("after item %d", n), err)
+		}
+		return nil
+	}
+	// object reads the keys of an object whose '{' was read; nested is structuredContent's.
+	var object func(nested bool) (found bool, err error)
+	object = func(nested bool) (found bool, err error) {
+		for {
+			room()
+			if !dec.More() {
+				break
+			}
+			kt, err := dec.Token()
+			if err != nil {
+				return found, tooLarge("a key", err)
+			}
+			key, _ := kt.(string)
+			switch key {
+			case "memories", "results", "records", "entities", "relations":
+				room()
+				t, err := dec.Token()
+				if err != nil || t != json.Delim('[') {
+					if err == nil && t == nil {
+						continue // null
+					}
+					return found, fmt.Errorf("%q is not a list", key)
+				}
+				found = true
+				if err := list(key); err != nil {
+					return found, err
+				}
+				continue
+			case "structuredContent":
+				if nested {
+					break
+				}
+				room()
+				t, err := dec.Token()
+				if err != nil {
+					return found, tooLarge("structuredContent", err)
+				}
+				var inner bool
+				switch t {
+				case json.Delim('{'):
+					inner, err = object(true)
+				case json.Delim('['):
+					inner, err = true, list("")
+				default:
+					continue // null or a scalar: no memories
+				}
+				if err == nil && !inner {
+					err = errNoList
+				}
+				if err != nil {
+					return found, fmt.Errorf("structuredContent: %w", err)
+				}
+				found = true
+				continue
+			}
+			room()
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return found, tooLarge(fmt.Sprintf("the value of %q", key), err)
+			}
+			switch key {
+			case "apps", "categories":
+				ctx.collect(key, raw)
+			}
+		}
+		if _, err := dec.Token(); err != nil {
+			return found, tooLarge("the end of an object", err)
+		}
+		return found, nil
+	}
+	room()
+	tok, err := dec.Token()
+	if err != nil {
+		return fmt.Errorf("not a JSON document: %w", err)
 	}
 	found := false
 	switch tok {
 	case json.Delim('['):
 		found = true
-		if err := list(""); err != nil {
-			return err
-		}
+		err = list("")
 	case json.Delim('{'):
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
-				return err
-			}
-			key, _ := kt.(string)
-			switch key {
-			case "memories", "results", "records", "entities", "relations":
-				if t, err := dec.Token(); err != nil || t != json.Delim('[') {
-					if err == nil && t == nil {
-						continue // null
-					}
-					return fmt.Errorf("%q is not a list", key)
-				}
-				found = true
-				if err := list(key); err != nil {
-					return err
-				}
-				continue
-			}
-			var raw json.RawMessage
-			if err := dec.Decode(&raw); err != nil {
-				return err
-			}
-			switch key {
-			case "structuredContent":
-				found = true
-				if err := im.readDocument(bytes.NewReader(raw), format); err != nil {
-					return fmt.Errorf("structuredContent: %w", err)
-				}
-			case "apps", "categories":
-				ctx.collect(key, raw)
-			}
-		}
+		found, err = object(false)
 	default:
 		return errors.New("not a JSON document: neither a list nor an object")
 	}
+	if err != nil {
+		return err
+	}
 	if !found {
-		return errors.New(`no list of memories in the document ("memories", "results", "entities" or "relations")`)
+		return errNoList
 	}
 	return nil
 }
+
+var errNoList = errors.New(`no list of memories in the document ("memories", "results", "entities" or "relations")`)
 
 // collect keeps OpenMemory's apps or categories: their names by id.
 func (c *docContext) collect(key string, raw json.RawMessage) {

@@ -5,12 +5,15 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ownsona/ownsona/app/memory"
 )
@@ -260,6 +263,146 @@ func FuzzImport(f *testing.F) {
 		st, _ := s.ImportFrom(context.Background(), bytes.NewReader(in), memory.ImportOptions{OnError: func(memory.ImportError) { errs++ }})
 		if st.Read != st.Imported+st.Skipped || st.Bad != errs { // a batch read before an unreadable part is stored
 			t.Errorf("stats %+v with %d errors reported", st, errs)
+		}
+	})
+}
+
+// TestStore_ImportBounds (SECURITY.md UP-01): what one import may hold, expand to, read and
+// take, each refused with an error that names the unit and the limit.
+func TestStore_ImportBounds(t *testing.T) {
+	gz := func(b []byte) []byte {
+		var buf bytes.Buffer
+		w := gzip.NewWriter(&buf)
+		w.Write(b)
+		w.Close()
+		return buf.Bytes()
+	}
+	zipped := func(files map[string][]byte) []byte {
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		for name, b := range files {
+			f, _ := zw.Create(name)
+			f.Write(b)
+		}
+		zw.Close()
+		return buf.Bytes()
+	}
+	limit := func(t *testing.T, err error, name, want string) {
+		t.Helper()
+		var le *memory.LimitError
+		if !errors.As(err, &le) || le.Limit != name || !strings.Contains(le.Message, want) {
+			t.Errorf("err %v, want a *LimitError on %s saying %q", err, name, want)
+		}
+	}
+	huge := strings.Repeat("a", memory.MaxItemBytes+1)
+
+	t.Run("a JSON item past the item limit stops the import", func(t *testing.T) {
+		s := MustOpen(t, nil)
+		in := `{"memories":[{"text":"first"},{"text":"` + huge + `"},{"text":"third"}]}`
+		st, err := s.ImportFrom(context.Background(), strings.NewReader(in), memory.ImportOptions{})
+		limit(t, err, "import-item-bytes", "item 2 is larger than 4 MiB, the most one item may be")
+		if st.Imported != 1 {
+			t.Errorf("stats %+v, want the item before it stored", st)
+		}
+	})
+	t.Run("any other value of the document too", func(t *testing.T) {
+		in := `{"export_metadata":"` + huge + `","memories":[]}`
+		_, err := MustOpen(t, nil).ImportFrom(context.Background(), strings.NewReader(in), memory.ImportOptions{})
+		limit(t, err, "import-item-bytes", `the value of "export_metadata" is larger than 4 MiB`)
+	})
+	t.Run("structuredContent is read item by item", func(t *testing.T) {
+		var items []string
+		for i := range 2000 {
+			items = append(items, fmt.Sprintf(`{"text":"fact %d %s"}`, i, strings.Repeat("x", 150)))
+		}
+		in := `{"content":[{"type":"text","text":"…"}],"structuredContent":{"ok":true,"memories":[` + strings.Join(items, ",") + `]}}`
+		if len(in) < memory.MaxItemBytes/16 {
+			t.Fatalf("the document is %d bytes", len(in))
+		}
+		st, _ := importAll(t, MustOpen(t, nil), []byte(in), memory.ImportOptions{})
+		if st.Imported != 2000 {
+			t.Errorf("stats %+v", st)
+		}
+	})
+	t.Run("a JSON line past the item limit is skipped and reported", func(t *testing.T) {
+		in := `{"text":"first"}` + "\n" + `{"text":"` + huge + `"}` + "\n" + `{"text":"third"}` + "\n"
+		st, errs := importAll(t, MustOpen(t, nil), []byte(in), memory.ImportOptions{})
+		if st.Imported != 2 || st.Bad != 1 || len(errs) != 1 || errs[0] != "line 2: the line is longer than 4 MiB, the most one item may be; split it" {
+			t.Errorf("stats %+v, errors %q", st, errs)
+		}
+	})
+	t.Run("a paragraph or list item past the text limit is skipped and reported", func(t *testing.T) {
+		// The store's text limit is 200 characters: 4 bytes each and 4 KiB, 4.8 KiB.
+		long := strings.Repeat("a long line of words\n", 300)
+		in := "First.\n\n" + long + "\nSecond.\n\n- " + strings.Repeat("b", 6000) + "\n- Third.\n"
+		st, errs := importAll(t, MustOpen(t, nil), []byte(in), memory.ImportOptions{})
+		want := []string{
+			"line 3: the paragraph is longer than 4.8 KiB, more than a memory may hold (200 characters); split it",
+			"line 306: the paragraph is longer than 4.8 KiB, more than a memory may hold (200 characters); split it",
+		}
+		if st.Imported != 3 || st.Bad != 2 || !slices.Equal(errs, want) {
+			t.Errorf("stats %+v, errors %q", st, errs)
+		}
+	})
+	t.Run("the expansion of every layer together is capped", func(t *testing.T) {
+		text := []byte(strings.Repeat("Likes tea.\n\n", 100_000)) // 1.1 MiB
+		for name, in := range map[string][]byte{"gzip": gz(text), "zip of a gzip": zipped(map[string][]byte{"memories.jsonl.gz": gz(text)})} {
+			_, err := MustOpen(t, nil).ImportFrom(context.Background(), bytes.NewReader(in), memory.ImportOptions{MaxExpanded: 1 << 20, MaxExpandedLimit: "max-upload-mb"})
+			limit(t, err, "max-upload-mb", "the compressed input expands past 1 MiB, the most one import may read (max-upload-mb)")
+			t.Logf("%s: %v", name, err)
+		}
+	})
+	t.Run("nothing compressed inside a compressed file but OpenMemory's gzip", func(t *testing.T) {
+		for _, tt := range []struct {
+			name, want string
+			in         []byte
+		}{
+			{"a zip in a zip", "a zip inside a zip is not read", zipped(map[string][]byte{"inner.zip": zipped(map[string][]byte{"memories.json": []byte("[]")})})},
+			{"a gzip in a gzip", "a compressed file inside a gzip is not read", gz(gz([]byte("Likes tea.")))},
+			{"a zip in a gzip", "a compressed file inside a gzip is not read", gz(zipped(map[string][]byte{"memories.json": []byte("[]")}))},
+			{"a gzip in a zip's gzip", "a compressed file inside a gzip is not read", zipped(map[string][]byte{"memories.jsonl.gz": gz(gz([]byte("Likes tea.")))})},
+		} {
+			_, err := MustOpen(t, nil).ImportFrom(context.Background(), bytes.NewReader(tt.in), memory.ImportOptions{})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+			}
+		}
+	})
+	t.Run("a zip's directory is read only when small", func(t *testing.T) {
+		files := map[string][]byte{}
+		for i := range 15_000 {
+			files[fmt.Sprintf("notes/%060d.md", i)] = nil
+		}
+		_, err := MustOpen(t, nil).ImportFrom(context.Background(), bytes.NewReader(zipped(files)), memory.ImportOptions{})
+		if err == nil || !strings.Contains(err.Error(), "its directory is larger than 1 MiB") {
+			t.Errorf("import: %v", err)
+		}
+	})
+	t.Run("the items one import reads are capped", func(t *testing.T) {
+		s := MustOpen(t, nil)
+		in := strings.Repeat("- Likes tea.\n", 30)
+		st, err := s.ImportFrom(context.Background(), strings.NewReader(in), memory.ImportOptions{MaxItems: 20})
+		limit(t, err, "import-items", "the input has more than 20 items, the most one import reads")
+		if st.Read != 20 {
+			t.Errorf("stats %+v, want 20 read", st)
+		}
+	})
+	t.Run("the time one import takes is capped", func(t *testing.T) {
+		// The store's clock moves a second each time it is read: a minute is 60 reads.
+		var now atomic.Int64
+		now.Store(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Unix())
+		clock := func() time.Time { return time.Unix(now.Add(1), 0) }
+		s, db := openAt(t, filepath.Join(t.TempDir(), "ownsona.db"), memory.Config{Now: clock})
+		defer db.Close()
+		defer s.Close()
+		var lines []string
+		for i := range 2000 {
+			lines = append(lines, fmt.Sprintf("- fact %d", i))
+		}
+		st, err := s.ImportFrom(context.Background(), strings.NewReader(strings.Join(lines, "\n")), memory.ImportOptions{MaxDuration: time.Minute})
+		limit(t, err, "import-time", "the import ran longer than 1m0s, the most one import may take")
+		if st.Read == 0 || st.Read >= 2000 {
+			t.Errorf("stats %+v", st)
 		}
 	})
 }

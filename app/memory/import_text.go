@@ -18,15 +18,27 @@ import (
 // comments on a line of their own are skipped; "> " quote markers are removed. An item's
 // position is the line it starts on. Text has no times: an item is new unless the same
 // text is stored already.
-func (im *importer) readText(r io.Reader) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 8<<20)
+//
+// An item is held only up to what a memory may be (textUnitLimit): past it, the rest of it
+// is skipped as it is read, and the item is reported as too long.
+func (im *importer) readText(r *bufio.Reader) error {
+	lr := &lineReader{r: r, max: im.s.textUnitLimit()}
 	var headings [6]string
 	var para []string
 	start, n := 0, 0
-	fence := "" // the fence of the code block we are in
+	size, long := 0, false // the bytes of para; whether the item outgrew the limit
+	fence := ""            // the fence of the code block we are in
 	frontMatter := false
 	flush := func() error {
+		if long {
+			para, size, long = nil, 0, false
+			what := "paragraph"
+			if fence != "" {
+				what = "code block"
+			}
+			return im.bad(itemPos{line: start}, fmt.Errorf("the %s is longer than %s, more than a memory may hold (%d characters); split it",
+				what, byteSize(int64(lr.max)), im.s.maxText))
+		}
 		if len(para) == 0 {
 			return nil
 		}
@@ -35,7 +47,7 @@ func (im *importer) readText(r io.Reader) error {
 			sep = "\n"
 		}
 		text := strings.TrimSpace(strings.Join(para, sep))
-		para = nil
+		para, size = nil, 0
 		if text == "" {
 			return nil
 		}
@@ -43,14 +55,45 @@ func (im *importer) readText(r io.Reader) error {
 		return im.add(itemPos{line: start}, []*importRecord{rec}, nil)
 	}
 	add := func(line string) {
-		if len(para) == 0 {
+		if len(para) == 0 && !long {
 			start = n
 		}
-		para = append(para, line)
+		if size += len(line) + 1; size > lr.max {
+			para, long = nil, true
+		}
+		if !long {
+			para = append(para, line)
+		}
 	}
-	for sc.Scan() {
+	for {
+		raw, longLine, rerr := lr.next()
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return fmt.Errorf("line %d: %w", n+1, rerr)
+		}
 		n++
-		line := sc.Text()
+		if err := im.tick(); err != nil {
+			return err
+		}
+		line := string(raw)
+		if longLine && frontMatter {
+			continue
+		}
+		if longLine {
+			// Too long for any memory: whatever it is, the item it starts or continues is.
+			if trimmed := strings.TrimSpace(line); fence == "" && isListItem(trimmed) {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			if len(para) == 0 && !long {
+				start = n
+			}
+			para, long = nil, true
+			continue
+		}
 		if n == 1 {
 			line = strings.TrimPrefix(line, "\ufeff")
 			if strings.TrimSpace(line) == "---" {
@@ -85,14 +128,14 @@ func (im *importer) readText(r io.Reader) error {
 			if err = flush(); err == nil {
 				fence = trimmed[:3]
 			}
-		case isRule(trimmed) && len(para) == 1 && !strings.HasPrefix(trimmed, "*") && !isListItem(para[0]):
+		case isRule(trimmed) && len(para) == 1 && !long && !strings.HasPrefix(trimmed, "*") && !isListItem(para[0]):
 			// A setext heading: the paragraph line above "===" or "---".
 			level := 2
 			if trimmed[0] == '=' {
 				level = 1
 			}
 			setHeading(&headings, level, para[0])
-			para = nil
+			para, size = nil, 0
 		case isRule(trimmed):
 			err = flush()
 		case strings.HasPrefix(trimmed, "#"):
@@ -117,11 +160,13 @@ func (im *importer) readText(r io.Reader) error {
 			return err
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("line %d: %w", n+1, err)
-	}
 	return flush()
 }
+
+// textUnitLimit is the most bytes a paragraph, list item or code block of Markdown may take:
+// 4 bytes for each character of the text limit, and 4 KiB for the spaces a text loses when
+// it is normalized.
+func (s *Store) textUnitLimit() int { return 4*s.maxText + 4<<10 }
 
 // setHeading makes text the heading of level (1–6) and forgets the deeper ones.
 func setHeading(h *[6]string, level int, text string) {

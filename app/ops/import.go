@@ -28,7 +28,9 @@ func importCmd(ctx context.Context, env *Env, args []string) error {
 			"  markdown            Markdown or text: a memory per paragraph or list item, headings as tags\n"+
 			"Each memory is checked as remember checks it; a bad line is reported with its number and\n"+
 			"skipped. What is already stored is skipped too, so a re-import adds nothing twice. The\n"+
-			"database is created if there is none.")
+			"database is created if there is none. "+fmt.Sprintf("A compressed file expands to at most %d GiB, and one\n"+
+			"import reads at most %d items (split larger files); a JSON item is at most %d MiB.",
+			memory.DefaultMaxExpanded>>30, memory.DefaultMaxImportItems, memory.MaxItemBytes>>20))
 	db := dbFlags(fs, env)
 	format := fs.String("format", "auto", "the file's format: auto, "+strings.Join(memory.ImportFormats, ", "))
 	operands, err := parse(env, fs, args)

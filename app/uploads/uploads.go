@@ -22,9 +22,15 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultMaxBytes = 64 << 20
-	DefaultTTL      = 10 * time.Minute
+	DefaultMaxBytes      = 64 << 20
+	DefaultTTL           = 10 * time.Minute
+	DefaultImportTimeout = 15 * time.Minute
 )
+
+// ExpansionFactor bounds what an uploaded file may expand to when it is compressed: every
+// layer together at most ExpansionFactor × Config.MaxBytes, and never more than
+// memory.MaxExpandedCeiling (SECURITY.md UP-01).
+const ExpansionFactor = 16
 
 // TokenPrefix begins every upload token, so that a token says what it is.
 const TokenPrefix = "osu_"
@@ -52,6 +58,9 @@ type Config struct {
 	MaxBytes int64
 	// TTL is how long an upload URL stays valid. If zero or negative, DefaultTTL (10 min).
 	TTL time.Duration
+	// ImportTimeout is how long one import may run (by the store's clock); past it the
+	// import fails, keeping what it stored. If zero or negative, DefaultImportTimeout (15 min).
+	ImportTimeout time.Duration
 	// Now is the clock of expiry and of the jobs' times. If nil, time.Now.
 	Now func() time.Time
 	// Log receives imports that failed. If zero, silent.
@@ -124,6 +133,9 @@ func New(cfg Config) *Service {
 	if cfg.TTL <= 0 {
 		cfg.TTL = DefaultTTL
 	}
+	if cfg.ImportTimeout <= 0 {
+		cfg.ImportTimeout = DefaultImportTimeout
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -133,6 +145,12 @@ func New(cfg Config) *Service {
 
 // MaxBytes is the cap on an uploaded file.
 func (s *Service) MaxBytes() int64 { return s.cfg.MaxBytes }
+
+// MaxExpanded is the cap on what an uploaded file expands to: ExpansionFactor × MaxBytes,
+// at most memory.MaxExpandedCeiling.
+func (s *Service) MaxExpanded() int64 {
+	return min(ExpansionFactor*s.cfg.MaxBytes, memory.MaxExpandedCeiling)
+}
 
 // Prepare gives owner a one-time upload URL and token for a file called filename in format
 // (ParseImportFormat's names; "" to detect it from the content). It refuses a format it does
@@ -270,6 +288,7 @@ func (s *Service) Receive(id, token string, body []byte) (memory.ImportJob, erro
 func (s *Service) run(j *job, body []byte) {
 	defer s.wg.Done()
 	opt := memory.ImportOptions{Format: j.format, Client: j.Client,
+		MaxExpanded: s.MaxExpanded(), MaxExpandedLimit: "max-upload-mb", MaxDuration: s.cfg.ImportTimeout,
 		Progress: func(st memory.ImportStats) {
 			s.mu.Lock()
 			j.Format, j.Read, j.Imported, j.Skipped, j.Failed = st.Format, st.Read, st.Imported, st.Skipped, st.Bad

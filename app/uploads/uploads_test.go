@@ -1,9 +1,15 @@
 package uploads_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"errors"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/uploads"
@@ -67,4 +73,76 @@ func TestService_Prepare(t *testing.T) {
 	if n := len(svc.Jobs("pat:1")); n != 10 {
 		t.Errorf("%d jobs of pat:1, want 10", n)
 	}
+}
+
+// TestService_Receive_bounds (SECURITY.md UP-01): an upload's expansion follows the upload cap
+// (ExpansionFactor × MaxBytes), and an import that runs past ImportTimeout fails; each job ends
+// failed with an error that names the limit.
+func TestService_Receive_bounds(t *testing.T) {
+	gz := func(b []byte) []byte {
+		var buf bytes.Buffer
+		w := gzip.NewWriter(&buf)
+		w.Write(b)
+		w.Close()
+		return buf.Bytes()
+	}
+	me := uploads.Owner{Key: "pat:1", Name: "pat:me"}
+	for _, tt := range []struct {
+		name    string
+		cfg     uploads.Config
+		stepped bool // the store's clock moves a second each time it is read
+		body    []byte
+		want    string
+	}{
+		{"past 16 × the upload cap", uploads.Config{MaxBytes: 64 << 10}, false,
+			gz([]byte(strings.Repeat("Likes tea.\n\n", 100_000))), // 1.1 MiB
+			"the compressed input expands past 1 MiB, the most one import may read (max-upload-mb)"},
+		{"past the time an import may take", uploads.Config{MaxBytes: 64 << 10, ImportTimeout: time.Minute}, true,
+			[]byte(strings.Repeat("- Likes tea.\n", 2000)),
+			"the import ran longer than 1m0s, the most one import may take"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var now atomic.Int64
+				now.Store(time.Now().Unix())
+				mcfg := memory.Config{}
+				if tt.stepped {
+					mcfg.Now = func() time.Time { return time.Unix(now.Add(1), 0) }
+				}
+				db, err := kv.Open(filepath.Join(t.TempDir(), "ownsona.db"), kv.Options{Migrations: memory.Migrations})
+				if err != nil {
+					t.Fatal(err)
+				}
+				mem, err := memory.Open(db, mcfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg := tt.cfg
+				cfg.Memories, cfg.BaseURL = mem, func() string { return "https://mem.example.com" }
+				svc := uploads.New(cfg)
+				defer func() { svc.Close(); mem.Close(); db.Close() }()
+				if got := svc.MaxExpanded(); got != uploads.ExpansionFactor*cfg.MaxBytes {
+					t.Errorf("MaxExpanded %d, want %d × %d", got, uploads.ExpansionFactor, cfg.MaxBytes)
+				}
+				tk, err := svc.Prepare(me, "notes.md", "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := svc.Receive(tk.ID, tk.Token, tt.body); err != nil {
+					t.Fatal(err)
+				}
+				synctest.Wait() // the import has ended
+				job, _ := svc.Job(me.Key, tk.ID)
+				if job.State != memory.ImportFailed || !strings.Contains(job.Error, tt.want) {
+					t.Errorf("job %+v, want failed with %q", job, tt.want)
+				}
+			})
+		})
+	}
+	t.Run("the ceiling", func(t *testing.T) {
+		svc := uploads.New(uploads.Config{MaxBytes: 16 << 30})
+		if got := svc.MaxExpanded(); got != memory.MaxExpandedCeiling {
+			t.Errorf("MaxExpanded %d, want the ceiling %d", got, memory.MaxExpandedCeiling)
+		}
+	})
 }
