@@ -1,7 +1,9 @@
 package app
 
 import (
+	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -90,5 +92,42 @@ func TestSDK_SupersedesAndRetries(t *testing.T) {
 				t.Errorf("count_memories with include_superseded = %v, want 4", n)
 			}
 		})
+	}
+}
+
+// TestTools_UpdateKeepsPreviousText (SECURITY.md AG-01): update_memory and update_memory_batch
+// over the real handler, under the default approval policy, keep the memory's id and keep each
+// text they replace: get_memory shows the chain, export_memories the old text, and the trash
+// gives it back.
+func TestTools_UpdateKeepsPreviousText(t *testing.T) {
+	a := MustOpen(t, testConfig(t, newFakeClock()))
+	lisbon := mustOK(t, a, "remember", map[string]any{"text": "My sister lives in Lisbon", "tags": "family"})["memory_id"].(float64)
+	dentist := mustOK(t, a, "remember", map[string]any{"text": "The dentist is on Rua Augusta"})["memory_id"].(float64)
+	if p := mustOK(t, a, "update_memory", map[string]any{"id": lisbon, "text": "My sister lives in Porto"}); p["memory_id"] != lisbon {
+		t.Errorf("update_memory: %v, want memory %v kept", p, lisbon)
+	}
+	mustOK(t, a, "update_memory_batch", map[string]any{"items": []any{map[string]any{"id": dentist, "text": "The dentist is on Rua do Ouro"}}})
+
+	for _, tt := range []struct {
+		id       float64
+		old, now string
+	}{{lisbon, "My sister lives in Lisbon", "My sister lives in Porto"}, {dentist, "The dentist is on Rua Augusta", "The dentist is on Rua do Ouro"}} {
+		m := mustOK(t, a, "get_memory", map[string]any{"id": tt.id})["memory"].(map[string]any)
+		sup, _ := m["supersedes"].([]any)
+		if m["text"] != tt.now || len(sup) != 1 {
+			t.Fatalf("get_memory(%v) = %v, want the new text and the version it supersedes", tt.id, m)
+		}
+		v := mustOK(t, a, "get_memory", map[string]any{"id": sup[0]})["memory"].(map[string]any)
+		if v["text"] != tt.old || v["superseded_by"] != tt.id || v["replaced_by_id"] != tt.id || v["deleted_at"] == nil {
+			t.Errorf("get_memory(%v) = %v, want the old text, forgotten, superseded by %v", sup[0], v, tt.id)
+		}
+	}
+	export, _ := json.Marshal(mustOK(t, a, "export_memories", map[string]any{}))
+	if !strings.Contains(string(export), "My sister lives in Lisbon") {
+		t.Errorf("export_memories lacks the previous text: %s", export)
+	}
+	list, _ := json.Marshal(mustOK(t, a, "list_memories", map[string]any{}))
+	if strings.Contains(string(list), "Lisbon") || strings.Contains(string(list), "Rua Augusta") {
+		t.Errorf("list_memories shows a previous text: %s", list)
 	}
 }

@@ -124,8 +124,9 @@ func TestConsole_Edit(t *testing.T) {
 		t.Errorf("after the edit: %+v", m)
 	}
 	mu.Lock()
-	if !slices.Equal(heard, []uint64{id}) {
-		t.Errorf("OnChange heard %v, want [%d]: MCP subscribers are told of console edits", heard, id)
+	// The edit and the memory that keeps the text it replaced (SECURITY.md AG-01).
+	if !slices.Equal(heard, []uint64{id, id + 1}) {
+		t.Errorf("OnChange heard %v, want [%d %d]: MCP subscribers are told of console edits", heard, id, id+1)
 	}
 	mu.Unlock()
 

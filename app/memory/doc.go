@@ -23,6 +23,17 @@
 // Refusals are *InputError with a field path ("tags[1]"); Prefix makes it "items[3].tags[1]"
 // for callers that write several at once.
 //
+// # Nothing erased unasked
+//
+// Update never loses a text (SECURITY.md AG-01): a patch that changes a memory's text keeps
+// the memory's id for the new text and keeps the old text, with the rest of the record as it
+// was, as a new memory in the same transaction: forgotten (in the trash, replaced_by_id the
+// updated memory) and superseded by the updated memory, which lists it in supersedes. So
+// every adapter (the tools, the console, batch updates) keeps the history; get_memory, exports
+// and the console show the chain of versions, an import restores it, and restoring a version
+// from the trash makes it a memory of its own again. Only the owner's explicit erasures lose a
+// text for good: a hard delete, emptying the trash.
+//
 // # Errors
 //
 // ErrNotFound and ErrForgotten are wrapped with the memory's id ("memory 7 not found"); test

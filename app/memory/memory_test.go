@@ -338,7 +338,8 @@ func TestStore_OnChange(t *testing.T) {
 			t.Fatalf("import: %+v, %v", st, err)
 		}
 		s.Delete(a)
-		want := [][]uint64{{a}, {a}, {a}, {a}, {a + 1}, {a}}
+		// The update keeps the previous text as memory a+1, which erasing a unlinks.
+		want := [][]uint64{{a}, {a, a + 1}, {a}, {a}, {a + 2}, {a, a + 1}}
 		if fmt.Sprint(heard) != fmt.Sprint(want) {
 			t.Errorf("heard %v, want %v", heard, want)
 		}

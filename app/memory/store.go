@@ -750,6 +750,13 @@ func (s *Store) modify(ids []uint64, change func(m *Memory) (bool, error), vecs 
 
 // modifyLocked is modify for a caller that holds s.writeMu (one that chose ids under it).
 func (s *Store) modifyLocked(ids []uint64, change func(m *Memory) (bool, error), vecs map[uint64][]float32) (map[uint64]error, error) {
+	return s.modifyAddLocked(ids, change, vecs, nil)
+}
+
+// modifyAddLocked is modifyLocked that also stores, in the same transaction, the new memories
+// that added returns once change has run for every id (Update's previous versions), with the
+// ids change gave them (from s.seq). added may be nil.
+func (s *Store) modifyAddLocked(ids []uint64, change func(m *Memory) (bool, error), vecs map[uint64][]float32, added func() []*Memory) (map[uint64]error, error) {
 	errs := make(map[uint64]error)
 	changed := make(map[uint64]*Memory)
 	s.mu.RLock()
@@ -770,11 +777,30 @@ func (s *Store) modifyLocked(ids []uint64, change func(m *Memory) (bool, error),
 		}
 	}
 	s.mu.RUnlock()
-	if len(changed) == 0 {
+	var adds []*Memory
+	if added != nil {
+		adds = added()
+	}
+	if len(changed) == 0 && len(adds) == 0 {
 		return errs, nil
 	}
+	seq := s.seq
 	err := s.db.Update(func(tx *kv.Tx) error {
 		mb, vb := writeBuckets(tx)
+		for _, m := range adds {
+			b, err := encodeMemory(m)
+			if err != nil {
+				return err
+			}
+			if err := mb.Put(kv.Key(m.ID), b); err != nil {
+				return err
+			}
+		}
+		if seq > mb.Sequence() {
+			if err := mb.SetSequence(seq); err != nil {
+				return err
+			}
+		}
 		for id, m := range changed {
 			b, err := encodeMemory(m)
 			if err != nil {
@@ -822,8 +848,23 @@ func (s *Store) modifyLocked(ids []uint64, change func(m *Memory) (bool, error),
 		}
 		s.mems[id] = m
 	}
+	for _, m := range adds {
+		m = m.Clone()
+		s.mems[m.ID] = m
+		s.ids = append(s.ids, m.ID)
+		s.indexText(m, nil)
+		s.linkLocked(m, false)
+		if s.emb != nil {
+			s.pending[m.ID] = struct{}{}
+			wake = true
+		}
+		s.addCreatedLocked([]queuedMemory{{m: m}})
+	}
 	for id := range changed {
 		s.refreshSupersededLocked(id)
+	}
+	for _, m := range adds {
+		s.refreshSupersededLocked(m.ID)
 	}
 	s.mu.Unlock()
 	if wake {
@@ -832,6 +873,9 @@ func (s *Store) modifyLocked(ids []uint64, change func(m *Memory) (bool, error),
 	ids = ids[:0:0]
 	for id := range changed {
 		ids = append(ids, id)
+	}
+	for _, m := range adds {
+		ids = append(ids, m.ID)
 	}
 	slices.Sort(ids)
 	s.changed(ids)

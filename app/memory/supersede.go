@@ -22,6 +22,9 @@ package memory
 //     other. Expiry of the successor does not bring it back.
 //   - A memory that is superseded while its successor is forgotten may be superseded again by
 //     another memory: the link moves, and the forgotten successor no longer lists it.
+//   - An update that changes a memory's text links the text it replaces the same way: a
+//     forgotten memory superseded by (and replaced by) the updated one (Update). Restoring such
+//     a forgotten memory takes it out of the chain (Restore).
 
 import (
 	"fmt"

@@ -95,6 +95,10 @@ func (s *Store) embedNew(ctx context.Context, items []*newMemory) (warning strin
 type Updated struct {
 	ID      uint64
 	Changed []string // the fields whose values changed, in the order of Updatable; empty if none
+	// Previous is the memory that keeps the text this one had before the patch changed it (a
+	// forgotten memory superseded by this one, see Update); 0 when the text did not change or
+	// on a dry run.
+	Previous uint64
 	// Err is why this patch was not applied: *InputError, ErrNotFound or ErrForgotten.
 	Err error
 }
@@ -105,6 +109,15 @@ type Updated struct {
 // Forgotten memories cannot be updated (ErrForgotten). A patch's Supersedes are added to the
 // memories the patched one supersedes, with the links at the other end written in the same
 // transaction (supersede.go). err is a storage failure.
+//
+// A patch that changes a memory's text keeps the text it replaces (SECURITY.md AG-01): the
+// memory keeps its id and takes the new text, and a new memory, in the same transaction, keeps
+// the old one with the rest of the record as it was (tags, importance, times, source). That
+// previous version is forgotten (it leaves searches, lists and counts, and is in the trash,
+// replaced_by_id the updated memory, forget_reason saying so) and superseded by the updated
+// memory, which lists it in its Supersedes: get_memory, exports and the console show the
+// chain of versions. Restoring a version from the trash makes it a memory of its own again
+// (Restore); emptying the trash erases it.
 func (s *Store) Update(ctx context.Context, patches []Patch, dryRun bool) ([]Updated, error) {
 	res := make([]Updated, len(patches))
 	now := s.now().UTC()
@@ -173,25 +186,33 @@ func (s *Store) Update(ctx context.Context, patches []Patch, dryRun bool) ([]Upd
 			}
 		}
 	}
-	errs, err := s.modifyLocked(touch, func(m *Memory) (bool, error) {
+	var versions []*Memory
+	errs, err := s.modifyAddLocked(touch, func(m *Memory) (bool, error) {
 		changed := false
 		if patched[m.ID] {
 			i := byID[m.ID]
 			if m.Deleted() {
 				return false, forgotten(m.ID, "; remember it again instead of updating it")
 			}
+			prev := m.Clone()
 			res[i].Changed = patches[i].apply(m, now)
 			if res[i].Changed == nil {
 				res[i].Changed = []string{}
 			}
 			changed = !dryRun && len(res[i].Changed) > 0
+			if !dryRun && m.Text != prev.Text {
+				v := s.versionOf(prev, now)
+				m.Supersedes = append(m.Supersedes, v.ID)
+				versions = append(versions, v)
+				res[i].Previous = v.ID
+			}
 		}
 		if !dryRun && plan.apply(m, same) {
 			m.UpdatedAt = now
 			changed = true
 		}
 		return changed, nil
-	}, vecs)
+	}, vecs, func() []*Memory { return versions })
 	if err != nil {
 		return nil, err
 	}
@@ -201,6 +222,19 @@ func (s *Store) Update(ctx context.Context, patches []Patch, dryRun bool) ([]Upd
 		}
 	}
 	return res, nil
+}
+
+// versionOf is the previous version of m, whose text an update is replacing at now: a copy of
+// m under a new id, forgotten, replaced by and superseded by m (see Update). The caller holds
+// s.writeMu (the id comes from s.seq).
+func (s *Store) versionOf(m *Memory, now time.Time) *Memory {
+	v := m.Clone()
+	s.seq++
+	by, replaced, at := m.ID, m.ID, now
+	v.ID, v.Supersedes, v.SupersededBy, v.UpdatedAt = s.seq, nil, &by, now
+	v.DeletedAt, v.ReplacedByID, v.ForgetReason = &at, &replaced, fmt.Sprintf("the text of memory %d until an update replaced it", m.ID)
+	v.superseded, v.words = false, vector.Words{}
+	return v
 }
 
 // Confirm records that memory id is still true now (its last_confirmed_at) and returns that
