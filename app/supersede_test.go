@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ownsona/ownsona/app/memory"
 )
 
 // TestSDK_SupersedesAndRetries drives corrections and retries over Streamable HTTP with the
@@ -129,5 +131,35 @@ func TestTools_UpdateKeepsPreviousText(t *testing.T) {
 	list, _ := json.Marshal(mustOK(t, a, "list_memories", map[string]any{}))
 	if strings.Contains(string(list), "Lisbon") || strings.Contains(string(list), "Rua Augusta") {
 		t.Errorf("list_memories shows a previous text: %s", list)
+	}
+}
+
+// TestUpload_SupersedeCycle (SECURITY.md ST-18): an uploaded export in which two forgotten
+// memories supersede each other imports without the link that closes the cycle, and says so in
+// import_status; restored from the trash, one of them is listed again.
+func TestUpload_SupersedeCycle(t *testing.T) {
+	a := MustOpen(t, testConfig(t, newFakeClock()))
+	tok := patFor(t, a)
+	tk := prepareAs(t, a, tok, "export.jsonl")
+	file := `{"format":"ownsona-export","version":1}
+{"id":1,"text":"The flat is on Rue du Bac","created_at":"2026-01-02T03:04:05Z","updated_at":"2026-01-02T03:04:05Z","last_confirmed_at":"2026-01-02T03:04:05Z","capture_mode":"explicit","deleted_at":"2026-02-01T00:00:00Z","supersedes":[2],"superseded_by":2}
+{"id":2,"text":"The flat is on Rue Oberkampf","created_at":"2026-01-03T03:04:05Z","updated_at":"2026-01-03T03:04:05Z","last_confirmed_at":"2026-01-03T03:04:05Z","capture_mode":"explicit","deleted_at":"2026-02-01T00:00:00Z","supersedes":[1],"superseded_by":1}
+`
+	if rec := upload(a, tk.url, tk.token, strings.NewReader(file)); rec.Code != 202 {
+		t.Fatalf("upload: %d %s", rec.Code, rec.Body)
+	}
+	if job := waitImport(t, a, tok, tk.id); job["state"] != "done" || job["imported"] != 2.0 || job["links_skipped"] != 1.0 {
+		t.Errorf("job %v, want 2 imported and 1 link skipped", job)
+	}
+	trash, _ := a.mem.List(memory.Filter{OnlyForgotten: true}, memory.Page{Limit: 10})
+	var ids []uint64
+	for _, m := range trash {
+		ids = append(ids, m.ID)
+	}
+	if _, err := a.mem.Restore(ids); err != nil {
+		t.Fatal(err)
+	}
+	if list := mustOK(t, a, "list_memories", map[string]any{})["memories"].([]any); len(list) != 1 {
+		t.Errorf("after restoring %v: list_memories %v, want the successor", ids, list)
 	}
 }

@@ -43,6 +43,10 @@ type ImportStats struct {
 	Imported int    // stored
 	Skipped  int    // already stored (a re-import adds nothing twice)
 	Bad      int    // lines or items that could not be read or were refused, each reported
+	// LinksSkipped counts the supersedes links of the input that were not restored because
+	// the rules refuse them (supersede.go): a link that would close a cycle, or that would
+	// give a memory a second current successor.
+	LinksSkipped int
 }
 
 // ImportError is one line or item of the input that was not imported, and why. Line is set
@@ -365,7 +369,14 @@ func (im *importer) flush() error {
 // supersedes links between memories of the input (either end may be one stored before).
 func (im *importer) link() error {
 	links := map[uint64]uint64{}
-	var pairs [][2]uint64 // superseded, successor
+	var pairs [][2]uint64 // superseded, successor; each once, though both ends name it
+	seen := map[[2]uint64]bool{}
+	pair := func(p [2]uint64) {
+		if !seen[p] {
+			seen[p] = true
+			pairs = append(pairs, p)
+		}
+	}
 	for _, rec := range im.links {
 		if rec.oldRepBy != nil {
 			if to, ok := im.newID[*rec.oldRepBy]; ok {
@@ -374,19 +385,21 @@ func (im *importer) link() error {
 		}
 		if rec.oldSupBy != nil {
 			if to, ok := im.newID[*rec.oldSupBy]; ok {
-				pairs = append(pairs, [2]uint64{rec.ID, to})
+				pair([2]uint64{rec.ID, to})
 			}
 		}
 		for _, old := range rec.oldSup {
 			if from, ok := im.newID[old]; ok {
-				pairs = append(pairs, [2]uint64{from, rec.ID})
+				pair([2]uint64{from, rec.ID})
 			}
 		}
 	}
 	if len(pairs) > 0 {
-		if _, err := im.s.linkSupersedes(pairs); err != nil {
+		skipped, err := im.s.linkSupersedes(pairs)
+		if err != nil {
 			return err
 		}
+		im.st.LinksSkipped += skipped
 	}
 	if len(links) == 0 {
 		return nil

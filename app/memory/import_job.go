@@ -19,21 +19,23 @@ type ImportJob struct {
 	// Client is who imports: the name imported memories record as their source_client.
 	Client string `json:"client"`
 	// Owner is the key of the principal the job belongs to; never shown.
-	Owner      string        `json:"-"`
-	State      string        `json:"state"`
-	Format     string        `json:"format,omitempty"` // detected, or as asked
-	Bytes      int64         `json:"bytes"`
-	Read       int           `json:"read"`
-	Imported   int           `json:"imported"`
-	Skipped    int           `json:"skipped"` // already stored
-	Failed     int           `json:"failed"`  // lines or items not imported, the first of them in Errors
-	Errors     []ImportError `json:"errors"`
-	MoreErrors int           `json:"more_errors,omitempty"` // failures past the first MaxJobErrors
-	Error      string        `json:"error,omitempty"`       // why a failed import stopped
-	CreatedAt  time.Time     `json:"created_at"`
-	ExpiresAt  *time.Time    `json:"expires_at,omitempty"` // of the upload URL, while waiting
-	StartedAt  *time.Time    `json:"started_at,omitempty"`
-	FinishedAt *time.Time    `json:"finished_at,omitempty"`
+	Owner    string `json:"-"`
+	State    string `json:"state"`
+	Format   string `json:"format,omitempty"` // detected, or as asked
+	Bytes    int64  `json:"bytes"`
+	Read     int    `json:"read"`
+	Imported int    `json:"imported"`
+	Skipped  int    `json:"skipped"` // already stored
+	Failed   int    `json:"failed"`  // lines or items not imported, the first of them in Errors
+	// LinksSkipped counts supersedes links of the file not restored (ImportStats.LinksSkipped).
+	LinksSkipped int           `json:"links_skipped,omitempty"`
+	Errors       []ImportError `json:"errors"`
+	MoreErrors   int           `json:"more_errors,omitempty"` // failures past the first MaxJobErrors
+	Error        string        `json:"error,omitempty"`       // why a failed import stopped
+	CreatedAt    time.Time     `json:"created_at"`
+	ExpiresAt    *time.Time    `json:"expires_at,omitempty"` // of the upload URL, while waiting
+	StartedAt    *time.Time    `json:"started_at,omitempty"`
+	FinishedAt   *time.Time    `json:"finished_at,omitempty"`
 }
 
 // MaxJobErrors is how many per-line errors an ImportJob keeps.

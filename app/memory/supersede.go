@@ -139,11 +139,8 @@ func (s *Store) planSupersedesLocked(plan *linkPlan, successor uint64, ids []uin
 				return plan, &InputError{Field: field, Reason: fmt.Sprintf("memory %d is already superseded by memory %d; supersede that one instead", id, cur)}
 			}
 		}
-		// A cycle: id already supersedes successor, directly or through a chain.
-		for at, steps := successor, 0; at != 0 && steps <= len(s.mems); at, steps = s.successorLocked(next, at), steps+1 {
-			if at == id {
-				return plan, &InputError{Field: field, Reason: fmt.Sprintf("memory %d already supersedes this memory (directly or through others); links cannot form a cycle", id)}
-			}
+		if s.reachesLocked(next, successor, id) {
+			return plan, &InputError{Field: field, Reason: fmt.Sprintf("memory %d already supersedes this memory (directly or through others); links cannot form a cycle", id)}
 		}
 		if cur != 0 && s.mems[cur] != nil {
 			next.drop[cur] = append(next.drop[cur], id)
@@ -151,6 +148,18 @@ func (s *Store) planSupersedesLocked(plan *linkPlan, successor uint64, ids []uin
 		next.succ[id] = successor
 	}
 	return next, nil
+}
+
+// reachesLocked reports whether target is from or one of from's successors, through any chain,
+// given the store and the plan: then a link that makes target superseded by from closes a
+// cycle. s.mu must be held.
+func (s *Store) reachesLocked(p *linkPlan, from, target uint64) bool {
+	for at, steps := from, 0; at != 0 && steps <= len(s.mems)+len(p.succ); at, steps = s.successorLocked(p, at), steps+1 {
+		if at == target {
+			return true
+		}
+	}
+	return false
 }
 
 // apply makes the plan's changes to m, a copy of a stored memory, with pending ids resolved,
@@ -249,7 +258,9 @@ func (s *Store) unlinkErasedLocked(ids []uint64) map[uint64]*Memory {
 
 // linkSupersedes links pairs of stored memories, each [0] superseded by [1], as an import
 // restores them: a pair that the rules refuse (a memory already superseded by another current
-// one, a forgotten one, a cycle) is skipped and counted in skipped. err is a storage failure.
+// one, a cycle) is skipped and counted in skipped. A forgotten memory may be superseded (the
+// link is history, as the export had it), but never so as to close a cycle, whether its ends
+// are forgotten or not (SECURITY.md ST-18). err is a storage failure.
 func (s *Store) linkSupersedes(pairs [][2]uint64) (skipped int, err error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
@@ -263,10 +274,16 @@ func (s *Store) linkSupersedes(pairs [][2]uint64) (skipped int, err error) {
 			skipped++
 			continue
 		}
+		if s.successorLocked(plan, old) == to { // linked already
+			adds[to] = append(adds[to], old)
+			continue
+		}
 		next, perr := s.planSupersedesLocked(plan, to, []uint64{old})
 		if perr != nil {
-			// A forgotten memory's link is history: keep it as the export had it.
-			if m := s.mems[old]; m == nil || !m.Deleted() || s.successorLocked(plan, old) != 0 {
+			// A forgotten memory's link is history: keep it as the export had it, unless the
+			// memory has another successor already or the link would close a cycle (which
+			// would hide both ends for good once they are restored).
+			if m := s.mems[old]; m == nil || !m.Deleted() || s.successorLocked(plan, old) != 0 || s.reachesLocked(plan, to, old) {
 				skipped++
 				continue
 			}

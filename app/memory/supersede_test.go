@@ -345,3 +345,37 @@ func TestStore_Update_supersedesBatch(t *testing.T) {
 		t.Errorf("a = %+v, want superseded by %d and superseding nothing", m, b)
 	}
 }
+
+// TestStore_ImportSupersedeCycle (SECURITY.md ST-18): an export in which two forgotten memories
+// supersede each other is imported without the link that closes the cycle, counted in the
+// import's result; restored from the trash, the memories are not both hidden for good.
+func TestStore_ImportSupersedeCycle(t *testing.T) {
+	s := MustOpen(t, nil)
+	in := `{"format":"ownsona-export","version":1}
+{"id":1,"text":"The flat is on Rue du Bac","created_at":"2026-01-02T03:04:05Z","updated_at":"2026-01-02T03:04:05Z","last_confirmed_at":"2026-01-02T03:04:05Z","capture_mode":"explicit","deleted_at":"2026-02-01T00:00:00Z","supersedes":[2],"superseded_by":2}
+{"id":2,"text":"The flat is on Rue Oberkampf","created_at":"2026-01-03T03:04:05Z","updated_at":"2026-01-03T03:04:05Z","last_confirmed_at":"2026-01-03T03:04:05Z","capture_mode":"explicit","deleted_at":"2026-02-01T00:00:00Z","supersedes":[1],"superseded_by":1}
+`
+	st, errs := importAll(t, s, []byte(in), memory.ImportOptions{})
+	if st.Imported != 2 || st.LinksSkipped != 1 || len(errs) != 0 {
+		t.Errorf("import %+v, errors %q; want 2 imported and the link that closes the cycle skipped", st, errs)
+	}
+	trash := ids(list(s, memory.Filter{OnlyForgotten: true}))
+	if _, err := s.Restore(trash); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(list(s, memory.Filter{})); len(got) == 0 {
+		t.Errorf("after restoring %v, nothing is listed: a supersedes cycle hides both", trash)
+	}
+	for _, id := range trash {
+		for at, steps := id, 0; at != 0; steps++ {
+			m := mustGet(t, s, at)
+			if steps > len(trash) {
+				t.Fatalf("memory %d: its successors form a cycle", id)
+			}
+			at = 0
+			if m.SupersededBy != nil {
+				at = *m.SupersededBy
+			}
+		}
+	}
+}

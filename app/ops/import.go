@@ -80,6 +80,10 @@ func importCmd(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "imported %d of %s from %s (%d already stored, %s)\n",
 		st.Imported, plural(st.Read, "memory", "memories"), name, st.Skipped, plural(st.Bad, "bad line", "bad lines"))
+	if st.LinksSkipped > 0 {
+		fmt.Fprintf(env.Stdout, "skipped %s the rules refuse (a cycle, or a memory with another current successor)\n",
+			plural(st.LinksSkipped, "supersedes link", "supersedes links"))
+	}
 	if err := done(); err != nil {
 		return err
 	}

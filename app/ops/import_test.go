@@ -64,6 +64,16 @@ func TestImport(t *testing.T) {
 			t.Errorf("output %q, want %q", out, want)
 		}
 	})
+	t.Run("a supersedes cycle is skipped and counted (SECURITY.md ST-18)", func(t *testing.T) {
+		in := `{"format":"ownsona-export","version":1}
+{"id":1,"text":"The flat is on Rue du Bac","created_at":"2026-01-02T03:04:05Z","updated_at":"2026-01-02T03:04:05Z","last_confirmed_at":"2026-01-02T03:04:05Z","capture_mode":"explicit","deleted_at":"2026-02-01T00:00:00Z","supersedes":[2],"superseded_by":2}
+{"id":2,"text":"The flat is on Rue Oberkampf","created_at":"2026-01-03T03:04:05Z","updated_at":"2026-01-03T03:04:05Z","last_confirmed_at":"2026-01-03T03:04:05Z","capture_mode":"explicit","deleted_at":"2026-02-01T00:00:00Z","supersedes":[1],"superseded_by":1}
+`
+		out := mustRun(t, newEnv(db, in), "import", "-")
+		if want := "skipped 1 supersedes link the rules refuse (a cycle, or a memory with another current successor)\n"; !strings.HasSuffix(out, want) {
+			t.Errorf("output %q, want it to end in %q", out, want)
+		}
+	})
 	t.Run("an unknown format", func(t *testing.T) {
 		_, _, err := run(t, newEnv(db, ""), "import", "--format", "csv", "-")
 		if err == nil || !strings.Contains(err.Error(), `"csv" is not one of ownsona, server-memory`) {

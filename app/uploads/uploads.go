@@ -309,7 +309,7 @@ func (s *Service) run(j *job, body []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.cfg.Now().UTC()
-	j.Read, j.Imported, j.Skipped, j.Failed, j.FinishedAt = st.Read, st.Imported, st.Skipped, st.Bad, &now
+	j.Read, j.Imported, j.Skipped, j.Failed, j.LinksSkipped, j.FinishedAt = st.Read, st.Imported, st.Skipped, st.Bad, st.LinksSkipped, &now
 	if st.Format != "" {
 		j.Format = st.Format
 	}
