@@ -284,6 +284,23 @@ func (db *DB) Update(fn func(tx *Tx) error) error {
 	return nil
 }
 
+// Usage is how much of the file holds data: its size in bytes, and the bytes its pages of data
+// take (the pages written so far, less the free ones that deletes left and later writes reuse).
+// The file never shrinks but by Compact, and bbolt grows it ahead of its data (doubling while
+// it is small, then by 16 MiB); used is what the data takes. Cheap: a stat, a read
+// transaction's header and bbolt's counters.
+func (db *DB) Usage() (size, used int64, err error) {
+	fi, err := os.Stat(db.path)
+	if err != nil {
+		return 0, 0, fmt.Errorf("usage: %w", err)
+	}
+	var extent int64
+	if err := db.bolt.View(func(tx *bolt.Tx) error { extent = tx.Size(); return nil }); err != nil {
+		return 0, 0, fmt.Errorf("usage: %w", boltErr(err))
+	}
+	return fi.Size(), extent - int64(db.bolt.Stats().FreeAlloc), nil
+}
+
 // Commits is the number of Updates committed (and synced) since Open, migrations not counted:
 // for measuring how writers share commits.
 func (db *DB) Commits() uint64 { return db.commits.Load() }

@@ -34,6 +34,14 @@
 // from the trash makes it a memory of its own again. Only the owner's explicit erasures lose a
 // text for good: a hard delete, emptying the trash.
 //
+// # Quotas
+//
+// The file holds at most Config.MaxMemories memories (forgotten ones and kept previous texts
+// included) and Config.MaxFileBytes of data (SECURITY.md ST-13). Remember, imports and updates
+// of a text check both before they write and refuse past them with a *LimitError naming the
+// setting ("max-memories", "max-file-mb"); forgetting, then emptying the trash, makes room.
+// Store.Quota (and Stats.Quota) reports the use against the caps.
+//
 // # Errors
 //
 // ErrNotFound and ErrForgotten are wrapped with the memory's id ("memory 7 not found"); test

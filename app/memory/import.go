@@ -5,6 +5,7 @@ package memory
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"fmt"
@@ -350,7 +351,14 @@ func (im *importer) flush() error {
 	if err != nil {
 		return err
 	}
+	var refused error // a quota (quota.go): nothing more can be stored
+	stored := 0
 	for i, rec := range im.batch {
+		if res[i].Err != nil {
+			refused = cmp.Or(refused, res[i].Err)
+			continue
+		}
+		stored++
 		rec.ID = res[i].ID
 		if rec.oldID != 0 {
 			im.newID[rec.oldID] = rec.ID
@@ -359,10 +367,10 @@ func (im *importer) flush() error {
 			im.links = append(im.links, rec)
 		}
 	}
-	im.st.Imported += len(im.batch)
+	im.st.Imported += stored
 	im.batch = im.batch[:0]
 	im.report()
-	return nil
+	return refused
 }
 
 // link points tombstones that named their replacement at its new id, and restores the

@@ -305,13 +305,15 @@ type Stats struct {
 	Oldest, Newest                                  *time.Time
 	Tags, Providers, Clients                        map[string]int
 	Pending                                         int
+	// Quota is the file's use against its caps (Store.Quota).
+	Quota Quota
 }
 
 // Stats counts every memory: totals by state, and over active memories the importance, the
 // oldest and newest, and the memories per tag, per provider and per source client.
 func (s *Store) Stats() Stats {
 	now := s.now()
-	st := Stats{Tags: map[string]int{}, Providers: map[string]int{}, Clients: map[string]int{}}
+	st := Stats{Tags: map[string]int{}, Providers: map[string]int{}, Clients: map[string]int{}, Quota: s.Quota()}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	st.Pending = len(s.pending)

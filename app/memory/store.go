@@ -41,6 +41,8 @@ type Store struct {
 	log             zerolog.Logger
 	maxText         int
 	dedupThreshold  float32
+	maxMemories     int   // ≤ 0: no cap (quota.go)
+	maxFileBytes    int64 // ≤ 0: no cap
 
 	writeMu  sync.Mutex // serializes writers' checks, and the writes that do not queue (commit.go)
 	prunedAt time.Time  // when a write last removed expired idempotency keys; guarded by writeMu
@@ -94,6 +96,16 @@ type Config struct {
 	// Location is the time zone of the calendar in questions ("yesterday", "last week"). If
 	// nil, time.Local.
 	Location *time.Location
+	// MaxMemories caps how many memories the file holds, forgotten ones and the previous texts
+	// updates keep included: a write that would add one past it (remember, an import, an
+	// update of a text) is refused with a *LimitError on "max-memories" (quota.go). If zero,
+	// DefaultMaxMemories (250,000); negative: no cap.
+	MaxMemories int
+	// MaxFileBytes caps the data the file holds (its pages less its free ones): once it is
+	// reached, writes that add memories or text are refused with a *LimitError on
+	// "max-file-mb". One write may pass it by its own size. If zero, DefaultMaxFileBytes
+	// (2 GiB; 1 GiB on 32-bit systems); negative: no cap.
+	MaxFileBytes int64
 }
 
 // ContextWeights are how much the words of a memory's context (the memories written with it,
@@ -111,6 +123,12 @@ func Open(db *kv.DB, cfg Config) (*Store, error) {
 	if cfg.DedupThreshold == 0 {
 		cfg.DedupThreshold = 0.9
 	}
+	if cfg.MaxMemories == 0 {
+		cfg.MaxMemories = DefaultMaxMemories
+	}
+	if cfg.MaxFileBytes == 0 {
+		cfg.MaxFileBytes = DefaultMaxFileBytes
+	}
 	s := &Store{
 		db:             db,
 		emb:            cfg.Embedder,
@@ -118,6 +136,8 @@ func Open(db *kv.DB, cfg Config) (*Store, error) {
 		loc:            cfg.Location,
 		log:            cfg.Log,
 		maxText:        cfg.MaxTextChars,
+		maxMemories:    cfg.MaxMemories,
+		maxFileBytes:   cfg.MaxFileBytes,
 		dedupThreshold: float32(cfg.DedupThreshold),
 		mems:           make(map[uint64]*Memory),
 		lex:            vector.NewBM25(),
@@ -525,6 +545,7 @@ type insertResult struct {
 func (s *Store) insert(items []*newMemory) ([]insertResult, error) {
 	results := make([]insertResult, len(items))
 	links := slices.ContainsFunc(items, func(it *newMemory) bool { return len(it.Supersedes) > 0 })
+	full := s.fileFull() // quota.go: read before the locks, a stat
 	snaps := s.presearch(items)
 	s.writeMu.Lock()
 	locked := true
@@ -556,6 +577,7 @@ func (s *Store) insert(items []*newMemory) ([]insertResult, error) {
 		return d
 	}
 	s.mu.RLock()
+	count := len(s.mems) + s.queuedLocked() // what the file holds, against MaxMemories
 	for i, it := range items {
 		r := &results[i]
 		if r.Replayed || r.Err != nil || r.sameAs != 0 {
@@ -581,6 +603,13 @@ func (s *Store) insert(items []*newMemory) ([]insertResult, error) {
 			if it.Policy == DedupSkipIfNear && len(r.NearDuplicates) > 0 {
 				r.ID, r.Skipped = r.NearDuplicates[0].ID, true
 			}
+		}
+		if !r.Skipped { // it would be stored: the quotas (quota.go)
+			if err := cmp.Or(full, s.countFull(count)); err != nil {
+				*r = insertResult{Err: err}
+				continue
+			}
+			count++
 		}
 		if len(it.Supersedes) > 0 {
 			successor := pendingBase + uint64(i)

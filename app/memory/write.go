@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -104,7 +105,8 @@ type Updated struct {
 }
 
 // Update applies patches in one transaction; each succeeds or fails on its own, and a memory
-// may be named by one patch only. dryRun reports what would change without writing. New texts
+// may be named by one patch only. A patch that changes a text is refused at the quotas
+// (*LimitError, quota.go), since the previous text is kept as a memory. dryRun reports what would change without writing. New texts
 // are embedded before the write; a failed embedding leaves them to the background embedder.
 // Forgotten memories cannot be updated (ErrForgotten). A patch's Supersedes are added to the
 // memories the patched one supersedes, with the links at the other end written in the same
@@ -187,12 +189,19 @@ func (s *Store) Update(ctx context.Context, patches []Patch, dryRun bool) ([]Upd
 		}
 	}
 	var versions []*Memory
+	full := s.fileFull() // quota.go
 	errs, err := s.modifyAddLocked(touch, func(m *Memory) (bool, error) {
 		changed := false
 		if patched[m.ID] {
 			i := byID[m.ID]
 			if m.Deleted() {
 				return false, forgotten(m.ID, "; remember it again instead of updating it")
+			}
+			if p := patches[i]; p.Text != nil && *p.Text != m.Text {
+				// The previous text is kept as a memory: the quotas apply (s.mu is held).
+				if err := cmp.Or(full, s.countFull(len(s.mems)+len(versions))); err != nil {
+					return false, err
+				}
 			}
 			prev := m.Clone()
 			res[i].Changed = patches[i].apply(m, now)
