@@ -82,7 +82,8 @@ func Open(cfg Config, stderr io.Writer) (*App, error) {
 	}
 	run := a.settings.Get()
 	a.mem, err = memory.Open(a.db, memory.Config{Embedder: emb, Now: a.now, Log: a.log,
-		MaxTextChars: cfg.MaxTextChars, DedupThreshold: cfg.DedupThreshold, Location: cfg.loc()})
+		MaxTextChars: cfg.MaxTextChars, DedupThreshold: cfg.DedupThreshold, Location: cfg.loc(),
+		MaxMemories: cfg.MaxMemories, MaxFileBytes: fileCap(cfg.MaxFileMB)})
 	if err != nil {
 		a.Close()
 		return nil, err
@@ -98,6 +99,7 @@ func Open(cfg Config, stderr io.Writer) (*App, error) {
 		return nil, usageErr("%v", err)
 	}
 	a.mcp = a.tools.RPC
+	a.mcp.SetEmptyLastCursor(len(run.Compat) > 0) // seed 002's clients: with any mode on
 	a.limiter = limit.New(limit.Config{PerMinute: run.RateLimit, Burst: run.RateBurst, Now: cfg.Now})
 	a.settings.OnChange(a.applySettings)
 	a.audit, err = audit.Open(a.db, audit.Config{Now: a.now, MaxAge: cfg.AuditMaxAge, MaxEntries: cfg.AuditMaxEntries,
@@ -168,6 +170,14 @@ func (a *App) webConfig(stderr io.Writer) web.Config {
 		AllowArgumentTokens: cfg.AllowArgumentTokens,
 		Compat:              webCompat(a.settings.Get()),
 	}
+}
+
+// fileCap is memory's MaxFileBytes for --max-file-mb: 0 the default, negative no cap.
+func fileCap(mb int) int64 {
+	if mb <= 0 {
+		return int64(mb)
+	}
+	return int64(mb) << 20
 }
 
 // refreshGrace is oauth's RefreshGrace for the setting d, where 0 means off.
@@ -254,6 +264,7 @@ func (a *App) applySettings(s settings.Settings) {
 	if a.web != nil {
 		a.web.SetCompat(webCompat(s))
 	}
+	a.mcp.SetEmptyLastCursor(len(s.Compat) > 0)
 	if pm, burst := a.limiter.Rate(); pm != s.RateLimit || (s.RateLimit > 0 && burst != s.RateBurst) {
 		a.limiter.Set(s.RateLimit, s.RateBurst) // walks every bucket: only when the rate changed
 	}

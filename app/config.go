@@ -13,6 +13,7 @@ import (
 	_ "time/tzdata" // OWNSONA_TIMEZONE on hosts without a zone database
 
 	"github.com/ownsona/ownsona/app/approval"
+	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/ops"
 	"github.com/ownsona/ownsona/app/settings"
 	"github.com/ownsona/ownsona/app/web"
@@ -124,6 +125,12 @@ type Config struct {
 	MaxConcurrent int
 	// MaxUploadMB caps a file uploaded for import (prepare_import_upload), in MiB. If zero, 64.
 	MaxUploadMB int
+	// MaxMemories caps the memories the file holds, forgotten ones included; a write past it
+	// is refused with LIMIT_EXCEEDED. If zero, 250000; negative: no cap.
+	MaxMemories int
+	// MaxFileMB caps the data the file holds, in MiB, so that a client cannot fill the disk.
+	// If zero, 2048 (1024 on 32-bit systems); negative: no cap.
+	MaxFileMB int
 	// CORSOrigins are the browser origins allowed to call /mcp and read the discovery
 	// documents. If unset, https://claude.ai.
 	CORSOrigins []string
@@ -171,6 +178,8 @@ func NewConfig() Config {
 		RateBurst:       20,
 		MaxConcurrent:   64,
 		MaxUploadMB:     64,
+		MaxMemories:     memory.DefaultMaxMemories,
+		MaxFileMB:       int(memory.DefaultMaxFileBytes >> 20),
 		CORSOrigins:     []string{"https://claude.ai"},
 		BackupEvery:     24 * time.Hour,
 		BackupKeep:      7,
@@ -217,6 +226,8 @@ func (c *Config) settings() []setting {
 		{"compat", "OWNSONA_COMPAT", "compatibility modes for clients written for other servers, comma-separated: once, komcp, sophon (default none)", false, &c.Compat},
 		{"max-concurrent", "OWNSONA_MAX_CONCURRENT", "authenticated MCP requests served at once, beyond it 503; other requests share a quarter of it (event streams aside)", true, &c.MaxConcurrent},
 		{"max-upload-mb", "OWNSONA_MAX_UPLOAD_MB", "largest file an import upload URL takes, in MiB", true, &c.MaxUploadMB},
+		{"max-memories", "OWNSONA_MAX_MEMORIES", "most memories the file holds, forgotten ones included; writes past it answer LIMIT_EXCEEDED (-1: no cap)", false, &c.MaxMemories},
+		{"max-file-mb", "OWNSONA_MAX_FILE_MB", "most data the file holds, in MiB, before writes answer LIMIT_EXCEEDED (1024 on 32-bit systems; -1: no cap)", false, &c.MaxFileMB},
 		{"cors-origins", "OWNSONA_CORS_ORIGINS", "browser origins allowed to call /mcp and the discovery documents, comma-separated", true, &c.CORSOrigins},
 		{"backup-dir", "OWNSONA_BACKUP_DIR", "directory for scheduled backups while serving (off if empty)", true, &c.BackupDir},
 		{"backup-every", "OWNSONA_BACKUP_EVERY", "interval of scheduled backups", true, &c.BackupEvery},

@@ -97,7 +97,8 @@ func openMemories(db *kv.DB, getenv func(string) string, stderr io.Writer) (*mem
 		return nil, err
 	}
 	return memory.Open(db, memory.Config{Embedder: emb, Log: newLogger(stderr, cfg.LogLevel),
-		MaxTextChars: cfg.MaxTextChars, DedupThreshold: cfg.DedupThreshold, Location: cfg.loc()})
+		MaxTextChars: cfg.MaxTextChars, DedupThreshold: cfg.DedupThreshold, Location: cfg.loc(),
+		MaxMemories: cfg.MaxMemories, MaxFileBytes: fileCap(cfg.MaxFileMB)})
 }
 
 // configFor parses a serving command's settings; done is true when --help was asked for (and

@@ -14,6 +14,7 @@ var funcs = template.FuncMap{
 	"whenp":    func(t *time.Time) string { return whenPtr(t, "never") },
 	"seconds":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 	"writer":   writer,
+	"mib":      mib,
 	"join":     strings.Join,
 	"duration": duration,
 	"ms":       func(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) },
@@ -62,6 +63,15 @@ func writer(client, provider, mode string) string {
 		who += ", imported"
 	}
 	return who
+}
+
+// mib shows a size in MiB, with one decimal under 10 MiB.
+func mib(n int64) string {
+	v := float64(n) / (1 << 20)
+	if v < 10 {
+		return fmt.Sprintf("%.1f MiB", v)
+	}
+	return fmt.Sprintf("%.0f MiB", v)
 }
 
 // duration shows an uptime as days, hours and minutes.

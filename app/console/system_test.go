@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -31,7 +32,8 @@ func TestConsole_System(t *testing.T) {
 	body := f.signedIn(t).page(t, "/console/system")
 	wantContains(t, "the system page", body, "Healthy", "<dt>database</dt><dd>ok</dd>", "9.9.9-test",
 		"<dt>Active</dt><dd>2</dd>", "<dt>Superseded (kept as history)</dt><dd>1</dd>", "<dt>Forgotten (in the trash)</dt><dd>1</dd>",
-		"<dt>Stored in all</dt><dd>4</dd>",
+		"<dt>Stored in all</dt><dd>4</dd>", "<dt>Room for memories</dt><dd>4 stored of at most 250000 (<code>--max-memories</code>)</dd>",
+		fmt.Sprintf("of at most %d MiB (<code>--max-file-mb</code>); the file takes", memory.DefaultMaxFileBytes>>20),
 		"none: search is lexical only", "<dt>Vector index</dt><dd>ready</dd>", "Download a backup now")
 }
 
