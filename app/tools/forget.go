@@ -49,6 +49,16 @@ type forgetBatchPayload struct {
 		AlreadyDeleted int `json:"already_deleted"`
 		Errors         int `json:"errors"`
 	} `json:"summary"`
+	cutNote
+}
+
+func (p forgetBatchPayload) listLen() int { return len(p.Results) }
+
+func (p forgetBatchPayload) trimmed(n, _ int) any {
+	q := p
+	q.Results = firstOf(p.Results, n)
+	q.cutNote = newCut(len(p.Results), n, "The results of %d more items", batchRest, nil, 0)
+	return q
 }
 
 func (s *Server) forgetTools() []*rpc.Tool {
@@ -66,12 +76,12 @@ func (s *Server) forgetTools() []*rpc.Tool {
 			name: "forget_batch", title: "Forget several memories",
 			desc: "Soft-delete up to 200 memories by id; each id succeeds or fails on its own.",
 			ann:  writes(true, true),
-			out: schema{
+			out: withCut(schema{
 				"dry_run": typeBoolean,
 				"results": arrayOf(schema{"type": "object", "properties": schema{"input_index": typeInteger, "id": idSchema,
 					"ok": typeBoolean, "already_deleted": typeBoolean, "error": errorSchema}}),
 				"summary": summaryOf("total", "deleted", "already_deleted", "errors"),
-			},
+			}),
 			run: s.forgetBatch,
 			describe: func(_ context.Context, in forgetBatchArgs, text bool) (string, error) {
 				return "Forget " + s.memoryList(in.IDs, text) + "? Forgotten memories stay restorable from the trash.", nil

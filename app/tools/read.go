@@ -59,18 +59,102 @@ type textSearchArgs struct {
 }
 
 type exportArgs struct {
-	IncludeDeleted *bool `json:"include_deleted" desc:"include forgotten and expired memories (default true)"`
+	IncludeDeleted *bool  `json:"include_deleted" desc:"include forgotten and expired memories (default true)"`
+	Cursor         string `json:"cursor" desc:"next_cursor of the previous answer, when it was cut to fit the answer budget" schema:"min=1,max=40"`
 }
 
 type listPayload struct {
 	OK         bool             `json:"ok"`
 	Memories   []*memory.Memory `json:"memories"`
 	NextCursor string           `json:"next_cursor"`
+	cutNote
+	from string // the cursor of the request, where an empty answer would have to continue
 }
 
+func (p listPayload) listLen() int { return len(p.Memories) }
+
+// trimmed: the page's next_cursor continues right after the last memory kept.
+func (p listPayload) trimmed(n, textMax int) any {
+	q := p
+	var cut []uint64
+	q.Memories, cut = firstMemories(p.Memories, n, textMax)
+	switch {
+	case n == 0:
+		q.NextCursor = p.from
+	case n < len(p.Memories):
+		q.NextCursor = encodeCursor(q.Memories[n-1].ID)
+	}
+	q.cutNote = newCut(len(p.Memories), n, "%d more memories of this page",
+		fmt.Sprintf("call list_memories again with the same filters and cursor %q (no offset) for the rest", q.NextCursor), cut, textMax)
+	return q
+}
+
+// memoriesPayload is text_search's.
 type memoriesPayload struct {
 	OK       bool             `json:"ok"`
 	Memories []*memory.Memory `json:"memories"`
+	cutNote
+}
+
+func (p memoriesPayload) listLen() int { return len(p.Memories) }
+
+func (p memoriesPayload) trimmed(n, textMax int) any {
+	q := p
+	var cut []uint64
+	q.Memories, cut = firstMemories(p.Memories, n, textMax)
+	q.cutNote = newCut(len(p.Memories), n, "%d more matches", "ask with a lower limit or a longer text, or page through them with list_memories", cut, textMax)
+	return q
+}
+
+// memoryPayload is get_memory's.
+type memoryPayload struct {
+	OK     bool           `json:"ok"`
+	Memory *memory.Memory `json:"memory"`
+	cutNote
+}
+
+func (p memoryPayload) listLen() int { return 1 }
+
+func (p memoryPayload) trimmed(n, textMax int) any {
+	q := p
+	if n == 0 {
+		q.Memory = nil
+		q.cutNote = cutNote{Truncated: true, Omitted: 1, Note: "The memory is longer than the answer budget allows; the owner sees it in ownsona's console or with `ownsona export`."}
+		return q
+	}
+	mems, cut := firstMemories([]*memory.Memory{p.Memory}, 1, textMax)
+	q.Memory = mems[0]
+	q.cutNote = newCut(1, 1, "", "", cut, textMax)
+	return q
+}
+
+// exportPayload is export_memories's: count is how many memories this answer holds.
+type exportPayload struct {
+	OK         bool             `json:"ok"`
+	Count      int              `json:"count"`
+	Memories   []*memory.Memory `json:"memories"`
+	NextCursor string           `json:"next_cursor,omitempty"`
+	cutNote
+	from string // the cursor of the request
+}
+
+func (p exportPayload) listLen() int { return len(p.Memories) }
+
+// trimmed: next_cursor continues right after the last memory kept.
+func (p exportPayload) trimmed(n, textMax int) any {
+	q := p
+	var cut []uint64
+	q.Memories, cut = firstMemories(p.Memories, n, textMax)
+	q.Count = n
+	switch {
+	case n == 0:
+		q.NextCursor = p.from
+	case n < len(p.Memories):
+		q.NextCursor = encodeExportCursor(q.Memories[n-1].ID)
+	}
+	q.cutNote = newCut(len(p.Memories), n, "%d more memories",
+		fmt.Sprintf("call export_memories again with the same include_deleted and cursor %q for the rest, or run `ownsona export` on the server", q.NextCursor), cut, textMax)
+	return q
 }
 
 func (s *Server) readTools() []*rpc.Tool {
@@ -79,23 +163,23 @@ func (s *Server) readTools() []*rpc.Tool {
 		newTool(s, def[listArgs]{
 			name: "list_memories", title: "List memories",
 			desc: "List memories newest first, with filters; page with next_cursor (or offset). Superseded (corrected) memories are left out unless include_superseded." + asData,
-			ann:  readOnly(), out: schema{"memories": memories, "next_cursor": typeString}, run: s.listMemories,
+			ann:  readOnly(), out: withCut(schema{"memories": memories, "next_cursor": typeString}), run: s.listMemories,
 			meta: appMeta(),
 		}),
 		newTool(s, def[idArgs]{
 			name: "get_memory", title: "Get a memory",
 			desc: "Fetch one memory by id, including forgotten (soft-deleted) ones with their tombstone and superseded ones: superseded_by names the memory that corrects it, supersedes those it corrects." + asData,
-			ann:  readOnly(), out: schema{"memory": memorySchema}, run: s.getMemory,
+			ann:  readOnly(), out: withCut(schema{"memory": memorySchema}), run: s.getMemory,
 		}),
 		newTool(s, def[textSearchArgs]{
 			name: "text_search", title: "Find memories containing text",
 			desc: "Find active memories whose text contains the given text (case-insensitive), newest first; superseded ones only with include_superseded. Use recall to search by meaning." + asData,
-			ann:  readOnly(), out: schema{"memories": memories}, run: s.textSearch,
+			ann:  readOnly(), out: withCut(schema{"memories": memories}), run: s.textSearch,
 		}),
 		newTool(s, def[exportArgs]{
 			name: "export_memories", title: "Export memories",
-			desc: "Return every memory, oldest first, with all fields (forgotten ones too unless include_deleted is false); at most 1000, beyond which use `ownsona export` on the server." + asData,
-			ann:  readOnly(), out: schema{"count": typeInteger, "memories": memories}, run: s.exportMemories,
+			desc: "Return every memory, oldest first, with all fields (forgotten ones too unless include_deleted is false); at most 1000, beyond which use `ownsona export` on the server. An answer too long for one reply is cut at a whole memory: call again with its next_cursor for the rest." + asData,
+			ann:  readOnly(), out: withCut(schema{"count": typeInteger, "memories": memories, "next_cursor": typeString}), run: s.exportMemories,
 		}),
 	}
 }
@@ -106,6 +190,18 @@ func decodeCursor(s string) (uint64, error) {
 	var id uint64
 	if _, err := fmt.Sscanf(s, "m%d", &id); err != nil || id == 0 || encodeCursor(id) != s {
 		return 0, rpc.InvalidArgument("cursor", "is not a cursor this server returned")
+	}
+	return id, nil
+}
+
+// An export's cursor names the last memory returned, after which the next answer starts
+// (oldest first, where a list's cursor counts down).
+func encodeExportCursor(id uint64) string { return fmt.Sprintf("x%d", id) }
+
+func decodeExportCursor(s string) (uint64, error) {
+	var id uint64
+	if _, err := fmt.Sscanf(s, "x%d", &id); err != nil || id == 0 || encodeExportCursor(id) != s {
+		return 0, rpc.InvalidArgument("cursor", "is not a cursor export_memories returned")
 	}
 	return id, nil
 }
@@ -125,7 +221,7 @@ func (s *Server) listMemories(ctx context.Context, in listArgs) (any, error) {
 		}
 	}
 	mems, more := s.mem.List(f, page)
-	p := listPayload{OK: true, Memories: nonNil(mems)}
+	p := listPayload{OK: true, Memories: nonNil(mems), from: in.Cursor}
 	if more && len(mems) > 0 {
 		p.NextCursor = encodeCursor(mems[len(mems)-1].ID)
 	}
@@ -137,10 +233,7 @@ func (s *Server) getMemory(ctx context.Context, in idArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return struct {
-		OK     bool           `json:"ok"`
-		Memory *memory.Memory `json:"memory"`
-	}{true, m}, nil
+	return memoryPayload{OK: true, Memory: m}, nil
 }
 
 func (s *Server) textSearch(ctx context.Context, in textSearchArgs) (any, error) {
@@ -153,30 +246,36 @@ func (s *Server) textSearch(ctx context.Context, in textSearchArgs) (any, error)
 		limit = *in.Limit
 	}
 	mems, _ := s.mem.List(memory.Filter{Contains: needle, IncludeSuperseded: in.IncludeSuperseded}, memory.Page{Limit: limit})
-	return memoriesPayload{true, nonNil(mems)}, nil
+	return memoriesPayload{OK: true, Memories: nonNil(mems)}, nil
 }
 
 func (s *Server) exportMemories(ctx context.Context, in exportArgs) (any, error) {
+	var after uint64
+	if in.Cursor != "" {
+		var err error
+		if after, err = decodeExportCursor(in.Cursor); err != nil {
+			return nil, err
+		}
+	}
 	// Superseded memories are history: an export keeps them, with their links.
 	f := memory.Filter{IncludeDeleted: in.IncludeDeleted == nil || *in.IncludeDeleted, IncludeSuperseded: true}
 	var mems []*memory.Memory
-	tooMany := false
+	total := 0
 	s.mem.Each(f, func(m *memory.Memory) bool {
-		if len(mems) == maxExport {
-			tooMany = true
+		if total == maxExport {
+			total++
 			return false
 		}
-		mems = append(mems, m.Clone())
+		total++
+		if m.ID > after {
+			mems = append(mems, m.Clone())
+		}
 		return true
 	})
-	if tooMany {
+	if total > maxExport {
 		return nil, &toolError{Code: codeLimitExceeded, Message: fmt.Sprintf("more than %d memories; run `ownsona export` on the server for all of them", maxExport)}
 	}
-	return struct {
-		OK       bool             `json:"ok"`
-		Count    int              `json:"count"`
-		Memories []*memory.Memory `json:"memories"`
-	}{true, len(mems), nonNil(mems)}, nil
+	return exportPayload{OK: true, Count: len(mems), Memories: nonNil(mems), from: in.Cursor}, nil
 }
 
 // nonNil makes an absent list an empty one, so payloads show [] rather than null.

@@ -88,7 +88,9 @@ type recallPayload struct {
 	SearchTimeMS         float64        `json:"search_time_ms"`
 	Warning              string         `json:"warning,omitempty"`
 	TimeWindow           *timeWindow    `json:"time_window,omitempty"`
-	text                 string
+	cutNote
+	query  string // the question, for the text form
+	asText bool   // format "text": content[0] is recallText
 }
 
 // timeWindow is the window of creation times the question's own time words set ("last
@@ -107,22 +109,70 @@ func timeWindowOf(w *memory.TimeWindow) *timeWindow {
 	return &timeWindow{Since: w.Since, Until: w.Until, Phrase: w.Phrase}
 }
 
-func (p recallPayload) contentText() string { return p.text }
+func (p recallPayload) contentText() string {
+	if !p.asText {
+		return ""
+	}
+	return recallText(p.query, p)
+}
+
+func (p recallPayload) listLen() int { return len(p.Matches) }
+
+func (p recallPayload) trimmed(n, textMax int) any {
+	q := p
+	q.Matches = firstOf(p.Matches, n)
+	var cut []uint64
+	if textMax >= 0 && n > 0 {
+		if m, was := cutMemory(q.Matches[0].Memory, textMax); was {
+			q.Matches[0].Memory = m
+			cut = append(cut, m.ID)
+		}
+	}
+	q.cutNote = newCut(len(p.Matches), n, "%d more matches", "ask again with a lower limit, or narrow the search with tags, since or until", cut, textMax)
+	return q
+}
 
 type contextPromptPayload struct {
 	OK        bool     `json:"ok"`
 	Prompt    string   `json:"prompt"`
 	MemoryIDs []uint64 `json:"memory_ids"`
-	Omitted   int      `json:"omitted"`
-	Warning   string   `json:"warning,omitempty"`
+	// Omitted counts the facts left out, by max_chars or by the answer budget; it hides
+	// cutNote's.
+	Omitted int    `json:"omitted"`
+	Warning string `json:"warning,omitempty"`
+	cutNote
+	userPrompt string           // the user's prompt
+	facts      []*memory.Memory // the matches, most relevant first
+	maxChars   int              // max_chars; 0: none
+}
+
+// newContextPrompt lays out the prompt of facts within maxChars.
+func newContextPrompt(userPrompt string, facts []*memory.Memory, maxChars int, warning string) contextPromptPayload {
+	prompt, used, omitted := contextPrompt(userPrompt, facts, maxChars)
+	return contextPromptPayload{OK: true, Prompt: prompt, MemoryIDs: used, Omitted: omitted, Warning: warning,
+		userPrompt: userPrompt, facts: facts, maxChars: maxChars}
+}
+
+func (p contextPromptPayload) listLen() int { return len(p.facts) }
+
+// trimmed lays out the prompt again with the n most relevant facts.
+func (p contextPromptPayload) trimmed(n, textMax int) any {
+	facts, cut := firstMemories(p.facts, n, textMax)
+	q := newContextPrompt(p.userPrompt, facts, p.maxChars, p.Warning)
+	q.facts = p.facts
+	c := newCut(len(p.facts), n, "The %d least relevant facts", "the prompt keeps the most relevant ones", cut, textMax)
+	q.Omitted += c.Omitted
+	c.Omitted = 0 // counted in q.Omitted, which hides it
+	q.cutNote = c
+	return q
 }
 
 const recallDesc = "Search the user's memories by meaning and keywords; returns the best matches first with a relevance score. Call it before answering anything that may depend on what you know about the user. Prefer the most recently confirmed of contradicting matches." + asData
 
 func (s *Server) recallTools() []*rpc.Tool {
-	out := schema{"matches": arrayOf(memorySchema), "query_embedding_time_ms": typeNumber, "search_time_ms": typeNumber, "warning": typeString,
+	out := withCut(schema{"matches": arrayOf(memorySchema), "query_embedding_time_ms": typeNumber, "search_time_ms": typeNumber, "warning": typeString,
 		"time_window": schema{"type": "object", "description": "the window of creation times the question's own time words set (since inclusive, until exclusive, null for an open end); absent when it has none or since/until were given",
-			"properties": schema{"since": orNull(schema{"type": "string", "format": "date-time"}), "until": orNull(schema{"type": "string", "format": "date-time"}), "phrase": typeString}}}
+			"properties": schema{"since": orNull(schema{"type": "string", "format": "date-time"}), "until": orNull(schema{"type": "string", "format": "date-time"}), "phrase": typeString}}})
 	return []*rpc.Tool{
 		newTool(s, def[recallArgs]{name: "recall", title: "Recall memories", desc: recallDesc, ann: readOnly(), out: out, run: s.recall, meta: appMeta()}),
 		newTool(s, def[recallArgs]{name: "search_memory", title: "Search memories (alias of recall)", desc: "Alias of recall. " + recallDesc, ann: readOnly(), out: out, run: s.recall, meta: appMeta()}),
@@ -130,7 +180,7 @@ func (s *Server) recallTools() []*rpc.Tool {
 			name: "build_context_prompt", title: "Build a prompt with context",
 			desc: "Find the memories relevant to the user's prompt and return one prompt that lists them as known facts followed by the user's prompt, within max_chars characters (most relevant facts first)." + asData,
 			ann:  readOnly(),
-			out:  schema{"prompt": typeString, "memory_ids": arrayOf(idSchema), "omitted": typeInteger, "warning": typeString},
+			out:  withCut(schema{"prompt": typeString, "memory_ids": arrayOf(idSchema), "omitted": typeInteger, "warning": typeString}),
 			run:  s.buildContextPrompt,
 		}),
 	}
@@ -147,9 +197,7 @@ func (s *Server) recall(ctx context.Context, in recallArgs) (any, error) {
 	for _, m := range found.Matches {
 		p.Matches = append(p.Matches, scoredMemory{m.Memory, m.Score})
 	}
-	if in.Format == "text" {
-		p.text = recallText(in.Query, p)
-	}
+	p.query, p.asText = in.Query, in.Format == "text"
 	return p, nil
 }
 
@@ -171,6 +219,9 @@ func recallText(query string, p recallPayload) string {
 	if p.Warning != "" {
 		fmt.Fprintf(&b, "\n\nNote: %s", p.Warning)
 	}
+	if p.Note != "" {
+		fmt.Fprintf(&b, "\n\nNote: %s", p.Note)
+	}
 	return b.String()
 }
 
@@ -188,8 +239,7 @@ func (s *Server) buildContextPrompt(ctx context.Context, in contextPromptArgs) (
 	if in.MaxChars != nil {
 		maxChars = *in.MaxChars
 	}
-	prompt, used, omitted := contextPrompt(in.UserPrompt, facts, maxChars)
-	return contextPromptPayload{OK: true, Prompt: prompt, MemoryIDs: used, Omitted: omitted, Warning: found.Warning}, nil
+	return newContextPrompt(in.UserPrompt, facts, maxChars, found.Warning), nil
 }
 
 // contextPrompt lays out facts and the user's prompt as OwnSona does, adding facts in order of

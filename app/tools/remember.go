@@ -92,6 +92,43 @@ type rememberBatchPayload struct {
 		Failed    int `json:"failed"`
 	} `json:"summary"`
 	Warning string `json:"warning,omitempty"`
+	cutNote
+}
+
+func (p rememberBatchPayload) listLen() int { return len(p.Results) }
+
+// trimmed keeps the first n results; with textMax, the texts of the near duplicates and
+// possible contradictions of the first are cut.
+func (p rememberBatchPayload) trimmed(n, textMax int) any {
+	q := p
+	q.Results = firstOf(p.Results, n)
+	var cut []uint64
+	if textMax >= 0 && n > 0 {
+		r := &q.Results[0]
+		r.NearDuplicates, cut = cutNear(r.NearDuplicates, textMax, cut)
+		r.Contradictions, cut = cutNear(r.Contradictions, textMax, cut)
+	}
+	q.cutNote = newCut(len(p.Results), n, "The results of %d more items", batchRest, cut, textMax)
+	return q
+}
+
+// batchRest says what became of the items of a batch whose results were left out.
+const batchRest = "those items were processed all the same (summary counts them); list_memories and get_memory show the memories as they are now"
+
+// cutNear is dups with their texts cut to max characters, appending the ids of those cut to cut.
+func cutNear(dups []memory.NearDuplicate, max int, cut []uint64) ([]memory.NearDuplicate, []uint64) {
+	if len(dups) == 0 {
+		return dups, cut
+	}
+	out := make([]memory.NearDuplicate, len(dups))
+	for i, d := range dups {
+		var was bool
+		if d.Text, was = cutText(d.Text, max); was {
+			cut = append(cut, d.ID)
+		}
+		out[i] = d
+	}
+	return out, cut
 }
 
 func (s *Server) rememberTools() []*rpc.Tool {
@@ -115,13 +152,13 @@ func (s *Server) rememberTools() []*rpc.Tool {
 			name: "remember_batch", title: "Remember several facts",
 			desc: "Store up to 200 facts in one call; each item takes remember's arguments and succeeds or fails on its own (results[i].input_index). source_provider and dedup_policy given here are the items' defaults.",
 			ann:  writes(false, false),
-			out: schema{
+			out: withCut(schema{
 				"results": arrayOf(schema{"type": "object", "properties": schema{"input_index": typeInteger, "ok": typeBoolean,
 					"memory_id": idSchema, "message": typeString, "replayed": replayedSchema, "error": errorSchema, "near_duplicates": nearDuplicatesSchema,
 					"possible_contradictions": contradictionsSchema}}),
 				"summary": summaryOf("total", "succeeded", "failed"),
 				"warning": typeString,
-			},
+			}),
 			batchProp: "items",
 			run:       func(ctx context.Context, in rememberBatchArgs) (any, error) { return s.rememberBatch(ctx, in, item) },
 			describe: func(_ context.Context, in rememberBatchArgs, _ bool) (string, error) {

@@ -35,7 +35,57 @@ func (s *Server) listResources(ctx context.Context) ([]rpc.Resource, error) {
 	return out, nil
 }
 
-func jsonText(uri string, v any) ([]rpc.ResourceContents, error) {
+// recentPayload is the resource of the newest memories.
+type recentPayload struct {
+	Memories []*memory.Memory `json:"memories"`
+	cutNote
+}
+
+func (p recentPayload) listLen() int { return len(p.Memories) }
+
+func (p recentPayload) trimmed(n, textMax int) any {
+	var cut []uint64
+	q := recentPayload{}
+	q.Memories, cut = firstMemories(p.Memories, n, textMax)
+	q.cutNote = newCut(len(p.Memories), n, "%d more memories", "list_memories pages through them all", cut, textMax)
+	return q
+}
+
+// resourceTags is the resource of the tags: list_tags's payload without "ok".
+type resourceTags struct {
+	Tags []memory.TagCount `json:"tags"`
+	cutNote
+}
+
+func (p resourceTags) listLen() int { return len(p.Tags) }
+
+func (p resourceTags) trimmed(n, _ int) any {
+	q := tagsPayload{Tags: p.Tags}.trimmed(n, 0).(tagsPayload)
+	return resourceTags{Tags: q.Tags, cutNote: q.cutNote}
+}
+
+// resourceMemory is a memory as its resource shows it.
+type resourceMemory struct {
+	*memory.Memory
+	cutNote
+}
+
+func (p resourceMemory) listLen() int { return 1 }
+
+func (p resourceMemory) trimmed(n, textMax int) any {
+	if n == 0 {
+		return resourceMemory{cutNote: memoryPayload{}.trimmed(0, -1).(memoryPayload).cutNote}
+	}
+	mems, cut := firstMemories([]*memory.Memory{p.Memory}, 1, textMax)
+	return resourceMemory{Memory: mems[0], cutNote: newCut(1, 1, "", "", cut, textMax)}
+}
+
+// jsonText is a resource's contents: v as indented JSON, cut to the answer budget when it is
+// trimmable.
+func (s *Server) jsonText(uri string, v any) ([]rpc.ResourceContents, error) {
+	if t, ok := v.(trimmable); ok {
+		v = fit(t, s.maxResult, indentedSize)
+	}
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return nil, err
@@ -59,17 +109,17 @@ func (s *Server) readResource(ctx context.Context, uri string) ([]rpc.ResourceCo
 		return readApp(), nil
 	case "ownsona://memories/recent":
 		mems, _ := s.mem.List(memory.Filter{}, memory.Page{Limit: 20})
-		return jsonText(uri, map[string]any{"memories": nonNil(mems)})
+		return s.jsonText(uri, recentPayload{Memories: nonNil(mems)})
 	case "ownsona://tags":
-		return jsonText(uri, map[string]any{"tags": s.mem.Tags(memory.Filter{}, 0)})
+		return s.jsonText(uri, resourceTags{Tags: s.mem.Tags(memory.Filter{}, 0)})
 	case "ownsona://stats":
-		return jsonText(uri, s.stats())
+		return s.jsonText(uri, s.stats())
 	}
 	if rest, ok := strings.CutPrefix(uri, "ownsona://memories/"); ok {
 		id, err := strconv.ParseUint(rest, 10, 64)
 		if err == nil && strconv.FormatUint(id, 10) == rest {
 			if m, err := s.mem.Get(id); err == nil {
-				return jsonText(uri, m)
+				return s.jsonText(uri, resourceMemory{Memory: m})
 			}
 		}
 	}

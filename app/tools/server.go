@@ -59,6 +59,11 @@ type Config struct {
 	// Uploads mints upload tokens and reports imports (prepare_import_upload, import_status).
 	// If nil, those tools are not offered.
 	Uploads Uploads
+	// MaxResultChars is the longest answer of a tool, resource or prompt, in characters
+	// (budget.go): longer ones are cut at a whole item, saying so. If zero or less,
+	// DefaultMaxResultChars (40,000); the flag keeps it within MinMaxResultChars and
+	// MaxMaxResultChars.
+	MaxResultChars int
 }
 
 // Server is the MCP surface of the memory store: an rpc.Server with the tools, resources,
@@ -79,12 +84,16 @@ type Server struct {
 	askOnly   bool // no console decides: only the client can approve
 	uploads   Uploads
 	publicURL func() string // nil: URLs are paths
+	maxResult int           // the answer budget, in characters
 }
 
 // New builds the MCP surface over cfg.Memories and hangs resource notifications off the
 // store's changes. It fails when the allowlist names a tool ownsona does not have.
 func New(cfg Config) (*Server, error) {
-	s := &Server{mem: cfg.Memories, log: cfg.Log, now: cfg.Now, byName: map[string]*rpc.Tool{}, approvals: cfg.Approvals, askOnly: cfg.AskOnly, uploads: cfg.Uploads, publicURL: cfg.PublicURL}
+	s := &Server{mem: cfg.Memories, log: cfg.Log, now: cfg.Now, byName: map[string]*rpc.Tool{}, approvals: cfg.Approvals, askOnly: cfg.AskOnly, uploads: cfg.Uploads, publicURL: cfg.PublicURL, maxResult: cfg.MaxResultChars}
+	if s.maxResult <= 0 {
+		s.maxResult = DefaultMaxResultChars
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}

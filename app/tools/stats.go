@@ -42,6 +42,45 @@ type duplicatesPayload struct {
 		Groups int `json:"groups"`
 		Pairs  int `json:"pairs"`
 	} `json:"summary"`
+	cutNote
+}
+
+func (p duplicatesPayload) listLen() int { return len(p.Groups) }
+
+func (p duplicatesPayload) trimmed(n, textMax int) any {
+	q := p
+	q.Groups = firstOf(p.Groups, n)
+	var cut []uint64
+	if textMax >= 0 && n > 0 {
+		g := &q.Groups[0]
+		mems := make([]*memory.Memory, len(g.Memories))
+		for i, m := range g.Memories {
+			var was bool
+			if mems[i], was = cutMemory(m, textMax); was {
+				cut = append(cut, m.ID)
+			}
+		}
+		g.Memories = mems
+	}
+	q.cutNote = newCut(len(p.Groups), n, "%d more groups (summary counts every group)",
+		"merge these first and call again, or call with a higher threshold", cut, textMax)
+	return q
+}
+
+// tagsPayload is list_tags's.
+type tagsPayload struct {
+	OK   bool              `json:"ok"`
+	Tags []memory.TagCount `json:"tags"`
+	cutNote
+}
+
+func (p tagsPayload) listLen() int { return len(p.Tags) }
+
+func (p tagsPayload) trimmed(n, _ int) any {
+	q := p
+	q.Tags = firstOf(p.Tags, n)
+	q.cutNote = newCut(len(p.Tags), n, "The %d least used tags", "the most used are kept", nil, 0)
+	return q
 }
 
 type providerCount struct {
@@ -82,12 +121,12 @@ func (s *Server) reviewTools() []*rpc.Tool {
 			name: "find_near_duplicates", title: "Find near-duplicate memories",
 			desc: "Group active memories that say nearly the same thing (similarity at or above threshold), most similar first, so they can be merged with update_memory and forget." + asData,
 			ann:  readOnly(),
-			out: schema{
+			out: withCut(schema{
 				"threshold": typeNumber,
 				"groups": arrayOf(schema{"type": "object", "properties": schema{"ids": arrayOf(idSchema), "max_similarity": typeNumber,
 					"pair_count": typeInteger, "memories": arrayOf(memorySchema)}}),
 				"summary": summaryOf("groups", "pairs"),
-			},
+			}),
 			run: s.findNearDuplicates,
 		}),
 	}
@@ -118,7 +157,7 @@ func (s *Server) statsTools() []*rpc.Tool {
 		newTool(s, def[tagsArgs]{
 			name: "list_tags", title: "List tags",
 			desc: "List tags with how many memories carry each, most used first.",
-			ann:  readOnly(), out: schema{"tags": tagCounts}, run: s.listTags,
+			ann:  readOnly(), out: withCut(schema{"tags": tagCounts}), run: s.listTags,
 		}),
 	}
 }
@@ -166,10 +205,7 @@ func (s *Server) listTags(ctx context.Context, in tagsArgs) (any, error) {
 	if in.Limit != nil {
 		limit = *in.Limit
 	}
-	return struct {
-		OK   bool              `json:"ok"`
-		Tags []memory.TagCount `json:"tags"`
-	}{true, s.mem.Tags(memory.Filter{IncludeDeleted: in.IncludeDeleted}, limit)}, nil
+	return tagsPayload{OK: true, Tags: s.mem.Tags(memory.Filter{IncludeDeleted: in.IncludeDeleted}, limit)}, nil
 }
 
 // stats is memory_stats's payload, also the ownsona://stats resource.

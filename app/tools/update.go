@@ -126,6 +126,16 @@ type updateBatchPayload struct {
 		Updated int `json:"updated"`
 		Errors  int `json:"errors"`
 	} `json:"summary"`
+	cutNote
+}
+
+func (p updateBatchPayload) listLen() int { return len(p.Results) }
+
+func (p updateBatchPayload) trimmed(n, _ int) any {
+	q := p
+	q.Results = firstOf(p.Results, n)
+	q.cutNote = newCut(len(p.Results), n, "The results of %d more items", batchRest, nil, 0)
+	return q
 }
 
 func (s *Server) updateTools() []*rpc.Tool {
@@ -150,12 +160,12 @@ func (s *Server) updateTools() []*rpc.Tool {
 			name: "update_memory_batch", title: "Update several memories",
 			desc: "Apply up to 200 updates (each as update_memory) in one call; each item succeeds or fails on its own.",
 			ann:  writes(false, true),
-			out: schema{
+			out: withCut(schema{
 				"dry_run": typeBoolean,
 				"results": arrayOf(schema{"type": "object", "properties": schema{"input_index": typeInteger, "id": idSchema,
 					"ok": typeBoolean, "changed_fields": arrayOf(typeString), "error": errorSchema}}),
 				"summary": summaryOf("total", "updated", "errors"),
-			},
+			}),
 			batchProp: "items",
 			run:       func(ctx context.Context, in updateBatchArgs) (any, error) { return s.updateMemoryBatch(ctx, in, item) },
 			describe: func(_ context.Context, in updateBatchArgs, text bool) (string, error) {

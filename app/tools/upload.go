@@ -52,6 +52,16 @@ type prepareUploadPayload struct {
 type importStatusPayload struct {
 	OK      bool               `json:"ok"`
 	Imports []memory.ImportJob `json:"imports"`
+	cutNote
+}
+
+func (p importStatusPayload) listLen() int { return len(p.Imports) }
+
+func (p importStatusPayload) trimmed(n, _ int) any {
+	q := p
+	q.Imports = firstOf(p.Imports, n)
+	q.cutNote = newCut(len(p.Imports), n, "%d older imports", "ask for one with its id", nil, 0)
+	return q
 }
 
 var importJobSchema = schema{
@@ -89,7 +99,7 @@ func (s *Server) importTools() []*rpc.Tool {
 			name: "import_status", title: "Import status",
 			desc: "The progress of uploaded imports of this client: state (waiting for the file, running, done, failed, expired), the format, how many memories were read, imported, skipped as already stored and failed, and the first per-line errors.",
 			ann:  readOnly(),
-			out:  schema{"imports": arrayOf(importJobSchema)},
+			out:  withCut(schema{"imports": arrayOf(importJobSchema)}),
 			run:  s.importStatus,
 		}),
 	}
