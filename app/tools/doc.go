@@ -15,7 +15,8 @@
 // update.go (update_memory, update_memory_batch, confirm), forget.go (forget, forget_batch),
 // stats.go (find_near_duplicates, count_memories, memory_stats, list_tags), connectors.go
 // (OpenAI's search and fetch, for ChatGPT connectors and deep research, in OpenAI's payload
-// shapes), resources.go, prompts.go. Each holds a tool's argument type, its handler and its
+// shapes), resources.go, prompts.go, compat.go (the opt-in compatibility modes' tools and
+// resources; Compat, SetCompat). Each holds a tool's argument type, its handler and its
 // payload together. mcpapp.go is the MCP App (io.modelcontextprotocol/ui): the ui:// resource
 // embedded from ui/memories.html that recall, search_memory and list_memories name in their
 // _meta, and the extension in the capabilities.
@@ -28,6 +29,13 @@
 // times), which clients with a single-type schema dialect accept. Every tool's annotations
 // carry its title and all four hints. rpc validates arguments against the schema before the handler runs; batch
 // tools validate each item themselves, so one bad item fails alone.
+//
+// # Answers fit the hosts
+//
+// budget.go caps every answer of a tool, resource or prompt at Config.MaxResultChars
+// characters (40,000 by default, within Claude Code's 50,000): a longer one is cut at a whole
+// item by one mechanism (fit over a trimmable payload), and says so itself (truncated,
+// omitted, a note; where the tool pages, a cursor that continues right after the last item).
 //
 // # Errors
 //

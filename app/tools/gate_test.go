@@ -34,7 +34,8 @@ func MustNew(tb testing.TB, cfg Config) *Server {
 	return s
 }
 
-// TestNames: Names and promptNames are the tools and prompts the server has, in list order.
+// TestNames: Names (then the compatibility modes' tools) and promptNames are the tools and
+// prompts the server has, in list order.
 func TestNames(t *testing.T) {
 	s := MustNew(t, Config{})
 	var tools, prompts []string
@@ -44,7 +45,7 @@ func TestNames(t *testing.T) {
 	for _, p := range s.RPC.Prompts {
 		prompts = append(prompts, p.Name)
 	}
-	if !slices.Equal(tools, Names()) || !slices.Equal(prompts, promptNames) {
+	if !slices.Equal(tools, slices.Concat(Names(), compatCatalogue)) || !slices.Equal(prompts, promptNames) {
 		t.Errorf("tools %v prompts %v; Names() %v promptNames %v", tools, prompts, Names(), promptNames)
 	}
 }

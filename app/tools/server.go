@@ -59,6 +59,9 @@ type Config struct {
 	// Uploads mints upload tokens and reports imports (prepare_import_upload, import_status).
 	// If nil, those tools are not offered.
 	Uploads Uploads
+	// Compat are the compatibility modes on at the start (OWNSONA_COMPAT; compat.go). If
+	// zero, none. SetCompat changes them later.
+	Compat Compat
 	// MaxResultChars is the longest answer of a tool, resource or prompt, in characters
 	// (budget.go): longer ones are cut at a whole item, saying so. If zero or less,
 	// DefaultMaxResultChars (40,000); the flag keeps it within MinMaxResultChars and
@@ -79,6 +82,7 @@ type Server struct {
 
 	allowMu   sync.Mutex               // one SetAllowlist at a time
 	allowlist atomic.Pointer[[]string] // empty: every tool
+	compat    atomic.Pointer[Compat]
 	gate      atomic.Pointer[gate]
 	approvals *approval.Queue
 	askOnly   bool // no console decides: only the client can approve
@@ -101,9 +105,10 @@ func New(cfg Config) (*Server, error) {
 		s.approvals = approval.New(approval.Config{Now: s.now})
 	}
 	s.allowlist.Store(ptr(slices.Clone(cfg.Allowlist)))
+	s.compat.Store(ptr(cfg.Compat))
 	s.SetApproval(cfg.Approval, cfg.ApprovalTimeout)
 	var list []*rpc.Tool
-	for _, family := range [][]*rpc.Tool{s.rememberTools(), s.recallTools(), s.readTools(), s.updateTools(), s.forgetTools(), s.reviewTools(), s.statsTools(), s.connectorTools(), s.importTools()} {
+	for _, family := range [][]*rpc.Tool{s.rememberTools(), s.recallTools(), s.readTools(), s.updateTools(), s.forgetTools(), s.reviewTools(), s.statsTools(), s.connectorTools(), s.importTools(), s.compatTools()} {
 		list = append(list, family...)
 	}
 	for _, t := range list {
@@ -147,20 +152,22 @@ var catalogue = []string{"remember", "remember_batch", "recall", "search_memory"
 // may name.
 func Names() []string { return slices.Clone(catalogue) }
 
-// checkNames refuses an allowlist that names a tool ownsona does not have.
+// checkNames refuses an allowlist that names a tool ownsona does not have. The modes' tools
+// are not named there: each follows the tool of ownsona it stands for (readsWith).
 func (s *Server) checkNames(names []string) error {
 	for _, name := range names {
-		if s.byName[name] == nil {
+		if !slices.Contains(catalogue, name) {
 			return fmt.Errorf("tools: %q is not a tool of ownsona; the tools are %s", name, strings.Join(catalogue, ", "))
 		}
 	}
 	return nil
 }
 
-// order sorts tools into the catalogue's order.
+// order sorts tools into the catalogue's order, the modes' tools after it.
 func order(list []*rpc.Tool) []*rpc.Tool {
+	all := slices.Concat(catalogue, compatCatalogue)
 	slices.SortStableFunc(list, func(a, b *rpc.Tool) int {
-		return slices.Index(catalogue, a.Name) - slices.Index(catalogue, b.Name)
+		return slices.Index(all, a.Name) - slices.Index(all, b.Name)
 	})
 	return list
 }
@@ -179,10 +186,13 @@ func (s *Server) Scope(name string) (scope string, known bool) {
 	return policy.ScopeWrite, true
 }
 
-// permit is rpc.Server.Permit: the allowlist hides tools from everyone, and a token sees and
-// calls only the tools its scopes cover. Calls without a principal come from stdio, whose
-// client started the process.
+// permit is rpc.Server.Permit: a compatibility mode that is off hides its tools as unknown
+// ones, the allowlist hides tools from everyone, and a token sees and calls only the tools its
+// scopes cover. Calls without a principal come from stdio, whose client started the process.
 func (s *Server) permit(ctx context.Context, name string) error {
+	if !s.Compat().shows(name) {
+		return rpc.InvalidArgument("name", fmt.Sprintf("unknown tool %q", name)) // as rpc answers any unknown tool
+	}
 	if !s.allowed(name) {
 		return &rpc.Error{Code: rpc.CodeServerError, Message: "tool not in allowlist",
 			Data: map[string]string{"tool": name, "reason": "this server exposes only the tools in OWNSONA_TOOLS"}}
@@ -213,6 +223,8 @@ var readsWith = map[string]string{
 	"summarize-memories":        "list_memories",
 	"completion/complete":       "list_tags", // completions are tag names
 	appURI:                      "recall",    // or search_memory or list_memories: see allowedBy
+	// The compatibility modes' (compat.go).
+	"prepare_local_file_upload": "prepare_import_upload",
 }
 
 // allowed reports whether the allowlist in force lets the tool called name (or a resource or
@@ -232,8 +244,11 @@ func allowedBy(allowlist []string, name string) bool {
 	return slices.Contains(allowlist, name)
 }
 
-// visible is rpc.Server.Visible: prompts and resource templates follow the allowlist.
-func (s *Server) visible(_ context.Context, _, name string) bool { return s.allowed(name) }
+// visible is rpc.Server.Visible: prompts and resource templates follow the allowlist, and
+// the compatibility modes' templates their mode.
+func (s *Server) visible(_ context.Context, _, name string) bool {
+	return s.allowed(name) && s.Compat().shows(name)
+}
 
 // Allowlist returns the allowlist in force; empty when every tool is shown.
 func (s *Server) Allowlist() []string { return slices.Clone(*s.allowlist.Load()) }
@@ -251,21 +266,22 @@ func (s *Server) SetAllowlist(names []string) error {
 	defer s.allowMu.Unlock()
 	old := *s.allowlist.Load()
 	s.allowlist.Store(ptr(slices.Clone(names)))
+	c := s.Compat()
 	for _, kind := range []string{"tools", "prompts", "resources"} {
-		if !slices.Equal(shown(kind, old), shown(kind, names)) {
+		if !slices.Equal(shown(kind, old, c), shown(kind, names, c)) {
 			s.RPC.NotifyListChanged(kind)
 		}
 	}
 	return nil
 }
 
-// shown lists what an allowlist shows of a list: "tools", "prompts" or "resources" (the
-// resources and the resource templates).
-func shown(kind string, allowlist []string) []string {
+// shown lists what an allowlist and the compatibility modes c show of a list: "tools",
+// "prompts" or "resources" (the resources and the resource templates).
+func shown(kind string, allowlist []string, c Compat) []string {
 	var names []string
 	switch kind {
 	case "tools":
-		names = catalogue
+		names = slices.Concat(catalogue, compatCatalogue)
 	case "prompts":
 		names = promptNames
 	case "resources":
@@ -278,7 +294,7 @@ func shown(kind string, allowlist []string) []string {
 	}
 	var out []string
 	for _, n := range names {
-		if allowedBy(allowlist, n) {
+		if allowedBy(allowlist, n) && c.shows(n) {
 			out = append(out, n)
 		}
 	}

@@ -78,23 +78,29 @@ var importJobSchema = schema{
 	"required": []string{"id", "state"},
 }
 
+const prepareUploadDesc = "Get a one-time URL and token to upload a large file of memories to import, instead of passing it through the conversation: " +
+	"ownsona's export, the reference memory server's memory.jsonl, mcp-memory-service's or Mem0/OpenMemory's export, or Markdown/text (one memory per paragraph or list item). " +
+	"Then POST the file to upload_url with the token as a bearer token, e.g. with the curl command returned, within ten minutes; the token works once. " +
+	"The import runs in the background: follow it with import_status."
+
+// prepareUploadDef is prepare_import_upload, named name.
+func (s *Server) prepareUploadDef(name, title, desc string) def[prepareUploadArgs] {
+	return def[prepareUploadArgs]{
+		name: name, title: title, desc: desc,
+		ann: writes(false, false),
+		out: schema{
+			"upload_id": typeString, "upload_url": typeString, "upload_token": typeString,
+			"expires_at": typeString, "max_bytes": typeInteger, "method": typeString, "curl": typeString, "message": typeString,
+		},
+		run: s.prepareUpload,
+	}
+}
+
 // importTools are prepare_import_upload and import_status. Without Config.Uploads they are
 // listed all the same (tools/list stays one list) and answer that this server takes no uploads.
 func (s *Server) importTools() []*rpc.Tool {
 	return []*rpc.Tool{
-		newTool(s, def[prepareUploadArgs]{
-			name: "prepare_import_upload", title: "Prepare a file upload for import",
-			desc: "Get a one-time URL and token to upload a large file of memories to import, instead of passing it through the conversation: " +
-				"ownsona's export, the reference memory server's memory.jsonl, mcp-memory-service's or Mem0/OpenMemory's export, or Markdown/text (one memory per paragraph or list item). " +
-				"Then POST the file to upload_url with the token as a bearer token, e.g. with the curl command returned, within ten minutes; the token works once. " +
-				"The import runs in the background: follow it with import_status.",
-			ann: writes(false, false),
-			out: schema{
-				"upload_id": typeString, "upload_url": typeString, "upload_token": typeString,
-				"expires_at": typeString, "max_bytes": typeInteger, "method": typeString, "curl": typeString, "message": typeString,
-			},
-			run: s.prepareUpload,
-		}),
+		newTool(s, s.prepareUploadDef("prepare_import_upload", "Prepare a file upload for import", prepareUploadDesc)),
 		newTool(s, def[importStatusArgs]{
 			name: "import_status", title: "Import status",
 			desc: "The progress of uploaded imports of this client: state (waiting for the file, running, done, failed, expired), the format, how many memories were read, imported, skipped as already stored and failed, and the first per-line errors.",

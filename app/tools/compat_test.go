@@ -1,0 +1,330 @@
+package tools
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ownsona/ownsona/app/memory"
+	"github.com/ownsona/ownsona/oauth"
+)
+
+// modernMeta makes a request 2026-07-28's.
+const modernMeta = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+
+// rpcError is a JSON-RPC error as the client reads it.
+type rpcError struct {
+	Code    int               `json:"code"`
+	Message string            `json:"message"`
+	Data    map[string]string `json:"data"`
+}
+
+// handle sends one request through Handle, in the 2026-07-28 era when modern, and returns its
+// result or its error.
+func handle(tb testing.TB, s *Server, ctx context.Context, modern bool, method string, params map[string]any) (json.RawMessage, *rpcError) {
+	tb.Helper()
+	if modern {
+		params = maps(params, map[string]any{"_meta": json.RawMessage(modernMeta)})
+	}
+	req, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var resp struct {
+		Result json.RawMessage `json:"result"`
+		Error  *rpcError       `json:"error"`
+	}
+	out := s.RPC.Handle(ctx, req)
+	if err := json.Unmarshal(out, &resp); err != nil {
+		tb.Fatalf("%s: %v: %s", method, err, out)
+	}
+	return resp.Result, resp.Error
+}
+
+func maps(a, b map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, m := range []map[string]any{a, b} {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// toolNames lists tools/list's names.
+func toolNames(tb testing.TB, s *Server, ctx context.Context) []string {
+	tb.Helper()
+	res, e := handle(tb, s, ctx, false, "tools/list", map[string]any{})
+	if e != nil {
+		tb.Fatal(e)
+	}
+	var list struct{ Tools []struct{ Name string } }
+	if err := json.Unmarshal(res, &list); err != nil {
+		tb.Fatal(err)
+	}
+	var names []string
+	for _, t := range list.Tools {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+// uris lists resources/list's and resources/templates/list's URIs.
+func uris(tb testing.TB, s *Server) []string {
+	tb.Helper()
+	var out []string
+	res, _ := handle(tb, s, context.Background(), false, "resources/list", map[string]any{})
+	var rl struct{ Resources []struct{ URI string } }
+	json.Unmarshal(res, &rl)
+	for _, r := range rl.Resources {
+		out = append(out, r.URI)
+	}
+	res, _ = handle(tb, s, context.Background(), false, "resources/templates/list", map[string]any{})
+	var tl struct {
+		ResourceTemplates []struct{ URITemplate string } `json:"resourceTemplates"`
+	}
+	json.Unmarshal(res, &tl)
+	for _, t := range tl.ResourceTemplates {
+		out = append(out, t.URITemplate)
+	}
+	return out
+}
+
+// stdioClient is a client of ServeStdio over pipes: it reads every line the server writes.
+type stdioClient struct {
+	w     io.Writer
+	lines chan map[string]json.RawMessage
+}
+
+func startStdio(tb testing.TB, s *Server, version string) *stdioClient {
+	tb.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { s.RPC.ServeStdio(ctx, inR, outW); outW.Close(); close(served) }()
+	c := &stdioClient{w: inW, lines: make(chan map[string]json.RawMessage, 64)}
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 8<<20)
+		for sc.Scan() {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				c.lines <- m
+			}
+		}
+		close(c.lines)
+	}()
+	tb.Cleanup(func() { cancel(); inW.Close(); <-served })
+	c.send(tb, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`)
+	c.next(tb, func(m map[string]json.RawMessage) bool { return string(m["id"]) == "1" })
+	c.send(tb, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return c
+}
+
+func (c *stdioClient) send(tb testing.TB, line string) {
+	tb.Helper()
+	if _, err := io.WriteString(c.w, line+"\n"); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// next returns the first message that match accepts, and what came before it.
+func (c *stdioClient) next(tb testing.TB, match func(map[string]json.RawMessage) bool) (map[string]json.RawMessage, []string) {
+	tb.Helper()
+	var before []string
+	timeout := time.After(time.Minute) // a guard against a hang, not a timed assertion
+	for {
+		select {
+		case m, ok := <-c.lines:
+			if !ok {
+				tb.Fatalf("the server closed; before: %v", before)
+			}
+			if match(m) {
+				return m, before
+			}
+			var method string
+			json.Unmarshal(m["method"], &method)
+			before = append(before, method)
+		case <-timeout:
+			tb.Fatalf("no answer; before: %v", before)
+		}
+	}
+}
+
+// notificationsUntil pings and returns the methods of the notifications the server sent
+// before the pong.
+func (c *stdioClient) notificationsUntil(tb testing.TB, id int) []string {
+	tb.Helper()
+	c.send(tb, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, id))
+	_, before := c.next(tb, func(m map[string]json.RawMessage) bool { return string(m["id"]) == fmt.Sprint(id) })
+	return before
+}
+
+// TestServer_SetCompat (issue 27, item 7): every mode is off by default and the default lists
+// are ownsona's alone, its tools unknown tools; switching a mode changes tools/list from the
+// next request and tells a connected client.
+func TestServer_SetCompat(t *testing.T) {
+	s := MustNew(t, Config{})
+	ctx := context.Background()
+	if got := toolNames(t, s, ctx); !slices.Equal(got, Names()) {
+		t.Errorf("default tools/list = %v, want Names()", got)
+	}
+	_, unknown := handle(t, s, ctx, false, "tools/call", map[string]any{"name": "frobnicate", "arguments": map[string]any{}})
+	for _, name := range compatCatalogue {
+		_, e := handle(t, s, ctx, false, "tools/call", map[string]any{"name": name, "arguments": map[string]any{"query": "x"}})
+		if e == nil || e.Code != unknown.Code || e.Message != strings.ReplaceAll(unknown.Message, "frobnicate", name) {
+			t.Errorf("%s while its mode is off: %+v, want as an unknown tool %+v", name, e, unknown)
+		}
+	}
+
+	c := startStdio(t, s, "2025-06-18")
+	for i, tc := range []struct {
+		compat   Compat
+		tools    []string
+		notified []string
+	}{
+		{Compat{ONCE: true}, []string{"prepare_local_file_upload"}, []string{"notifications/tools/list_changed"}},
+		{Compat{ONCE: true}, []string{"prepare_local_file_upload"}, nil},
+		{Compat{}, nil, []string{"notifications/tools/list_changed"}},
+	} {
+		t.Run(tc.compat.String(), func(t *testing.T) {
+			s.SetCompat(tc.compat)
+			if got := s.Compat(); got != tc.compat {
+				t.Errorf("Compat() = %+v", got)
+			}
+			if got := c.notificationsUntil(t, 100+i); !slices.Equal(got, tc.notified) {
+				t.Errorf("notified %v, want %v", got, tc.notified)
+			}
+			if got, want := toolNames(t, s, ctx), slices.Concat(Names(), tc.tools); !slices.Equal(got, want) {
+				t.Errorf("tools/list = %v, want %v", got, want)
+			}
+		})
+	}
+
+	t.Run("the allowlist holds a mode's tool by the tool it stands for", func(t *testing.T) {
+		s.SetCompat(Compat{ONCE: true})
+		defer s.SetCompat(Compat{})
+		if err := s.SetAllowlist([]string{"recall"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := toolNames(t, s, ctx); !slices.Equal(got, []string{"recall"}) {
+			t.Errorf("tools/list = %v under allowlist recall", got)
+		}
+		if err := s.SetAllowlist([]string{"prepare_import_upload"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := toolNames(t, s, ctx); !slices.Equal(got, []string{"prepare_import_upload", "prepare_local_file_upload"}) {
+			t.Errorf("tools/list = %v under allowlist prepare_import_upload", got)
+		}
+		if err := s.SetAllowlist([]string{"prepare_local_file_upload"}); err == nil {
+			t.Error("an allowlist naming a mode's tool was taken")
+		}
+		s.SetAllowlist(nil)
+	})
+}
+
+// TestServer_SetCompat_concurrent: switching modes while requests run is safe (go test -race).
+func TestServer_SetCompat_concurrent(t *testing.T) {
+	s := MustNew(t, Config{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 50 {
+			s.SetCompat(Compat{ONCE: i%2 == 0})
+		}
+	}()
+	for range 50 {
+		names := toolNames(t, s, context.Background())
+		if !slices.Equal(names[:len(Names())], Names()) {
+			t.Fatalf("tools/list = %v", names)
+		}
+		uris(t, s)
+	}
+	<-done
+}
+
+func TestParseCompat(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Compat
+		err  bool
+	}{
+		{"", Compat{}, false},
+		{"once", Compat{ONCE: true}, false},
+		{" ONCE ,once", Compat{ONCE: true}, false},
+		{"once,claude", Compat{}, true},
+	} {
+		got, err := ParseCompat(tc.in)
+		if got != tc.want || (err != nil) != tc.err {
+			t.Errorf("ParseCompat(%q) = %+v, %v", tc.in, got, err)
+		}
+		if err == nil {
+			if again, _ := ParseCompat(got.String()); again != got {
+				t.Errorf("%q: String %q reads back as %+v", tc.in, got.String(), again)
+			}
+		}
+	}
+}
+
+// TestCompat_ONCE: prepare_local_file_upload is prepare_import_upload by another name.
+func TestCompat_ONCE(t *testing.T) {
+	s := MustNew(t, Config{Compat: Compat{ONCE: true}, Uploads: &okUploads{}})
+	res, _ := handle(t, s, context.Background(), false, "tools/list", map[string]any{})
+	var list struct{ Tools []map[string]json.RawMessage }
+	json.Unmarshal(res, &list)
+	byName := map[string]map[string]json.RawMessage{}
+	for _, tl := range list.Tools {
+		var n string
+		json.Unmarshal(tl["name"], &n)
+		byName[n] = tl
+	}
+	a, b := byName["prepare_import_upload"], byName["prepare_local_file_upload"]
+	for _, k := range []string{"inputSchema", "outputSchema"} {
+		if a == nil || b == nil || string(a[k]) != string(b[k]) {
+			t.Errorf("%s differs:\n%s\n%s", k, a[k], b[k])
+		}
+	}
+	ctx := oauth.WithPrincipal(context.Background(), &oauth.Principal{Kind: "pat", ClientID: "p1", Name: "pat:once", Scope: []string{"memories:write"}})
+	var answers []string
+	for _, name := range []string{"prepare_import_upload", "prepare_local_file_upload"} {
+		res, e := handle(t, s, ctx, false, "tools/call", map[string]any{"name": name, "arguments": map[string]any{"filename": "m.jsonl", "format": "mem0"}})
+		if e != nil {
+			t.Fatalf("%s: %+v", name, e)
+		}
+		answers = append(answers, string(res))
+	}
+	if answers[0] != answers[1] || !strings.Contains(answers[0], "upload_url") {
+		t.Errorf("the answers differ:\n%s\n%s", answers[0], answers[1])
+	}
+	if want := []string{"pat:p1 pat:once m.jsonl mem0", "pat:p1 pat:once m.jsonl mem0"}; !slices.Equal(s.uploads.(*okUploads).asked, want) {
+		t.Errorf("asked %v, want %v", s.uploads.(*okUploads).asked, want)
+	}
+	if scope, _ := s.Scope("prepare_local_file_upload"); scope != "memories:write" {
+		t.Errorf("scope %s", scope)
+	}
+}
+
+// okUploads mints the same upload for every request and records them.
+type okUploads struct{ asked []string }
+
+func (u *okUploads) PrepareUpload(owner, name, filename, format string) (string, string, time.Time, int64, error) {
+	u.asked = append(u.asked, strings.Join([]string{owner, name, filename, format}, " "))
+	return "https://mem.example/uploads/u1", "tok", time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), 1 << 20, nil
+}
+func (u *okUploads) ImportJobs(string) []memory.ImportJob { return nil }
+func (u *okUploads) ImportJob(_, id string) (memory.ImportJob, bool) {
+	return memory.ImportJob{}, false
+}
+
+func jsonEq(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
