@@ -1,10 +1,13 @@
 package tools
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/rpc"
 )
 
@@ -18,15 +21,24 @@ import (
 //
 //   - once (seed 001): prepare_local_file_upload, ONCE's name of prepare_import_upload, with
 //     its schema and behaviour.
+//   - komcp (seed 003): search_kura_notes, with KOmcp's input schema, its text answer ("Found
+//     N notes matching 'q':" then "1. **Title** (similarity: 0.92)" and an excerpt of the
+//     note), its "No notes found" text, and its argument errors as JSON-RPC -32602 "Invalid
+//     params" with data {field, reason} in every protocol revision. A memory has no title:
+//     the title is its first line, cut at a word to 80 characters (as OpenAI's search has
+//     it), and the excerpt its whole text on one line, cut at a word to 200 characters with
+//     "...". structuredContent is recall's payload.
 
 // Compat says which compatibility modes are on; the zero Compat, none.
 type Compat struct {
 	// ONCE adds prepare_local_file_upload (seed 001).
 	ONCE bool
+	// KOmcp adds search_kura_notes (seed 003).
+	KOmcp bool
 }
 
 // CompatModes are the modes' names, as OWNSONA_COMPAT lists them.
-var CompatModes = []string{"once"}
+var CompatModes = []string{"once", "komcp"}
 
 // ParseCompat reads a comma-separated list of modes ("once,komcp"); empty is none.
 func ParseCompat(list string) (Compat, error) {
@@ -36,6 +48,8 @@ func ParseCompat(list string) (Compat, error) {
 		case "":
 		case "once":
 			c.ONCE = true
+		case "komcp":
+			c.KOmcp = true
 		default:
 			return Compat{}, fmt.Errorf("%q is not a compatibility mode; the modes are %s", m, strings.Join(CompatModes, ", "))
 		}
@@ -59,6 +73,8 @@ func (c Compat) on(mode string) bool {
 	switch mode {
 	case "once":
 		return c.ONCE
+	case "komcp":
+		return c.KOmcp
 	}
 	return false
 }
@@ -67,10 +83,11 @@ func (c Compat) on(mode string) bool {
 // allowlist by the tool in readsWith.
 var compatNames = map[string]string{
 	"prepare_local_file_upload": "once",
+	"search_kura_notes":         "komcp",
 }
 
 // compatCatalogue is the order of the modes' tools in tools/list, after the catalogue's.
-var compatCatalogue = []string{"prepare_local_file_upload"}
+var compatCatalogue = []string{"prepare_local_file_upload", "search_kura_notes"}
 
 // shows reports whether c lets name be seen: true for anything that is not a mode's.
 func (c Compat) shows(name string) bool {
@@ -101,5 +118,137 @@ func (s *Server) compatTools() []*rpc.Tool {
 	return []*rpc.Tool{
 		newTool(s, s.prepareUploadDef("prepare_local_file_upload", "Prepare a file upload for import (ONCE's name)",
 			prepareUploadDesc+" The same tool as prepare_import_upload, under the name clients written for ONCE call.")),
+		s.kuraTool(),
 	}
+}
+
+// ---- komcp: search_kura_notes ----
+
+// kuraSchema is KOmcp's input schema of search_kura_notes (seed 003, "Input Schema").
+var kuraSchema = schema{
+	"type": "object",
+	"properties": schema{
+		"query": schema{"type": "string", "description": "Natural language search query", "minLength": 1, "maxLength": 1000},
+		"limit": schema{"type": "number", "description": "Maximum number of results", "minimum": 1, "maximum": 50, "default": 10},
+		"min_similarity": schema{"type": "number", "description": "Minimum cosine similarity threshold",
+			"minimum": 0, "maximum": 1, "default": 0.7},
+	},
+	"required": []string{"query"},
+}
+
+const kuraDesc = "Search Kura notes using semantic similarity. Here the notes are the user's memories in ownsona (its KOmcp compatibility mode), " +
+	"ranked as recall ranks them; similarity is recall's score. Other clients should call recall." + asData
+
+// kuraTool is search_kura_notes. It checks its own arguments (rpc sees a schema that admits
+// any object), so that every error is KOmcp's -32602 with its reasons, in every revision.
+func (s *Server) kuraTool() *rpc.Tool {
+	ann := *readOnly()
+	ann.Title = "Search Kura notes (KOmcp)"
+	t := &rpc.Tool{Name: "search_kura_notes", Title: ann.Title, Description: kuraDesc, InputSchema: mustJSON(kuraSchema),
+		ArgumentSchema: mustJSON(schema{"type": "object"}), OutputSchema: mustJSON(output(recallOut())), Annotations: &ann}
+	t.Handler = func(ctx context.Context, raw json.RawMessage) (*rpc.ToolResult, error) {
+		in, err := parseKuraArgs(raw)
+		if err != nil {
+			return nil, err
+		}
+		p := newRecallPayload(s.mem.Search(ctx, memory.Query{Text: in.query, Limit: in.limit, MinScore: float32(in.minSimilarity)}))
+		p.render = func(p recallPayload) string { return kuraText(in.query, p) }
+		fitted := s.fitPayload(p).(recallPayload)
+		return &rpc.ToolResult{Structured: fitted, Content: []rpc.Content{rpc.TextContent(fitted.contentText())}}, nil
+	}
+	return t
+}
+
+type kuraArgs struct {
+	query         string
+	limit         int
+	minSimilarity float64
+}
+
+// kuraError is KOmcp's refusal of an argument: -32602 "Invalid params" with data {field,
+// reason}, whatever the protocol revision.
+func kuraError(field, reason string) error {
+	return &rpc.Error{Code: rpc.CodeInvalidParams, Message: "Invalid params", Data: map[string]string{"field": field, "reason": reason}}
+}
+
+// parseKuraArgs checks search_kura_notes' arguments with KOmcp's reasons ("Query cannot be
+// empty", "Limit must be between 1 and 50"); a limit with a fraction is cut to its whole part.
+func parseKuraArgs(raw json.RawMessage) (kuraArgs, error) {
+	in := kuraArgs{limit: 10, minSimilarity: 0.7}
+	var args map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &args) // rpc has checked that it is an object
+	number := func(name string) (float64, bool, bool) {
+		v, ok := args[name]
+		if !ok || string(v) == "null" {
+			return 0, false, true
+		}
+		var f float64
+		err := json.Unmarshal(v, &f)
+		return f, true, err == nil
+	}
+	var q string
+	if v, ok := args["query"]; ok && string(v) != "null" {
+		if json.Unmarshal(v, &q) != nil {
+			return in, kuraError("query", "Query must be a string")
+		}
+	}
+	in.query = strings.TrimSpace(q)
+	switch n := len([]rune(in.query)); {
+	case n == 0:
+		return in, kuraError("query", "Query cannot be empty")
+	case n > maxQueryChars:
+		return in, kuraError("query", fmt.Sprintf("Query must be at most %d characters", maxQueryChars))
+	}
+	if f, set, ok := number("limit"); set || !ok {
+		if !ok || f < 1 || f > 50 {
+			return in, kuraError("limit", "Limit must be between 1 and 50")
+		}
+		in.limit = int(f)
+	}
+	if f, set, ok := number("min_similarity"); set || !ok {
+		if !ok || f < 0 || f > 1 {
+			return in, kuraError("min_similarity", "Minimum similarity must be between 0 and 1")
+		}
+		in.minSimilarity = f
+	}
+	return in, nil
+}
+
+// kuraText is search_kura_notes' answer in KOmcp's words.
+func kuraText(query string, p recallPayload) string {
+	var b strings.Builder
+	if len(p.Matches) == 0 {
+		fmt.Fprintf(&b, "No notes found matching '%s'. Try:\n- Using different keywords\n- Lowering the similarity threshold\n- Checking if notes exist in your account", query)
+	} else {
+		fmt.Fprintf(&b, "Found %d notes matching '%s':", len(p.Matches), query)
+		for i, m := range p.Matches {
+			fmt.Fprintf(&b, "\n\n%d. **%s** (similarity: %.2f)\n   %s", i+1, title(m.Text), m.Score, noteExcerpt(m.Text))
+		}
+	}
+	for _, note := range []string{p.Warning, p.Note} {
+		if note != "" {
+			fmt.Fprintf(&b, "\n\nNote: %s", note)
+		}
+	}
+	return b.String()
+}
+
+// excerptChars is the most characters of a note's excerpt before its "...".
+const excerptChars = 200
+
+// noteExcerpt is text on one line, cut at a word to excerptChars characters with "..." when
+// it is longer.
+func noteExcerpt(text string) string {
+	line := strings.Join(strings.Fields(text), " ")
+	r := []rune(line)
+	if len(r) <= excerptChars {
+		return line
+	}
+	cut := string(r[:excerptChars])
+	if r[excerptChars] != ' ' {
+		if i := strings.LastIndexByte(cut, ' '); i > 0 && len([]rune(cut[:i])) > excerptChars/2 {
+			cut = cut[:i]
+		}
+	}
+	return strings.TrimRight(cut, " .,;:-") + "..."
 }

@@ -191,7 +191,8 @@ func TestServer_SetCompat(t *testing.T) {
 		notified []string
 	}{
 		{Compat{ONCE: true}, []string{"prepare_local_file_upload"}, []string{"notifications/tools/list_changed"}},
-		{Compat{ONCE: true}, []string{"prepare_local_file_upload"}, nil},
+		{Compat{ONCE: true, KOmcp: true}, []string{"prepare_local_file_upload", "search_kura_notes"}, []string{"notifications/tools/list_changed"}},
+		{Compat{ONCE: true, KOmcp: true}, []string{"prepare_local_file_upload", "search_kura_notes"}, nil},
 		{Compat{}, nil, []string{"notifications/tools/list_changed"}},
 	} {
 		t.Run(tc.compat.String(), func(t *testing.T) {
@@ -209,21 +210,21 @@ func TestServer_SetCompat(t *testing.T) {
 	}
 
 	t.Run("the allowlist holds a mode's tool by the tool it stands for", func(t *testing.T) {
-		s.SetCompat(Compat{ONCE: true})
+		s.SetCompat(Compat{KOmcp: true})
 		defer s.SetCompat(Compat{})
+		if err := s.SetAllowlist([]string{"remember"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := toolNames(t, s, ctx); !slices.Equal(got, []string{"remember"}) {
+			t.Errorf("tools/list = %v under allowlist remember", got)
+		}
 		if err := s.SetAllowlist([]string{"recall"}); err != nil {
 			t.Fatal(err)
 		}
-		if got := toolNames(t, s, ctx); !slices.Equal(got, []string{"recall"}) {
+		if got := toolNames(t, s, ctx); !slices.Equal(got, []string{"recall", "search_kura_notes"}) {
 			t.Errorf("tools/list = %v under allowlist recall", got)
 		}
-		if err := s.SetAllowlist([]string{"prepare_import_upload"}); err != nil {
-			t.Fatal(err)
-		}
-		if got := toolNames(t, s, ctx); !slices.Equal(got, []string{"prepare_import_upload", "prepare_local_file_upload"}) {
-			t.Errorf("tools/list = %v under allowlist prepare_import_upload", got)
-		}
-		if err := s.SetAllowlist([]string{"prepare_local_file_upload"}); err == nil {
+		if err := s.SetAllowlist([]string{"search_kura_notes"}); err == nil {
 			t.Error("an allowlist naming a mode's tool was taken")
 		}
 		s.SetAllowlist(nil)
@@ -237,7 +238,7 @@ func TestServer_SetCompat_concurrent(t *testing.T) {
 	go func() {
 		defer close(done)
 		for i := range 50 {
-			s.SetCompat(Compat{ONCE: i%2 == 0})
+			s.SetCompat(Compat{KOmcp: i%2 == 0, ONCE: i%3 == 0})
 		}
 	}()
 	for range 50 {
@@ -258,7 +259,8 @@ func TestParseCompat(t *testing.T) {
 	}{
 		{"", Compat{}, false},
 		{"once", Compat{ONCE: true}, false},
-		{" ONCE ,once", Compat{ONCE: true}, false},
+		{" KOmcp , once ", Compat{ONCE: true, KOmcp: true}, false},
+		{"once,komcp", Compat{true, true}, false},
 		{"once,claude", Compat{}, true},
 	} {
 		got, err := ParseCompat(tc.in)
@@ -308,6 +310,102 @@ func TestCompat_ONCE(t *testing.T) {
 	}
 	if scope, _ := s.Scope("prepare_local_file_upload"); scope != "memories:write" {
 		t.Errorf("scope %s", scope)
+	}
+}
+
+// TestCompat_KOmcp: search_kura_notes as seed 003 specifies it: its schema, its text answers
+// and its -32602 errors in every revision.
+func TestCompat_KOmcp(t *testing.T) {
+	s := MustNewBuiltin(t, Config{Compat: Compat{KOmcp: true}})
+	for _, text := range []string{"Machine learning is a subset of artificial intelligence that learns from data",
+		"Common machine learning algorithms: decision trees, random forests, neural networks",
+		"My sister Ana lives in Lisbon"} {
+		if _, _, err := s.mem.Remember(context.Background(), []memory.Draft{{Text: text}}, memory.Origin{Client: "test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+
+	t.Run("tools/list shows KOmcp's schema", func(t *testing.T) {
+		res, _ := handle(t, s, ctx, false, "tools/list", map[string]any{})
+		var list struct{ Tools []map[string]json.RawMessage }
+		json.Unmarshal(res, &list)
+		i := slices.IndexFunc(list.Tools, func(tl map[string]json.RawMessage) bool { return string(tl["name"]) == `"search_kura_notes"` })
+		if i < 0 {
+			t.Fatal("not listed")
+		}
+		var got, want any
+		json.Unmarshal(list.Tools[i]["inputSchema"], &got)
+		json.Unmarshal([]byte(`{"type":"object","properties":{"query":{"type":"string","description":"Natural language search query","minLength":1,"maxLength":1000},
+			"limit":{"type":"number","description":"Maximum number of results","minimum":1,"maximum":50,"default":10},
+			"min_similarity":{"type":"number","description":"Minimum cosine similarity threshold","minimum":0,"maximum":1,"default":0.7}},"required":["query"]}`), &want)
+		if !jsonEq(got, want) {
+			t.Errorf("inputSchema %s", list.Tools[i]["inputSchema"])
+		}
+	})
+
+	t.Run("found", func(t *testing.T) {
+		a := callTool(t, s, "search_kura_notes", map[string]any{"query": "machine learning algorithms", "limit": 5, "min_similarity": 0.3})
+		matches := a.payload["matches"].([]any)
+		if len(matches) == 0 || a.isError {
+			t.Fatalf("%s", a.structured)
+		}
+		head := fmt.Sprintf("Found %d notes matching 'machine learning algorithms':\n\n1. **", len(matches))
+		if !strings.HasPrefix(a.text, head) || strings.Count(a.text, "(similarity: 0.") != len(matches) {
+			t.Errorf("text %q", a.text)
+		}
+		first := matches[0].(map[string]any)
+		if want := fmt.Sprintf("1. **%s** (similarity: %.2f)\n   %s", title(first["text"].(string)), first["score"], first["text"]); !strings.Contains(a.text, want) {
+			t.Errorf("text %q lacks %q", a.text, want)
+		}
+	})
+
+	t.Run("the default floor is 0.7", func(t *testing.T) {
+		a := callTool(t, s, "search_kura_notes", map[string]any{"query": "machine learning"})
+		for _, m := range a.payload["matches"].([]any) {
+			if score := m.(map[string]any)["score"].(float64); score < 0.7 {
+				t.Errorf("a match scores %v", score)
+			}
+		}
+	})
+
+	t.Run("none found", func(t *testing.T) {
+		a := callTool(t, s, "search_kura_notes", map[string]any{"query": "quantum chromodynamics"})
+		want := "No notes found matching 'quantum chromodynamics'. Try:\n- Using different keywords\n- Lowering the similarity threshold\n- Checking if notes exist in your account"
+		if a.text != want || a.isError {
+			t.Errorf("text %q, isError %v", a.text, a.isError)
+		}
+	})
+
+	stdio := startStdio(t, s, "2025-11-25")
+	for _, tc := range []struct {
+		args          string
+		field, reason string
+	}{
+		{`{"query":""}`, "query", "Query cannot be empty"},
+		{`{"query":"   "}`, "query", "Query cannot be empty"},
+		{`{}`, "query", "Query cannot be empty"},
+		{`{"query":7}`, "query", "Query must be a string"},
+		{`{"query":"` + strings.Repeat("q", 1001) + `"}`, "query", "Query must be at most 1000 characters"},
+		{`{"query":"x","limit":0}`, "limit", "Limit must be between 1 and 50"},
+		{`{"query":"x","limit":51}`, "limit", "Limit must be between 1 and 50"},
+		{`{"query":"x","limit":"ten"}`, "limit", "Limit must be between 1 and 50"},
+		{`{"query":"x","min_similarity":1.5}`, "min_similarity", "Minimum similarity must be between 0 and 1"},
+	} {
+		want := rpcError{Code: -32602, Message: "Invalid params", Data: map[string]string{"field": tc.field, "reason": tc.reason}}
+		params := map[string]any{"name": "search_kura_notes", "arguments": json.RawMessage(tc.args)}
+		for _, era := range []string{"legacy", "2026-07-28"} {
+			_, e := handle(t, s, ctx, era != "legacy", "tools/call", params)
+			if e == nil || e.Code != want.Code || e.Message != want.Message || !jsonEq(e.Data, want.Data) {
+				t.Errorf("%s in %s: %+v, want %+v", tc.args, era, e, want)
+			}
+		}
+		stdio.send(t, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"search_kura_notes","arguments":`+tc.args+`}}`)
+		m, _ := stdio.next(t, func(m map[string]json.RawMessage) bool { return string(m["id"]) == "9" })
+		var e rpcError
+		if err := json.Unmarshal(m["error"], &e); err != nil || e.Code != want.Code || e.Message != want.Message || !jsonEq(e.Data, want.Data) {
+			t.Errorf("%s in 2025-11-25: %s", tc.args, m["error"])
+		}
 	}
 }
 

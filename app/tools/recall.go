@@ -89,8 +89,9 @@ type recallPayload struct {
 	Warning              string         `json:"warning,omitempty"`
 	TimeWindow           *timeWindow    `json:"time_window,omitempty"`
 	cutNote
-	query  string // the question, for the text form
-	asText bool   // format "text": content[0] is recallText
+	// render, when set, is the text of content[0] (recall's format "text", the compat
+	// modes' answers), made from the payload as it is sent, so from a cut one too.
+	render func(recallPayload) string
 }
 
 // timeWindow is the window of creation times the question's own time words set ("last
@@ -110,10 +111,10 @@ func timeWindowOf(w *memory.TimeWindow) *timeWindow {
 }
 
 func (p recallPayload) contentText() string {
-	if !p.asText {
+	if p.render == nil {
 		return ""
 	}
-	return recallText(p.query, p)
+	return p.render(p)
 }
 
 func (p recallPayload) listLen() int { return len(p.Matches) }
@@ -169,10 +170,15 @@ func (p contextPromptPayload) trimmed(n, textMax int) any {
 
 const recallDesc = "Search the user's memories by meaning and keywords; returns the best matches first with a relevance score. Call it before answering anything that may depend on what you know about the user. Prefer the most recently confirmed of contradicting matches." + asData
 
-func (s *Server) recallTools() []*rpc.Tool {
-	out := withCut(schema{"matches": arrayOf(memorySchema), "query_embedding_time_ms": typeNumber, "search_time_ms": typeNumber, "warning": typeString,
+// recallOut is the output schema of recall's payload, less "ok" and "error".
+func recallOut() schema {
+	return withCut(schema{"matches": arrayOf(memorySchema), "query_embedding_time_ms": typeNumber, "search_time_ms": typeNumber, "warning": typeString,
 		"time_window": schema{"type": "object", "description": "the window of creation times the question's own time words set (since inclusive, until exclusive, null for an open end); absent when it has none or since/until were given",
 			"properties": schema{"since": orNull(schema{"type": "string", "format": "date-time"}), "until": orNull(schema{"type": "string", "format": "date-time"}), "phrase": typeString}}})
+}
+
+func (s *Server) recallTools() []*rpc.Tool {
+	out := recallOut()
 	return []*rpc.Tool{
 		newTool(s, def[recallArgs]{name: "recall", title: "Recall memories", desc: recallDesc, ann: readOnly(), out: out, run: s.recall, meta: appMeta()}),
 		newTool(s, def[recallArgs]{name: "search_memory", title: "Search memories (alias of recall)", desc: "Alias of recall. " + recallDesc, ann: readOnly(), out: out, run: s.recall, meta: appMeta()}),
@@ -191,14 +197,21 @@ func (s *Server) recall(ctx context.Context, in recallArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	found := s.mem.Search(ctx, q)
+	p := newRecallPayload(s.mem.Search(ctx, q))
+	if in.Format == "text" {
+		p.render = func(p recallPayload) string { return recallText(in.Query, p) }
+	}
+	return p, nil
+}
+
+// newRecallPayload is recall's payload of what a search found.
+func newRecallPayload(found memory.Found) recallPayload {
 	p := recallPayload{OK: true, Matches: []scoredMemory{}, QueryEmbeddingTimeMS: ms(found.EmbedTime), SearchTimeMS: ms(found.SearchTime), Warning: found.Warning,
 		TimeWindow: timeWindowOf(found.TimeWindow)}
 	for _, m := range found.Matches {
 		p.Matches = append(p.Matches, scoredMemory{m.Memory, m.Score})
 	}
-	p.query, p.asText = in.Query, in.Format == "text"
-	return p, nil
+	return p
 }
 
 // recallText is the human-readable form of recall's result.

@@ -225,6 +225,7 @@ var readsWith = map[string]string{
 	appURI:                      "recall",    // or search_memory or list_memories: see allowedBy
 	// The compatibility modes' (compat.go).
 	"prepare_local_file_upload": "prepare_import_upload",
+	"search_kura_notes":         "recall",
 }
 
 // allowed reports whether the allowlist in force lets the tool called name (or a resource or
