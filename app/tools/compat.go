@@ -28,6 +28,17 @@ import (
 //     the title is its first line, cut at a word to 80 characters (as OpenAI's search has
 //     it), and the excerpt its whole text on one line, cut at a word to 200 characters with
 //     "...". structuredContent is recall's payload.
+//   - sophon (seed 004): memory.search (query, scope, limit 1-100, default 10), answering
+//     "Found N entries:" and the entries; sophon://memory/{id} (a memory's text, text/plain)
+//     and sophon://memory/ (the listing); and the approval gate's outcomes of a tools/call as
+//     JSON-RPC errors, -32001 "Approval rejected" and -32002 "Approval timed out", instead of
+//     isError payloads, for every client while the mode is on. Claude refuses tool names with
+//     a dot, so this mode is for Sophon's own clients.
+//
+// memory.search's scopes, from the caller's side: agent is what this client wrote (the
+// memories whose source_client is the caller's: its OAuth client's or token's name, or the
+// transport over stdio); user is everything else, the memories the user wrote through other
+// assistants, the console or imports; all (the default) is both.
 
 // Compat says which compatibility modes are on; the zero Compat, none.
 type Compat struct {
@@ -35,10 +46,14 @@ type Compat struct {
 	ONCE bool
 	// KOmcp adds search_kura_notes (seed 003).
 	KOmcp bool
+	// Sophon adds memory.search and the sophon://memory/ resources, and answers the
+	// approval gate's outcomes as JSON-RPC errors -32001 and -32002 (seed 004). Claude
+	// refuses tool names with a dot: this mode is for Sophon's own clients.
+	Sophon bool
 }
 
 // CompatModes are the modes' names, as OWNSONA_COMPAT lists them.
-var CompatModes = []string{"once", "komcp"}
+var CompatModes = []string{"once", "komcp", "sophon"}
 
 // ParseCompat reads a comma-separated list of modes ("once,komcp"); empty is none.
 func ParseCompat(list string) (Compat, error) {
@@ -50,6 +65,8 @@ func ParseCompat(list string) (Compat, error) {
 			c.ONCE = true
 		case "komcp":
 			c.KOmcp = true
+		case "sophon":
+			c.Sophon = true
 		default:
 			return Compat{}, fmt.Errorf("%q is not a compatibility mode; the modes are %s", m, strings.Join(CompatModes, ", "))
 		}
@@ -75,6 +92,8 @@ func (c Compat) on(mode string) bool {
 		return c.ONCE
 	case "komcp":
 		return c.KOmcp
+	case "sophon":
+		return c.Sophon
 	}
 	return false
 }
@@ -84,10 +103,13 @@ func (c Compat) on(mode string) bool {
 var compatNames = map[string]string{
 	"prepare_local_file_upload": "once",
 	"search_kura_notes":         "komcp",
+	"memory.search":             "sophon",
+	sophonTemplate:              "sophon",
+	sophonListing:               "sophon",
 }
 
 // compatCatalogue is the order of the modes' tools in tools/list, after the catalogue's.
-var compatCatalogue = []string{"prepare_local_file_upload", "search_kura_notes"}
+var compatCatalogue = []string{"prepare_local_file_upload", "search_kura_notes", "memory.search"}
 
 // shows reports whether c lets name be seen: true for anything that is not a mode's.
 func (c Compat) shows(name string) bool {
@@ -99,7 +121,8 @@ func (c Compat) shows(name string) bool {
 func (s *Server) Compat() Compat { return *s.compat.Load() }
 
 // SetCompat makes c the compatibility modes from the next request on, and tells connected
-// clients which lists changed with it (notifications/tools/list_changed).
+// clients which lists changed with it (notifications/tools/list_changed and
+// resources/list_changed).
 func (s *Server) SetCompat(c Compat) {
 	s.allowMu.Lock()
 	defer s.allowMu.Unlock()
@@ -119,6 +142,12 @@ func (s *Server) compatTools() []*rpc.Tool {
 		newTool(s, s.prepareUploadDef("prepare_local_file_upload", "Prepare a file upload for import (ONCE's name)",
 			prepareUploadDesc+" The same tool as prepare_import_upload, under the name clients written for ONCE call.")),
 		s.kuraTool(),
+		newTool(s, def[sophonSearchArgs]{
+			name: "memory.search", title: "Search memory (Sophon)",
+			desc: "Search user and agent memory by natural-language query. scope: agent is what this client wrote, user every other memory, all (default) both; limit defaults to 10. " +
+				"For Sophon's clients (ownsona's sophon compatibility mode); other clients should call recall." + asData,
+			ann: readOnly(), out: recallOut(), inSchema: sophonSearchSchema, run: s.sophonSearch,
+		}),
 	}
 }
 
@@ -251,4 +280,160 @@ func noteExcerpt(text string) string {
 		}
 	}
 	return strings.TrimRight(cut, " .,;:-") + "..."
+}
+
+// ---- sophon: memory.search and the sophon://memory/ resources ----
+
+type sophonSearchArgs struct {
+	Query string `json:"query"`
+	Scope string `json:"scope"`
+	Limit *int   `json:"limit"`
+}
+
+// sophonSearchSchema is Sophon's input schema of memory.search (seed 004).
+var sophonSearchSchema = schema{
+	"type": "object",
+	"properties": schema{
+		"query": schema{"type": "string"},
+		"scope": schema{"type": "string", "enum": []string{"user", "agent", "all"}},
+		"limit": schema{"type": "integer", "minimum": 1, "maximum": 100},
+	},
+	"required": []string{"query"},
+}
+
+// defaultSophonLimit is memory.search's limit when none is given.
+const defaultSophonLimit = 10
+
+func (s *Server) sophonSearch(ctx context.Context, in sophonSearchArgs) (any, error) {
+	q, err := (&searchArgs{}).query("query", in.Query)
+	if err != nil {
+		return nil, err
+	}
+	q.Limit = defaultSophonLimit
+	if in.Limit != nil {
+		q.Limit = *in.Limit
+	}
+	client := origin(ctx, "").Client
+	var found memory.Found
+	switch in.Scope {
+	case "agent":
+		q.Filter.SourceClient = client
+		found = s.mem.Search(ctx, q)
+	case "user":
+		found = s.searchExcept(ctx, q, client)
+	default:
+		found = s.mem.Search(ctx, q)
+	}
+	p := newRecallPayload(found)
+	p.render = func(p recallPayload) string { return sophonText(p, client) }
+	return p, nil
+}
+
+// searchExcept is the search q among the memories client did not write: the best q.Limit of
+// a search that asks for as many more as client has memories, the client's left out.
+func (s *Server) searchExcept(ctx context.Context, q memory.Query, client string) memory.Found {
+	f := q.Filter
+	f.SourceClient = client
+	limit := q.Limit
+	q.Limit += s.mem.Count(f)
+	found := s.mem.Search(ctx, q)
+	kept := found.Matches[:0]
+	for _, m := range found.Matches {
+		if m.Memory.SourceClient != client && len(kept) < limit {
+			kept = append(kept, m)
+		}
+	}
+	found.Matches = kept
+	return found
+}
+
+// sophonText is memory.search's answer: "Found N entries:" and one line per entry, with its
+// resource URI, whose it is (user or agent, from the caller's side) and its score.
+func sophonText(p recallPayload, client string) string {
+	var b strings.Builder
+	if len(p.Matches) == 0 {
+		b.WriteString("Found 0 entries.")
+	} else {
+		fmt.Fprintf(&b, "Found %d entries:", len(p.Matches))
+		for i, m := range p.Matches {
+			whose := "user"
+			if m.SourceClient == client {
+				whose = "agent"
+			}
+			fmt.Fprintf(&b, "\n%d. %s (%s; %s memory; score %.2f)", i+1, strings.Join(strings.Fields(m.Text), " "), sophonURI(m.ID), whose, m.Score)
+		}
+	}
+	for _, note := range []string{p.Warning, p.Note} {
+		if note != "" {
+			fmt.Fprintf(&b, "\n\nNote: %s", note)
+		}
+	}
+	return b.String()
+}
+
+const (
+	sophonTemplate = "sophon://memory/{id}"
+	sophonListing  = "sophon://memory/"
+	// sophonListed is the most memories the listing reads before the budget cuts it.
+	sophonListed = 500
+)
+
+func sophonURI(id uint64) string { return fmt.Sprintf("%s%d", sophonListing, id) }
+
+// sophonResource is the listing's entry in resources/list.
+var sophonResource = rpc.Resource{URI: sophonListing, Name: "memory", Title: "Memories (Sophon)",
+	Description: "User-accessible memory listing: each memory as a sophon://memory/{id} resource, newest first", MIMEType: "application/json"}
+
+// sophonEntry is a memory in the listing, as Sophon's resources/list shows an entry.
+type sophonEntry struct {
+	URI         string `json:"uri"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	MIMEType    string `json:"mimeType"`
+}
+
+// sophonListingPayload is the listing: total is how many active memories there are.
+type sophonListingPayload struct {
+	Resources []sophonEntry `json:"resources"`
+	Total     int           `json:"total"`
+	cutNote
+}
+
+func (p sophonListingPayload) listLen() int { return len(p.Resources) }
+
+func (p sophonListingPayload) trimmed(n, textMax int) any {
+	q := p
+	q.Resources = firstOf(p.Resources, n)
+	if textMax >= 0 && n > 0 {
+		q.Resources[0].Name, _ = cutText(q.Resources[0].Name, textMax)
+	}
+	q.cutNote = newCut(len(p.Resources), n, "%d older memories", "memory.search finds them by meaning", nil, 0)
+	return q
+}
+
+// readSophon reads sophon://memory/ or sophon://memory/{id}.
+func (s *Server) readSophon(uri string) ([]rpc.ResourceContents, error) {
+	if uri == sophonListing {
+		mems, _ := s.mem.List(memory.Filter{}, memory.Page{Limit: sophonListed})
+		p := sophonListingPayload{Resources: []sophonEntry{}, Total: s.mem.Count(memory.Filter{})}
+		for _, m := range mems {
+			desc := fmt.Sprintf("Memory %d, last confirmed %s", m.ID, m.LastConfirmedAt.Format("2006-01-02"))
+			if len(m.Tags) > 0 {
+				desc += "; tags: " + strings.Join(m.Tags, ", ")
+			}
+			p.Resources = append(p.Resources, sophonEntry{URI: sophonURI(m.ID), Name: title(m.Text), Description: desc, MIMEType: "text/plain"})
+		}
+		return s.jsonText(uri, p)
+	}
+	var id uint64
+	if _, err := fmt.Sscanf(uri, sophonListing+"%d", &id); err == nil && sophonURI(id) == uri {
+		if m, err := s.mem.Get(id); err == nil && !m.Deleted() {
+			text, cut := cutText(m.Text, s.maxResult-200)
+			if cut {
+				text += "\n\n(cut to fit the answer budget; the owner sees the whole memory in ownsona's console)"
+			}
+			return []rpc.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: text}}, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: %w", uri, rpc.ErrResourceNotFound)
 }

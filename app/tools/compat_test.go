@@ -9,8 +9,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/ownsona/ownsona/app/approval"
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/oauth"
 )
@@ -168,13 +170,16 @@ func (c *stdioClient) notificationsUntil(tb testing.TB, id int) []string {
 }
 
 // TestServer_SetCompat (issue 27, item 7): every mode is off by default and the default lists
-// are ownsona's alone, its tools unknown tools; switching a mode changes tools/list from the
-// next request and tells a connected client.
+// are ownsona's alone, its tools unknown tools; switching a mode changes tools/list (and the
+// resources for sophon) from the next request and tells a connected client.
 func TestServer_SetCompat(t *testing.T) {
 	s := MustNew(t, Config{})
 	ctx := context.Background()
 	if got := toolNames(t, s, ctx); !slices.Equal(got, Names()) {
 		t.Errorf("default tools/list = %v, want Names()", got)
+	}
+	if got := uris(t, s); slices.ContainsFunc(got, func(u string) bool { return strings.HasPrefix(u, "sophon:") }) {
+		t.Errorf("default resources %v offer sophon's", got)
 	}
 	_, unknown := handle(t, s, ctx, false, "tools/call", map[string]any{"name": "frobnicate", "arguments": map[string]any{}})
 	for _, name := range compatCatalogue {
@@ -183,17 +188,22 @@ func TestServer_SetCompat(t *testing.T) {
 			t.Errorf("%s while its mode is off: %+v, want as an unknown tool %+v", name, e, unknown)
 		}
 	}
+	if _, e := handle(t, s, ctx, false, "resources/read", map[string]any{"uri": "sophon://memory/"}); e == nil {
+		t.Error("sophon://memory/ is readable with the mode off")
+	}
 
 	c := startStdio(t, s, "2025-06-18")
 	for i, tc := range []struct {
-		compat   Compat
-		tools    []string
-		notified []string
+		compat    Compat
+		tools     []string
+		notified  []string
+		resources bool
 	}{
-		{Compat{ONCE: true}, []string{"prepare_local_file_upload"}, []string{"notifications/tools/list_changed"}},
-		{Compat{ONCE: true, KOmcp: true}, []string{"prepare_local_file_upload", "search_kura_notes"}, []string{"notifications/tools/list_changed"}},
-		{Compat{ONCE: true, KOmcp: true}, []string{"prepare_local_file_upload", "search_kura_notes"}, nil},
-		{Compat{}, nil, []string{"notifications/tools/list_changed"}},
+		{Compat{ONCE: true}, []string{"prepare_local_file_upload"}, []string{"notifications/tools/list_changed"}, false},
+		{Compat{ONCE: true, KOmcp: true}, []string{"prepare_local_file_upload", "search_kura_notes"}, []string{"notifications/tools/list_changed"}, false},
+		{Compat{ONCE: true, KOmcp: true}, []string{"prepare_local_file_upload", "search_kura_notes"}, nil, false},
+		{Compat{Sophon: true}, []string{"memory.search"}, []string{"notifications/tools/list_changed", "notifications/resources/list_changed"}, true},
+		{Compat{}, nil, []string{"notifications/tools/list_changed", "notifications/resources/list_changed"}, false},
 	} {
 		t.Run(tc.compat.String(), func(t *testing.T) {
 			s.SetCompat(tc.compat)
@@ -206,11 +216,15 @@ func TestServer_SetCompat(t *testing.T) {
 			if got, want := toolNames(t, s, ctx), slices.Concat(Names(), tc.tools); !slices.Equal(got, want) {
 				t.Errorf("tools/list = %v, want %v", got, want)
 			}
+			got := uris(t, s)
+			if has := slices.Contains(got, sophonListing) && slices.Contains(got, sophonTemplate); has != tc.resources {
+				t.Errorf("resources %v; sophon's offered: %v, want %v", got, has, tc.resources)
+			}
 		})
 	}
 
 	t.Run("the allowlist holds a mode's tool by the tool it stands for", func(t *testing.T) {
-		s.SetCompat(Compat{KOmcp: true})
+		s.SetCompat(Compat{KOmcp: true, Sophon: true})
 		defer s.SetCompat(Compat{})
 		if err := s.SetAllowlist([]string{"remember"}); err != nil {
 			t.Fatal(err)
@@ -221,7 +235,7 @@ func TestServer_SetCompat(t *testing.T) {
 		if err := s.SetAllowlist([]string{"recall"}); err != nil {
 			t.Fatal(err)
 		}
-		if got := toolNames(t, s, ctx); !slices.Equal(got, []string{"recall", "search_kura_notes"}) {
+		if got := toolNames(t, s, ctx); !slices.Equal(got, []string{"recall", "search_kura_notes", "memory.search"}) {
 			t.Errorf("tools/list = %v under allowlist recall", got)
 		}
 		if err := s.SetAllowlist([]string{"search_kura_notes"}); err == nil {
@@ -238,7 +252,7 @@ func TestServer_SetCompat_concurrent(t *testing.T) {
 	go func() {
 		defer close(done)
 		for i := range 50 {
-			s.SetCompat(Compat{KOmcp: i%2 == 0, ONCE: i%3 == 0})
+			s.SetCompat(Compat{KOmcp: i%2 == 0, Sophon: i%3 == 0})
 		}
 	}()
 	for range 50 {
@@ -259,8 +273,8 @@ func TestParseCompat(t *testing.T) {
 	}{
 		{"", Compat{}, false},
 		{"once", Compat{ONCE: true}, false},
-		{" KOmcp , once ", Compat{ONCE: true, KOmcp: true}, false},
-		{"once,komcp", Compat{true, true}, false},
+		{" Sophon , komcp ", Compat{KOmcp: true, Sophon: true}, false},
+		{"once,komcp,sophon", Compat{true, true, true}, false},
 		{"once,claude", Compat{}, true},
 	} {
 		got, err := ParseCompat(tc.in)
@@ -406,6 +420,169 @@ func TestCompat_KOmcp(t *testing.T) {
 		if err := json.Unmarshal(m["error"], &e); err != nil || e.Code != want.Code || e.Message != want.Message || !jsonEq(e.Data, want.Data) {
 			t.Errorf("%s in 2025-11-25: %s", tc.args, m["error"])
 		}
+	}
+}
+
+// TestCompat_Sophon: memory.search's scopes from the caller's side, its text, its limit; the
+// sophon://memory/ resources.
+func TestCompat_Sophon(t *testing.T) {
+	s := MustNew(t, Config{Compat: Compat{Sophon: true}})
+	write := func(client string, texts ...string) (ids []uint64) {
+		for _, text := range texts {
+			res, _, err := s.mem.Remember(context.Background(), []memory.Draft{{Text: text}}, memory.Origin{Client: client})
+			if err != nil || res[0].Err != nil {
+				t.Fatal(err, res[0].Err)
+			}
+			ids = append(ids, res[0].ID)
+		}
+		return ids
+	}
+	write("Gardener", "The roses need pruning in March")
+	mine := write("Sophon agent", "The project deadline is Friday", "Deadline notes: the agent drafted the project plan")
+	theirs := write("Claude", "The project deadline moved to Monday", "My project deadline worries me")
+	ctx := oauth.WithPrincipal(context.Background(), &oauth.Principal{Kind: "oauth", ClientID: "c1", Name: "Sophon agent", Scope: []string{"memories:read", "memories:write"}})
+
+	search := func(args map[string]any) (map[string]any, string) {
+		res, e := handle(t, s, ctx, false, "tools/call", map[string]any{"name": "memory.search", "arguments": args})
+		if e != nil {
+			t.Fatalf("memory.search %v: %+v", args, e)
+		}
+		var r struct {
+			Content    []struct{ Text string }
+			Structured map[string]any `json:"structuredContent"`
+		}
+		json.Unmarshal(res, &r)
+		return r.Structured, r.Content[0].Text
+	}
+	for _, tc := range []struct {
+		scope string
+		want  []uint64
+	}{
+		{"agent", mine},
+		{"user", theirs},
+		{"all", slices.Concat(mine, theirs)},
+		{"", slices.Concat(mine, theirs)},
+	} {
+		t.Run("scope "+tc.scope, func(t *testing.T) {
+			args := map[string]any{"query": "project deadline"}
+			if tc.scope != "" {
+				args["scope"] = tc.scope
+			}
+			p, text := search(args)
+			got := idsOf(t, p["matches"])
+			if slices.Sort(got); !slices.Equal(got, slices.Sorted(slices.Values(tc.want))) {
+				t.Errorf("found %v, want %v", got, tc.want)
+			}
+			if !strings.HasPrefix(text, fmt.Sprintf("Found %d entries:\n1. ", len(tc.want))) || strings.Count(text, "sophon://memory/") != len(tc.want) {
+				t.Errorf("text %q", text)
+			}
+			if tc.scope == "user" && strings.Contains(text, "agent memory") || tc.scope == "agent" && strings.Contains(text, "user memory") {
+				t.Errorf("text %q marks entries of the other scope", text)
+			}
+		})
+	}
+	t.Run("limit", func(t *testing.T) {
+		if p, _ := search(map[string]any{"query": "project deadline", "limit": 1, "scope": "user"}); len(p["matches"].([]any)) != 1 {
+			t.Errorf("limit 1: %v", p["matches"])
+		}
+		if _, text := search(map[string]any{"query": "zebra"}); text != "Found 0 entries." {
+			t.Errorf("nothing found: %q", text)
+		}
+		_, e := handle(t, s, ctx, false, "tools/call", map[string]any{"name": "memory.search", "arguments": map[string]any{"query": "x", "limit": 101}})
+		if e == nil || e.Code != -32602 || e.Data["field"] != "limit" {
+			t.Errorf("limit 101: %+v", e)
+		}
+	})
+
+	t.Run("resources", func(t *testing.T) {
+		res, e := handle(t, s, ctx, false, "resources/read", map[string]any{"uri": sophonURI(mine[0])})
+		if e != nil {
+			t.Fatal(e)
+		}
+		var r struct {
+			Contents []struct{ URI, MIMEType, Text string }
+		}
+		json.Unmarshal(res, &r)
+		if len(r.Contents) != 1 || r.Contents[0].Text != "The project deadline is Friday" || r.Contents[0].MIMEType != "text/plain" {
+			t.Errorf("memory resource %s", res)
+		}
+		res, e = handle(t, s, ctx, false, "resources/read", map[string]any{"uri": sophonListing})
+		if e != nil {
+			t.Fatal(e)
+		}
+		json.Unmarshal(res, &r)
+		var listing struct {
+			Resources []sophonEntry
+			Total     int
+		}
+		if err := json.Unmarshal([]byte(r.Contents[0].Text), &listing); err != nil || listing.Total != 5 || len(listing.Resources) != 5 ||
+			listing.Resources[3] != (sophonEntry{URI: sophonURI(mine[0]), Name: "The project deadline is Friday", MIMEType: "text/plain", Description: listing.Resources[3].Description}) {
+			t.Errorf("listing %s", r.Contents[0].Text)
+		}
+		for _, uri := range []string{"sophon://memory/999", "sophon://memory/x", "sophon://memory/01"} {
+			if _, e := handle(t, s, ctx, false, "resources/read", map[string]any{"uri": uri}); e == nil {
+				t.Errorf("%s was read", uri)
+			}
+		}
+		s.mem.Forget([]uint64{mine[0]}, memory.Forgetting{})
+		if _, e := handle(t, s, ctx, false, "resources/read", map[string]any{"uri": sophonURI(mine[0])}); e == nil {
+			t.Error("a forgotten memory was read")
+		}
+	})
+}
+
+// TestCompat_SophonApproval: in the sophon mode, the approval gate's outcomes are JSON-RPC
+// errors -32001 (rejected) and -32002 (timed out), and nothing changed; off, they stay isError
+// payloads.
+func TestCompat_SophonApproval(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		sophon bool
+		reject bool
+		code   int
+		msg    string
+	}{
+		{"rejected", true, true, -32001, "Approval rejected"},
+		{"timed out", true, false, -32002, "Approval timed out"},
+		{"rejected, mode off", false, true, 0, "APPROVAL_REJECTED"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := MustNew(t, Config{Approval: approval.HardDelete, ApprovalTimeout: time.Minute, Compat: Compat{Sophon: tc.sophon}})
+				res, _, _ := s.mem.Remember(context.Background(), []memory.Draft{{Text: "Keep me"}}, memory.Origin{Client: "test"})
+				id := res[0].ID
+				type answer struct {
+					res json.RawMessage
+					err *rpcError
+				}
+				done := make(chan answer, 1)
+				go func() {
+					r, e := handle(t, s, context.Background(), false, "tools/call", map[string]any{"name": "forget", "arguments": map[string]any{"id": id, "hard_delete": true}})
+					done <- answer{r, e}
+				}()
+				synctest.Wait()
+				pending := s.Approvals().Pending()
+				if len(pending) != 1 {
+					t.Fatalf("%d pending", len(pending))
+				}
+				if tc.reject {
+					if err := s.Approvals().Decide(pending[0].ID, false, "the owner"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				got := <-done
+				switch {
+				case tc.code != 0 && (got.err == nil || got.err.Code != tc.code || got.err.Message != tc.msg || got.err.Data["tool"] != "forget"):
+					t.Errorf("answer %s %+v, want error %d %q", got.res, got.err, tc.code, tc.msg)
+				case tc.code == 0 && (got.err != nil || !strings.Contains(string(got.res), tc.msg)):
+					t.Errorf("answer %s %+v, want an isError %s", got.res, got.err, tc.msg)
+				}
+				if _, err := s.mem.Get(id); err != nil {
+					t.Errorf("the memory is gone: %v", err)
+				}
+				s.Approvals().Close()
+			})
+		})
 	}
 }
 

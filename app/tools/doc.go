@@ -16,7 +16,7 @@
 // stats.go (find_near_duplicates, count_memories, memory_stats, list_tags), connectors.go
 // (OpenAI's search and fetch, for ChatGPT connectors and deep research, in OpenAI's payload
 // shapes), resources.go, prompts.go, compat.go (the opt-in compatibility modes' tools and
-// resources; Compat, SetCompat). Each holds a tool's argument type, its handler and its
+// resources: once, komcp, sophon; Compat, SetCompat). Each holds a tool's argument type, its handler and its
 // payload together. mcpapp.go is the MCP App (io.modelcontextprotocol/ui): the ui:// resource
 // embedded from ui/memories.html that recall, search_memory and list_memories name in their
 // _meta, and the extension in the capabilities.

@@ -31,6 +31,12 @@ const (
 	codeApprovalTimedOut = "APPROVAL_TIMED_OUT"
 )
 
+// The gate's outcomes as Sophon's JSON-RPC errors (seed 004), in the sophon mode.
+const (
+	codeSophonRejected = -32001 // Approval rejected
+	codeSophonTimedOut = -32002 // Approval timed out
+)
+
 // approvalKeepAlive is how often a waiting call tells its client it is still alive (an SSE
 // comment, and progress when the client asked for it).
 const approvalKeepAlive = 15 * time.Second
@@ -178,6 +184,14 @@ func (s *Server) approvalResult(t *approval.Ticket) (*rpc.ToolResult, error) {
 			"The call was not approved (by %s); nothing was changed. Do not retry unless the user asks for it.", cmp.Or(by, "the owner"))}
 	default: // withdrawn: the server is closing
 		te = &toolError{Code: codeApprovalRejected, Message: "The server stopped before the call was approved; nothing was changed."}
+	}
+	if s.Compat().Sophon {
+		e := &rpc.Error{Code: codeSophonRejected, Message: "Approval rejected",
+			Data: map[string]string{"tool": r.Tool, "code": te.Code, "reason": te.Message}}
+		if te.Code == codeApprovalTimedOut {
+			e.Code, e.Message = codeSophonTimedOut, "Approval timed out"
+		}
+		return nil, e
 	}
 	return &rpc.ToolResult{Structured: errorPayload{Error: te}, IsError: true}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,13 +23,15 @@ var resources = []rpc.Resource{
 
 var resourceTemplates = []rpc.ResourceTemplate{
 	{URITemplate: "ownsona://memories/{id}", Name: "memory", Title: "A memory", Description: "One memory by id, tombstone included", MIMEType: "application/json"},
+	// Offered while the sophon mode is on (visible).
+	{URITemplate: sophonTemplate, Name: "sophon-memory", Title: "A memory (Sophon)", Description: "A memory entry: its text", MIMEType: "text/plain"},
 }
 
-// listResources lists the resources the allowlist lets through.
+// listResources lists the resources the allowlist and the compatibility modes let through.
 func (s *Server) listResources(ctx context.Context) ([]rpc.Resource, error) {
 	out := []rpc.Resource{}
-	for _, r := range resources {
-		if s.allowed(r.URI) {
+	for _, r := range slices.Concat(resources, []rpc.Resource{sophonResource}) {
+		if s.allowed(r.URI) && s.Compat().shows(r.URI) {
 			out = append(out, r)
 		}
 	}
@@ -95,8 +98,14 @@ func (s *Server) jsonText(uri string, v any) ([]rpc.ResourceContents, error) {
 
 func (s *Server) readResource(ctx context.Context, uri string) ([]rpc.ResourceContents, error) {
 	key := uri
-	if strings.HasPrefix(uri, "ownsona://memories/") && uri != "ownsona://memories/recent" {
+	switch {
+	case strings.HasPrefix(uri, "ownsona://memories/") && uri != "ownsona://memories/recent":
 		key = "ownsona://memories/{id}"
+	case strings.HasPrefix(uri, sophonListing) && uri != sophonListing:
+		key = sophonTemplate
+	}
+	if !s.Compat().shows(key) {
+		return nil, fmt.Errorf("%s: %w", uri, rpc.ErrResourceNotFound) // its mode is off
 	}
 	if tool, ok := readsWith[key]; ok && !s.allowed(key) {
 		if key == appURI {
@@ -114,6 +123,9 @@ func (s *Server) readResource(ctx context.Context, uri string) ([]rpc.ResourceCo
 		return s.jsonText(uri, resourceTags{Tags: s.mem.Tags(memory.Filter{}, 0)})
 	case "ownsona://stats":
 		return s.jsonText(uri, s.stats())
+	}
+	if key == sophonListing || key == sophonTemplate {
+		return s.readSophon(uri)
 	}
 	if rest, ok := strings.CutPrefix(uri, "ownsona://memories/"); ok {
 		id, err := strconv.ParseUint(rest, 10, 64)

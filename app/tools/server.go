@@ -226,6 +226,9 @@ var readsWith = map[string]string{
 	// The compatibility modes' (compat.go).
 	"prepare_local_file_upload": "prepare_import_upload",
 	"search_kura_notes":         "recall",
+	"memory.search":             "recall",
+	sophonTemplate:              "get_memory",
+	sophonListing:               "list_memories",
 }
 
 // allowed reports whether the allowlist in force lets the tool called name (or a resource or
@@ -289,6 +292,7 @@ func shown(kind string, allowlist []string, c Compat) []string {
 		for _, r := range resources {
 			names = append(names, r.URI)
 		}
+		names = append(names, sophonListing)
 		for _, t := range resourceTemplates {
 			names = append(names, t.URITemplate)
 		}
@@ -322,10 +326,17 @@ func owner(ctx context.Context) string {
 // notifyChanged tells subscribers that memories changed (memory.Store.OnChange), and with them
 // the recent list, the tags and the statistics.
 func (s *Server) notifyChanged(ids []uint64) {
+	sophon := s.Compat().Sophon
 	for _, id := range ids {
 		s.RPC.NotifyResourceUpdated(fmt.Sprintf("ownsona://memories/%d", id))
+		if sophon {
+			s.RPC.NotifyResourceUpdated(sophonURI(id))
+		}
 	}
 	for _, uri := range []string{"ownsona://memories/recent", "ownsona://tags", "ownsona://stats"} {
 		s.RPC.NotifyResourceUpdated(uri)
+	}
+	if sophon {
+		s.RPC.NotifyResourceUpdated(sophonListing)
 	}
 }

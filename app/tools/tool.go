@@ -101,6 +101,10 @@ type def[In any] struct {
 	// outSchema, when set, is the whole output schema, for a payload that does not begin with
 	// "ok" (OpenAI's search and fetch); out is then unused.
 	outSchema schema
+	// inSchema, when set, is the input schema shown and validated instead of the one derived
+	// from In: another system's, exactly as its clients know it (compat.go). In must decode
+	// what it admits.
+	inSchema schema
 }
 
 // newTool builds the rpc.Tool of d. Argument errors go back to rpc (-32602 or an isError
@@ -109,6 +113,9 @@ type def[In any] struct {
 // a storage error.
 func newTool[In any](s *Server, d def[In]) *rpc.Tool {
 	in := schemaOf[In]()
+	if d.inSchema != nil {
+		in = d.inSchema
+	}
 	out := d.outSchema
 	if out == nil {
 		out = output(d.out)
