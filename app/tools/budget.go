@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -9,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ownsona/ownsona/app/memory"
+	"github.com/ownsona/ownsona/rpc"
 )
 
 // Answers fit the hosts (issue 27, item 4). Claude Code saves a tool result of more than
@@ -99,29 +99,33 @@ func jsLen[T ~string | ~[]byte](b T) int {
 	return n
 }
 
-// compactJSON is v as rpc sends it: compact, without HTML escapes.
-func compactJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+// jsCounter counts what is written to it with jsLen, keeping none of it.
+type jsCounter struct{ n int }
+
+func (c *jsCounter) Write(b []byte) (int, error) {
+	c.n += jsLen(b)
+	return len(b), nil
+}
+
+// jsonSize is the jsLen of v's JSON as rpc sends it (compact, without HTML escapes), counted
+// as it is encoded rather than kept: rpc encodes it once more, but no copy of the answer is
+// left as garbage.
+func jsonSize(v any) (int, error) {
+	var c jsCounter
+	enc := json.NewEncoder(&c)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	err := enc.Encode(v)
+	return c.n - 1, err // less Encode's newline
 }
 
 // payloadSize is the length of what the model reads of a tool's payload: its JSON, or its own
 // text (texter) when that is longer.
 func payloadSize(p any) int {
-	b, err := compactJSON(p)
+	n, err := jsonSize(p)
 	if err != nil {
 		return 0 // rpc reports the payload that does not marshal
 	}
-	n := jsLen(b)
-	if t, ok := p.(texter); ok {
-		n = max(n, jsLen(t.contentText()))
-	}
-	return n
+	return max(n, jsLen(textOf(p)))
 }
 
 // indentedSize is the length of a resource's text (jsonText).
@@ -133,12 +137,25 @@ func indentedSize(v any) int {
 	return jsLen(b)
 }
 
-// fitPayload is fit of a tool's payload, when it is trimmable, within the server's budget.
-func (s *Server) fitPayload(p any) any {
+// result is a tool's answer of payload p within the budget: its structured content and, when
+// the payload chooses one (texter), the text of content[0].
+func (s *Server) result(p any) *rpc.ToolResult {
 	if t, ok := p.(trimmable); ok {
-		return fit(t, s.maxResult, payloadSize)
+		p = fit(t, s.maxResult, payloadSize)
 	}
-	return p
+	res := &rpc.ToolResult{Structured: p}
+	if text := textOf(p); text != "" {
+		res.Content = []rpc.Content{rpc.TextContent(text)}
+	}
+	return res
+}
+
+// textOf is the text a payload chooses for content[0]; "" for its JSON.
+func textOf(p any) string {
+	if t, ok := p.(texter); ok {
+		return t.contentText()
+	}
+	return ""
 }
 
 // cutNote is what a payload cut to the budget says of itself; all empty when it was not cut.

@@ -182,8 +182,7 @@ func (s *Server) kuraTool() *rpc.Tool {
 		}
 		p := newRecallPayload(s.mem.Search(ctx, memory.Query{Text: in.query, Limit: in.limit, MinScore: float32(in.minSimilarity)}))
 		p.render = func(p recallPayload) string { return kuraText(in.query, p) }
-		fitted := s.fitPayload(p).(recallPayload)
-		return &rpc.ToolResult{Structured: fitted, Content: []rpc.Content{rpc.TextContent(fitted.contentText())}}, nil
+		return s.result(p), nil
 	}
 	return t
 }

@@ -148,14 +148,7 @@ func newTool[In any](s *Server, d def[In]) *rpc.Tool {
 		if err != nil {
 			return s.failed(d.name, err)
 		}
-		payload = s.fitPayload(payload)
-		res := &rpc.ToolResult{Structured: payload}
-		if t, ok := payload.(texter); ok {
-			if text := t.contentText(); text != "" {
-				res.Content = []rpc.Content{rpc.TextContent(text)}
-			}
-		}
-		return res, nil
+		return s.result(payload), nil
 	}
 	return t
 }
