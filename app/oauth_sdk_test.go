@@ -598,7 +598,7 @@ func TestOAuthSDK_ReadScope(t *testing.T) {
 // readOnlyTools are the tools a memories:read token sees, sorted.
 func readOnlyTools(a *App) []string {
 	var names []string
-	for _, t := range a.mcp.Tools {
+	for _, t := range a.tools.Listed() {
 		if func() bool { s, _ := a.tools.Scope(t.Name); return s == policy.ScopeRead }() {
 			names = append(names, t.Name)
 		}

@@ -453,7 +453,7 @@ func doctorTools(cfg Config) ([]doctor.Tool, error) {
 		return nil, err
 	}
 	var out []doctor.Tool
-	for _, t := range ts.RPC.Tools {
+	for _, t := range ts.Listed() {
 		if len(cfg.Tools) > 0 && !slices.Contains(cfg.Tools, t.Name) {
 			continue
 		}

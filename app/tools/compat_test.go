@@ -216,6 +216,13 @@ func TestServer_SetCompat(t *testing.T) {
 			if got, want := toolNames(t, s, ctx), slices.Concat(Names(), tc.tools); !slices.Equal(got, want) {
 				t.Errorf("tools/list = %v, want %v", got, want)
 			}
+			var listed []string
+			for _, tl := range s.Listed() {
+				listed = append(listed, tl.Name)
+			}
+			if want := slices.Concat(Names(), tc.tools); !slices.Equal(listed, want) {
+				t.Errorf("Listed() = %v, want %v", listed, want)
+			}
 			got := uris(t, s)
 			if has := slices.Contains(got, sophonListing) && slices.Contains(got, sophonTemplate); has != tc.resources {
 				t.Errorf("resources %v; sophon's offered: %v, want %v", got, has, tc.resources)

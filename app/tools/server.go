@@ -152,6 +152,19 @@ var catalogue = []string{"remember", "remember_batch", "recall", "search_memory"
 // may name.
 func Names() []string { return slices.Clone(catalogue) }
 
+// Listed returns the tools tools/list shows, in its order, before any allowlist or scope;
+// RPC.Tools holds the compatibility modes' tools too, whether their mode is on or off.
+func (s *Server) Listed() []*rpc.Tool {
+	c := s.Compat()
+	var out []*rpc.Tool
+	for _, t := range s.RPC.Tools {
+		if c.shows(t.Name) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // checkNames refuses an allowlist that names a tool ownsona does not have. The modes' tools
 // are not named there: each follows the tool of ownsona it stands for (readsWith).
 func (s *Server) checkNames(names []string) error {
