@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -93,13 +94,20 @@ func Open(cfg Config, stderr io.Writer) (*App, error) {
 	a.tools, err = tools.New(tools.Config{Memories: a.mem, Version: cfg.Version, Allowlist: run.Tools,
 		Approval: run.Approval, ApprovalTimeout: run.ApprovalTimeout, Approvals: a.approvals, AskOnly: cfg.standalone,
 		OnCall: a.auditCall, Log: a.log, Now: a.now, PublicURL: a.publicOrigin,
-		Uploads: uploadTools{a.uploads}})
+		Uploads: uploadTools{a.uploads}, Compat: toolsCompat(run.Compat), MaxResultChars: cfg.MaxResultChars})
 	if err != nil {
 		a.Close()
 		return nil, usageErr("%v", err)
 	}
 	a.mcp = a.tools.RPC
 	a.mcp.SetEmptyLastCursor(len(run.Compat) > 0) // seed 002's clients: with any mode on
+	a.mcp.OnWarning = func(_ context.Context, w rpc.Warning) {
+		ev := a.log.Warn().Str("kind", w.Kind).Str("owner", w.Owner)
+		if w.Client != nil {
+			ev = ev.Str("client_name", w.Client.Name).Str("client_version", w.Client.Version)
+		}
+		ev.Msg(w.Message)
+	}
 	a.limiter = limit.New(limit.Config{PerMinute: run.RateLimit, Burst: run.RateBurst, Now: cfg.Now})
 	a.settings.OnChange(a.applySettings)
 	a.audit, err = audit.Open(a.db, audit.Config{Now: a.now, MaxAge: cfg.AuditMaxAge, MaxEntries: cfg.AuditMaxEntries,
@@ -188,6 +196,12 @@ func refreshGrace(d time.Duration) time.Duration {
 	return d
 }
 
+// toolsCompat is the tools' side of the compatibility modes.
+func toolsCompat(modes []string) tools.Compat {
+	return tools.Compat{ONCE: slices.Contains(modes, settings.CompatONCE), KOmcp: slices.Contains(modes, settings.CompatKOmcp),
+		Sophon: slices.Contains(modes, settings.CompatSophon)}
+}
+
 // webCompat is the HTTP side of the compatibility modes.
 func webCompat(s settings.Settings) web.Compat {
 	return web.Compat{ONCE: s.HasCompat(settings.CompatONCE), KOmcp: s.HasCompat(settings.CompatKOmcp), Sophon: s.HasCompat(settings.CompatSophon)}
@@ -264,6 +278,7 @@ func (a *App) applySettings(s settings.Settings) {
 	if a.web != nil {
 		a.web.SetCompat(webCompat(s))
 	}
+	a.tools.SetCompat(toolsCompat(s.Compat))
 	a.mcp.SetEmptyLastCursor(len(s.Compat) > 0)
 	if pm, burst := a.limiter.Rate(); pm != s.RateLimit || (s.RateLimit > 0 && burst != s.RateBurst) {
 		a.limiter.Set(s.RateLimit, s.RateBurst) // walks every bucket: only when the rate changed

@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +40,13 @@ func TestCompat_Setting(t *testing.T) {
 	if got := card(b); !strings.Contains(got, `"transport":{`) {
 		t.Errorf("once switched on in the settings: the server card lacks ONCE's fields:\n%s", got)
 	}
+	rec := mcpRequest(b.Handler(), "Bearer "+testPAT(t, b), msgToolsList)
+	if got := listedTools(t, rec); !slices.Contains(got, "prepare_local_file_upload") {
+		t.Errorf("once switched on: tools/list = %v, want prepare_local_file_upload", got)
+	}
+	if !strings.Contains(rec.Body.String(), `"nextCursor":""`) {
+		t.Errorf("a mode on: the legacy tools/list lacks nextCursor \"\" on its last page:\n%.300s", rec.Body)
+	}
 	s.Compat = nil
 	if err := b.Settings().Set(context.Background(), s); err != nil {
 		t.Fatal(err)
@@ -64,5 +73,36 @@ func TestConfig_RefreshGrace(t *testing.T) {
 	bad.RefreshGrace = time.Hour
 	if _, err := Open(bad, nil); err == nil || !strings.Contains(err.Error(), "refresh grace") {
 		t.Errorf("Open with a 1h refresh grace: %v, want an error naming the refresh grace window", err)
+	}
+}
+
+// TestQuota_Tools: a write past --max-memories answers LIMIT_EXCEEDED, naming the limit and its
+// setting, and stores nothing; reads still work (SECURITY.md ST-13).
+func TestQuota_Tools(t *testing.T) {
+	cfg := testConfig(t, newFakeClock())
+	cfg.MaxMemories = 2
+	a := MustOpen(t, cfg)
+	for _, text := range []string{"first of two", "second of two"} {
+		if p, _ := callTool(t, a, "remember", map[string]any{"text": text}); p["ok"] != true {
+			t.Fatalf("remember %q: %v", text, p)
+		}
+	}
+	p, _ := callTool(t, a, "remember", map[string]any{"text": "one too many"})
+	e, _ := p["error"].(map[string]any)
+	if p["ok"] != false || e["code"] != "LIMIT_EXCEEDED" || !strings.Contains(fmt.Sprint(e["message"]), "max-memories") {
+		t.Errorf("remember past --max-memories 2: %v, want LIMIT_EXCEEDED naming max-memories", p)
+	}
+	if c, _ := callTool(t, a, "count_memories", map[string]any{}); c["count"] != float64(2) {
+		t.Errorf("count after the refusal: %v, want 2", c)
+	}
+}
+
+// TestConfig_MaxResultChars: the answer budget's setting is bounded at start.
+func TestConfig_MaxResultChars(t *testing.T) {
+	for _, v := range []string{"100", "600000"} {
+		_, _, err := loadConfig("serve", []string{"--max-result-chars", v}, func(string) string { return "" }, nil)
+		if err == nil || !strings.Contains(err.Error(), "max-result-chars") {
+			t.Errorf("--max-result-chars %s: %v, want an error naming the setting", v, err)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/ops"
 	"github.com/ownsona/ownsona/app/settings"
+	"github.com/ownsona/ownsona/app/tools"
 	"github.com/ownsona/ownsona/app/web"
 	"github.com/ownsona/ownsona/oauth/grant"
 )
@@ -125,6 +126,10 @@ type Config struct {
 	MaxConcurrent int
 	// MaxUploadMB caps a file uploaded for import (prepare_import_upload), in MiB. If zero, 64.
 	MaxUploadMB int
+	// MaxResultChars is the longest answer of a tool, resource or prompt, in characters; a
+	// longer one is cut at a whole item with a cursor or a note. If zero, 40000 (Claude Code
+	// keeps an answer up to 50,000 characters in its context); from 2000 to 500000.
+	MaxResultChars int
 	// MaxMemories caps the memories the file holds, forgotten ones included; a write past it
 	// is refused with LIMIT_EXCEEDED. If zero, 250000; negative: no cap.
 	MaxMemories int
@@ -178,6 +183,7 @@ func NewConfig() Config {
 		RateBurst:       20,
 		MaxConcurrent:   64,
 		MaxUploadMB:     64,
+		MaxResultChars:  tools.DefaultMaxResultChars,
 		MaxMemories:     memory.DefaultMaxMemories,
 		MaxFileMB:       int(memory.DefaultMaxFileBytes >> 20),
 		CORSOrigins:     []string{"https://claude.ai"},
@@ -226,6 +232,7 @@ func (c *Config) settings() []setting {
 		{"compat", "OWNSONA_COMPAT", "compatibility modes for clients written for other servers, comma-separated: once, komcp, sophon (default none)", false, &c.Compat},
 		{"max-concurrent", "OWNSONA_MAX_CONCURRENT", "authenticated MCP requests served at once, beyond it 503; other requests share a quarter of it (event streams aside)", true, &c.MaxConcurrent},
 		{"max-upload-mb", "OWNSONA_MAX_UPLOAD_MB", "largest file an import upload URL takes, in MiB", true, &c.MaxUploadMB},
+		{"max-result-chars", "OWNSONA_MAX_RESULT_CHARS", "longest answer of a tool, in characters; a longer one is cut at a whole item, with a cursor or a note (2000 to 500000; Claude Code keeps up to 50000 in its context)", false, &c.MaxResultChars},
 		{"max-memories", "OWNSONA_MAX_MEMORIES", "most memories the file holds, forgotten ones included; writes past it answer LIMIT_EXCEEDED (-1: no cap)", false, &c.MaxMemories},
 		{"max-file-mb", "OWNSONA_MAX_FILE_MB", "most data the file holds, in MiB, before writes answer LIMIT_EXCEEDED (1024 on 32-bit systems; -1: no cap)", false, &c.MaxFileMB},
 		{"cors-origins", "OWNSONA_CORS_ORIGINS", "browser origins allowed to call /mcp and the discovery documents, comma-separated", true, &c.CORSOrigins},
@@ -420,6 +427,9 @@ func (c *Config) validate() error {
 	}
 	if _, err := c.location(); err != nil {
 		return err
+	}
+	if c.MaxResultChars != 0 && (c.MaxResultChars < tools.MinMaxResultChars || c.MaxResultChars > tools.MaxMaxResultChars) {
+		return usageErr("max-result-chars: %d is outside %d..%d characters", c.MaxResultChars, tools.MinMaxResultChars, tools.MaxMaxResultChars)
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

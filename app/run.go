@@ -448,7 +448,7 @@ func doctorTools(cfg Config) ([]doctor.Tool, error) {
 		return nil, err
 	}
 	defer mem.Close()
-	ts, err := tools.New(tools.Config{Memories: mem, Version: cfg.Version})
+	ts, err := tools.New(tools.Config{Memories: mem, Version: cfg.Version, Compat: toolsCompat(cfg.Compat)})
 	if err != nil {
 		return nil, err
 	}

@@ -57,6 +57,7 @@ func payloadError(err error) *toolError {
 	var ie *memory.InputError
 	var ae *rpc.ArgError
 	var se *memory.SecretError
+	var le *memory.LimitError
 	switch {
 	case errors.As(err, &te):
 		return te
@@ -66,6 +67,8 @@ func payloadError(err error) *toolError {
 		return &toolError{Code: codeInvalidInput, Message: ae.Field + ": " + ae.Reason, Field: ae.Field, Reason: ae.Reason}
 	case errors.As(err, &se):
 		return &toolError{Code: codeSecretRejected, Message: se.Error()}
+	case errors.As(err, &le): // a quota (SECURITY.md ST-13): the message names the limit and its setting
+		return &toolError{Code: codeLimitExceeded, Message: le.Error()}
 	case errors.Is(err, memory.ErrNotFound), errors.Is(err, memory.ErrForgotten):
 		return &toolError{Code: codeNotFound, Message: err.Error()}
 	}
