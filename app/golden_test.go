@@ -33,7 +33,7 @@ var updateGolden = flag.Bool("update", false, "rewrite the golden transcripts in
 // an empty value removes one); $PAT and $READ_PAT in a request stand for a full-scope and a
 // read-only token. A response is the status code on its first line, then, for a
 // request with a method line, the response headers a client reads (shownHeaders), then the
-// body, JSON indented for review. Timings (*_time_ms) are zeroed. Run with -update to rewrite
+// body, JSON indented for review. Requests come from 127.0.0.1, as a local client's. Timings (*_time_ms) are zeroed. Run with -update to rewrite
 // responses after a deliberate change, and review the diff.
 func TestGolden(t *testing.T) {
 	files, err := filepath.Glob("../testdata/golden/*.txtar")
@@ -129,6 +129,17 @@ var shownHeaders = []string{"Content-Type", "WWW-Authenticate", "Retry-After", "
 
 var requestLine = regexp.MustCompile(`^(GET|POST|PUT|DELETE|OPTIONS|HEAD) (/\S*)\n`)
 
+// randoms are the values a server draws at random (upload ids and tokens), shown as a fixed
+// stand-in so that a transcript replays byte for byte.
+var randoms = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`osu_[A-Za-z0-9_-]{20,}`), "osu_RANDOM"},
+	{regexp.MustCompile(`/mcp/upload/[A-Za-z0-9_-]{16,}`), "/mcp/upload/RANDOM"},
+	{regexp.MustCompile(`(\\?"upload_id\\?": ?\\?")[A-Za-z0-9_-]{16,}`), "${1}RANDOM"},
+}
+
 var timings = regexp.MustCompile(`(\\?"[a-z_]+_time_ms\\?": ?)[0-9.e+-]+`)
 
 // replay sends one transcript request and formats the response.
@@ -164,6 +175,7 @@ func replay(t *testing.T, a *App, req string) string {
 		body = ""
 	}
 	r := httptest.NewRequest(method, "http://127.0.0.1"+path, strings.NewReader(strings.TrimSuffix(body, "\n")))
+	r.RemoteAddr = "127.0.0.1:49152" // a client on this machine, as over loopback
 	for k, v := range headers {
 		if v != "" {
 			r.Header.Set(k, v)
@@ -183,7 +195,11 @@ func replay(t *testing.T, a *App, req string) string {
 	if b := rec.Body.Bytes(); len(b) > 0 {
 		var buf bytes.Buffer
 		if json.Indent(&buf, b, "", "  ") == nil {
-			out += timings.ReplaceAllString(buf.String(), "${1}0") + "\n"
+			text := timings.ReplaceAllString(buf.String(), "${1}0")
+			for _, r := range randoms {
+				text = r.re.ReplaceAllString(text, r.with)
+			}
+			out += text + "\n"
 		} else {
 			out += string(b) + "\n"
 		}
