@@ -119,7 +119,8 @@ func Open(cfg Config, stderr io.Writer) (*App, error) {
 	// The owner's console; web mounts it at /console. Auth is read per request: web opens the
 	// authorization server (at Listen without a public URL).
 	if a.console, err = console.New(console.Config{Memories: a.mem, Auth: a.Auth, Audit: a.audit, Backup: a.db.Backup,
-		Health: a.healthChecks, Approvals: a.approvals, Settings: a.settings, Tools: tools.Names(), Version: cfg.Version, Now: a.now, Log: a.log}); err != nil {
+		Health: a.healthChecks, Approvals: a.approvals, Settings: a.settings, Tools: tools.Names(), ToolTitles: a.toolTitles(),
+		Version: cfg.Version, Now: a.now, Log: a.log}); err != nil {
 		a.Close()
 		return nil, err
 	}
@@ -194,6 +195,15 @@ func refreshGrace(d time.Duration) time.Duration {
 		return -1 // off: oauth takes zero as its default
 	}
 	return d
+}
+
+// toolTitles are the tools' titles by name, for the console's Settings page.
+func (a *App) toolTitles() map[string]string {
+	out := map[string]string{}
+	for _, t := range a.tools.RPC.Tools {
+		out[t.Name] = t.Title
+	}
+	return out
 }
 
 // toolsCompat is the tools' side of the compatibility modes.

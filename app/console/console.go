@@ -67,6 +67,9 @@ type Config struct {
 	// the order to show them. If Settings is nil, the page says settings are not available.
 	Settings Settings
 	Tools    []string
+	// ToolTitles are the tools' titles by name, shown beside their names on the Settings page.
+	// If nil, names alone.
+	ToolTitles map[string]string
 	// Version is the server's version, shown on the System page.
 	Version string
 	// IdleTimeout ends a session not used for this long. If zero, DefaultIdleTimeout.

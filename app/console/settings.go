@@ -67,7 +67,11 @@ func (c *Console) getSettings(q *req) {
 	if data.Enabled {
 		s := c.cfg.Settings.Get()
 		for _, name := range c.cfg.Tools {
-			data.Tools = append(data.Tools, choice{Value: name, Label: name, On: len(s.Tools) == 0 || slices.Contains(s.Tools, name)})
+			label := name
+			if t := c.cfg.ToolTitles[name]; t != "" {
+				label = t
+			}
+			data.Tools = append(data.Tools, choice{Value: name, Label: label, On: len(s.Tools) == 0 || slices.Contains(s.Tools, name)})
 		}
 		for _, p := range approval.Policies {
 			data.Policies = append(data.Policies, choice{Value: string(p), Label: policyLabels[p], On: p == s.Approval})

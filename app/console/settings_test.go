@@ -29,7 +29,11 @@ func MustOpenSettings(tb testing.TB, fixed map[string]string) (*fixture, *settin
 	if err != nil {
 		tb.Fatal(err)
 	}
-	f := MustOpen(tb, func(o *options) { o.cfg = func(c *console.Config) { c.Settings, c.Tools = st, testTools } })
+	f := MustOpen(tb, func(o *options) {
+		o.cfg = func(c *console.Config) {
+			c.Settings, c.Tools, c.ToolTitles = st, testTools, map[string]string{"remember": "Remember a fact"}
+		}
+	})
 	return f, st
 }
 
@@ -38,7 +42,8 @@ func MustOpenSettings(tb testing.TB, fixed map[string]string) (*fixture, *settin
 func TestConsole_Settings(t *testing.T) {
 	f, st := MustOpenSettings(t, nil)
 	b := f.signedIn(t)
-	wantContains(t, "settings page", b.page(t, "/console/settings"), `value="remember" checked`, `value="hard-delete" checked`, `value="2m0s"`)
+	wantContains(t, "settings page", b.page(t, "/console/settings"), `value="remember" checked`, `value="hard-delete" checked`, `value="2m0s"`,
+		`<code>remember</code> <span class="hint">Remember a fact</span>`)
 
 	save := url.Values{"tools": {"recall", "remember"}, "approval": {"writes"}, "approval_timeout": {"90s"}, "rate_limit": {"60"}, "rate_burst": {"10"}}
 	wantContains(t, "after saving", b.mustPost(t, "/console/settings/save", save), "Saved")
