@@ -86,7 +86,9 @@ func upload(a *App, url, token string, body io.Reader, header ...string) *httpte
 // waitImport polls import_status until the import id leaves waiting and running.
 func waitImport(tb testing.TB, a *App, token, id string) map[string]any {
 	tb.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	// A condition, with a deadline only against a hang: a decompression bomb under the race
+	// detector on a busy two-core machine takes most of a minute to read through.
+	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		p := toolAs(tb, a, token, "import_status", map[string]any{"id": id})
 		if p["ok"] != true {
