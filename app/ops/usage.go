@@ -50,7 +50,7 @@ func PrintFlags(w io.Writer, fs *flag.FlagSet) {
 		if value != "" {
 			line += " " + value
 		}
-		if def := f.DefValue; def != "" && def != "false" && def != "0" && def != "[]" {
+		if def := f.DefValue; def != "" && def != "false" && def != "0" && def != "0s" && def != "[]" && !strings.Contains(usage, "(default ") {
 			usage += " (default " + def + ")"
 		}
 		fmt.Fprint(w, line+"\n"+Wrap(usage, 6, HelpWidth))
