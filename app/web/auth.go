@@ -105,7 +105,12 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 			}
 		}()
 		switch {
-		case ref != nil: // no valid token: the shared pool, behind its address's share
+		case ref != nil: // no valid token: the address's rate limit, then the shared pool
+			// Before a byte of the body is read (SECURITY.md LA-11): token guessing and
+			// anonymous bodies are limited by address.
+			if !s.allowKey(w, s.ipKey(r), nil) {
+				return
+			}
 			var ok bool
 			if release, ok = s.admitOther(w, r); !ok {
 				return
@@ -131,6 +136,10 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 		// cover is refused with a step-up challenge. An unauthenticated body is read only when
 		// small: it is not worth more to whoever sent it — unless it may carry its token in
 		// its arguments (no Authorization header, AllowArgumentTokens).
+		//
+		// What is read is looked at only as far as needed (SECURITY.md LA-11): a batch over the
+		// limit is refused before any element is decoded, and a body without a valid token is
+		// never decoded whole: its id is scanned for, and its argument tokens walked to.
 		limit := int64(maxPeek)
 		noHeader := ref != nil && ref.Code == ""
 		argTokens := s.argumentTokens()
@@ -139,6 +148,7 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 		}
 		var msgs []peekedMessage
 		var body []byte
+		tooMany := false
 		if r.Method == http.MethodPost && r.ContentLength <= limit && (limit == maxPeek || r.ContentLength >= 0) {
 			var err error
 			body, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
@@ -151,20 +161,37 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 				io.Reader
 				io.Closer
 			}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-			if int64(len(body)) <= limit {
-				msgs = peekMessages(body)
-			} else {
+			if int64(len(body)) > limit {
 				body = nil
+			}
+			tooMany = batchOver(body, maxBatch)
+			if tooMany {
+				body = nil
+			}
+			if ref == nil {
+				msgs = peekMessages(body)
 			}
 		}
 		var id json.RawMessage
-		if len(msgs) == 1 {
+		switch {
+		case len(msgs) == 1:
 			id = msgs[0].ID
+		case ref != nil:
+			id = memberOf(body, "id")
+		}
+		if tooMany && (ref == nil || noHeader && argTokens) {
+			// A client that may be served is told what is wrong; one that may not learns only
+			// that it needs a token.
+			if ref == nil && !s.allowKey(w, p.Key(), nil) {
+				return
+			}
+			writeBatchTooLarge(w)
+			return
 		}
 		if ref == nil && argTokens && mayCarryToken(body) {
 			// The header wins (seed 001's order); a token also sent in the arguments is
 			// ignored, and removed so that the tool's schema does not refuse it.
-			if _, stripped, problem, found := argumentToken(body, msgs); found && problem == "" {
+			if _, stripped, problem, found := argumentToken(body); found && problem == "" {
 				r.Body = struct {
 					io.Reader
 					io.Closer
@@ -172,8 +199,8 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 				r.ContentLength = int64(len(stripped))
 			}
 		}
-		if noHeader && len(msgs) > 0 && mayCarryToken(body) {
-			if tok, stripped, problem, found := argumentToken(body, msgs); found {
+		if noHeader && mayCarryToken(body) {
+			if tok, stripped, problem, found := argumentToken(body); found {
 				switch argRef := s.checkArgumentToken(r, problem, argTokens); {
 				case argRef != nil:
 					ref = argRef
@@ -184,7 +211,7 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 						break
 					}
 					// Authenticated: the tool sees its arguments without the token, and the call
-					// moves to the authenticated pool.
+					// moves to the authenticated pool; only now is the body read ahead whole.
 					release()
 					release = nil
 					if !s.pools.mcp.TryAcquire() {
@@ -198,13 +225,13 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 						io.Closer
 					}{bytes.NewReader(stripped), r.Body}
 					r.ContentLength = int64(len(stripped))
+					if msgs = peekMessages(stripped); len(msgs) == 1 {
+						id = msgs[0].ID
+					}
 				}
 			}
 		}
-		if ref != nil {
-			if !s.allowKey(w, s.ipKey(r), id) { // token guessing is limited by address
-				return
-			}
+		if ref != nil { // the address's rate limit was applied before the body was read
 			ev := s.log.Info()
 			if ref.Code == "" {
 				ev = s.log.Debug() // clients first try without a token to discover the server
@@ -269,10 +296,10 @@ func mayCarryToken(body []byte) bool {
 // argumentTokenKeys are the argument names that may carry a token, in the order they are read.
 var argumentTokenKeys = []string{"access_token", "accessToken"}
 
-// argumentToken finds the token that msgs (the peeked messages of body) carry in their tools/call
-// arguments, and returns it with body rewritten without it. found is false when no message
-// carries one; problem, when not empty, says which rule the request breaks.
-func argumentToken(body []byte, msgs []peekedMessage) (tok string, stripped []byte, problem string, found bool) {
+// argumentToken finds the token that the messages of body carry in their tools/call arguments,
+// and returns it with body rewritten without it. found is false when no message carries one;
+// problem, when not empty, says which rule the request breaks.
+func argumentToken(body []byte) (tok string, stripped []byte, problem string, found bool) {
 	objects, err := argumentObjects(body)
 	if err != nil {
 		return "", nil, "", false
@@ -289,7 +316,7 @@ func argumentToken(body []byte, msgs []peekedMessage) (tok string, stripped []by
 	switch {
 	case len(tokens) == 0:
 		return "", nil, "", false
-	case len(tokens) != len(msgs) || len(objects) != len(msgs) || slices.ContainsFunc(tokens, func(t string) bool { return t != tokens[0] }):
+	case len(tokens) != len(objects) || slices.ContainsFunc(tokens, func(t string) bool { return t != tokens[0] }):
 		return "", nil, problemBatch, true // every message must be a tools/call carrying the same token
 	}
 	stripped = slices.Clone(body)
@@ -415,11 +442,11 @@ func walkMessage(dec *json.Decoder, body []byte) (method string, args argumentOb
 		}
 		switch k {
 		case "method":
-			var m any
-			if err := dec.Decode(&m); err != nil {
+			var raw json.RawMessage // not any: a method that is a huge array is not built
+			if err := dec.Decode(&raw); err != nil {
 				return "", args, err
 			}
-			method, _ = m.(string)
+			_ = json.Unmarshal(raw, &method) // "" unless a string
 		case "params":
 			if !nextIs(dec, body, '{') {
 				if err := skipValue(dec); err != nil {

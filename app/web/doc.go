@@ -62,7 +62,10 @@
 //  8. the audit log (Config.Audit): who, which method and tool, the outcome, never arguments;
 //  9. the bearer check: no valid token is 401 with a WWW-Authenticate challenge naming the
 //     resource metadata of the path it was sent to (an alias's own document) and a JSON-RPC
-//     error body, rate-limited per address; a valid one is rate-limited per client
+//     error body, rate-limited per address before its body is read; a body is read ahead
+//     (4 MiB with a token, 64 KiB without, unless it may carry an argument token) and a batch
+//     of more than 20 messages refused before any element is decoded (peek.go); a body without
+//     a valid token is never decoded whole; a valid one is rate-limited per client
 //     (Principal.Key) with JSON-RPC error -32004, and a tools/call the token's scopes do not
 //     cover (Config.Scope) is 403 insufficient_scope with a step-up challenge. The principal then rides in the request's context (oauth.PrincipalFrom) for
 //     rpc.Server.Permit and Owner, which check scopes again for every message of a batch.
