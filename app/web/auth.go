@@ -115,15 +115,11 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 			if release, ok = s.admitOther(w, r); !ok {
 				return
 			}
-		case isStream(r):
-			if !s.pools.perOwner.TryAcquire(p.Key()) {
-				w.Header().Set("Retry-After", "10")
-				writeRPCError(w, http.StatusTooManyRequests, nil, rpc.CodeRateLimited, "too many event streams",
-					"too_many_streams", fmt.Sprintf("this client has %d event streams open, the most one client may; close one", maxStreamsPerPrincipal))
+		case isStream(r): // a GET: the streams' gates
+			var ok bool
+			if release, ok = s.admitStream(w, p.Key()); !ok {
 				return
 			}
-			key := p.Key()
-			release = func() { s.pools.perOwner.Release(key) }
 		default: // authenticated calls: a pool no other traffic can take
 			if !s.pools.mcp.TryAcquire() {
 				writeBusy(w, "the server is at its limit of concurrent requests")
@@ -243,6 +239,18 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 		}
 		if slot != nil {
 			slot.p = p
+		}
+		if r.Method == http.MethodPost && listens(msgs) {
+			// A long-lived stream by its body, whatever Mcp-Method says (SECURITY.md LA-13): it
+			// leaves the pool of calls for the streams' gates. A header that names a listen over
+			// another method moves nothing; the rpc server refuses the mismatch, or serves the
+			// legacy call in this pool.
+			streamRelease, ok := s.admitStream(w, p.Key())
+			if !ok {
+				return
+			}
+			release()
+			release = streamRelease
 		}
 		// server/discover is a client's probe of the protocol era: a 429 there makes it settle
 		// on the legacy era for good, so it is not rate limited. It is cheap and reveals nothing

@@ -48,8 +48,10 @@
 //     Referrer-Policy no-referrer, X-XSS-Protection, X-API-Version, and HSTS (a year,
 //     includeSubDomains) under TLS or an https public URL;
 //  3. the Host check against DNS rebinding: the public URL's host or a loopback name, else 421;
-//  4. the concurrency gate: at most Config.MaxConcurrent requests at once, else 503 with
-//     Retry-After 1; event streams (GET /mcp, GET /mcp/sse) have a gate of their own (256);
+//  4. the concurrency gate of what is not MCP: the OAuth endpoints and pages, the console and
+//     uploads share a pool of a quarter of Config.MaxConcurrent (at least 8), at most 8 per
+//     address, else 503 (or 429) with Retry-After 1; MCP requests are gated in the bearer
+//     check (9), once their token is known;
 //  5. the rate limit per address (429 with X-RateLimit-* and Retry-After) of everything but
 //     MCP, the discovery documents, /health and preflights.
 //
@@ -66,8 +68,12 @@
 //     (4 MiB with a token, 64 KiB without, unless it may carry an argument token) and a batch
 //     of more than 20 messages refused before any element is decoded (peek.go); a body without
 //     a valid token is never decoded whole; a valid one is rate-limited per client
-//     (Principal.Key) with JSON-RPC error -32004, and a tools/call the token's scopes do not
-//     cover (Config.Scope) is 403 insufficient_scope with a step-up challenge. The principal then rides in the request's context (oauth.PrincipalFrom) for
+//     (Principal.Key) with JSON-RPC error -32004 and served in a pool of Config.MaxConcurrent
+//     calls; event streams — GET /mcp, GET /mcp/sse, and a POST whose body is a
+//     subscriptions/listen, whatever its Mcp-Method header says — in a gate of their own (512,
+//     32 per principal) instead; a tools/call the token's scopes do not cover (Config.Scope)
+//     is 403 insufficient_scope with a step-up challenge. The principal then rides in the
+//     request's context (oauth.PrincipalFrom) for
 //     rpc.Server.Permit and Owner, which check scopes again for every message of a batch.
 //
 // # Compatibility modes

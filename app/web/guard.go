@@ -29,18 +29,38 @@ func isMCPPath(path string) bool {
 	return path == "/mcp" || path == "/api/mcp" || path == "/mcp/http"
 }
 
-// isStream reports whether r opens a long-lived event stream (GET on the MCP endpoint or the
-// legacy SSE endpoint, or a 2026-07-28 subscriptions/listen, which says so in Mcp-Method and
-// which rpc refuses if the body says otherwise): those are bounded by the streams' gate and
-// rpc's per-client limits, not by the gate of requests that come and go.
+// isStream reports whether r opens a long-lived event stream before its body is read: GET on
+// the MCP endpoint or the legacy SSE endpoint. Those are bounded by the streams' gate and
+// rpc's per-client limits, not by the gate of requests that come and go. A POST is a stream
+// when its body is a subscriptions/listen (listens), whatever its headers say: requireAuth
+// decides, once it has read the body (SECURITY.md LA-13).
 func isStream(r *http.Request) bool {
-	switch r.Method {
-	case http.MethodGet:
-		return isMCPPath(r.URL.Path) || r.URL.Path == "/mcp/sse"
-	case http.MethodPost:
-		return isMCPPath(r.URL.Path) && r.Header.Get("Mcp-Method") == "subscriptions/listen"
+	return r.Method == http.MethodGet && (isMCPPath(r.URL.Path) || r.URL.Path == "/mcp/sse")
+}
+
+// listens reports whether msgs, the body of a POST read ahead, is a subscriptions/listen: a
+// stream that lives as long as its client keeps it, in every protocol era (the rpc server
+// serves it under 2026-07-28 and refuses it at once otherwise).
+func listens(msgs []peekedMessage) bool {
+	return len(msgs) == 1 && msgs[0].Method == "subscriptions/listen"
+}
+
+// admitStream takes a slot of the streams' gate and one of key's (a principal's) streams; it
+// answers 503 or 429 itself and returns false when either is taken, else the function that
+// frees them.
+func (s *Server) admitStream(w http.ResponseWriter, key string) (release func(), ok bool) {
+	if !s.pools.streams.TryAcquire() {
+		writeBusy(w, "the server has as many event streams open as it takes")
+		return nil, false
 	}
-	return false
+	if !s.pools.perOwner.TryAcquire(key) {
+		s.pools.streams.Release()
+		w.Header().Set("Retry-After", "10")
+		writeRPCError(w, http.StatusTooManyRequests, nil, rpc.CodeRateLimited, "too many event streams",
+			"too_many_streams", fmt.Sprintf("this client has %d event streams open, the most one client may; close one", maxStreamsPerPrincipal))
+		return nil, false
+	}
+	return func() { s.pools.perOwner.Release(key); s.pools.streams.Release() }, true
 }
 
 // ipKey is the rate-limit key of the address r comes from (IPv6 by /64).
@@ -98,21 +118,15 @@ func writeRateLimited(w http.ResponseWriter, retry int, id json.RawMessage) {
 	w.Write(append(body, '\n'))
 }
 
-// gate bounds the requests served at once; event streams are left out (sessions bound them).
+// gate bounds the requests served at once but MCP's, which requireAuth gates.
 func (s *Server) gate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
 		switch {
-		case isStream(r):
-			// Also bounded per principal, in requireAuth, once the token is known.
-			if !s.pools.streams.TryAcquire() {
-				writeBusy(w, "the server has as many event streams open as it takes")
-				return
-			}
-			defer s.pools.streams.Release()
 		case isMCPPath(p) || strings.HasPrefix(p, "/mcp/sse"):
-			// Gated in requireAuth: authenticated calls in a pool of their own, so that no
-			// unauthenticated traffic can starve them.
+			// Gated in requireAuth, once the token is known: authenticated calls in a pool of
+			// their own, so that no unauthenticated traffic can starve them, and event streams
+			// (GET, and POSTs whose body is a subscriptions/listen) in the streams' gates.
 		case p == "/health" || p == oauth.DocsPath || strings.HasPrefix(p, "/.well-known/") || r.Method == http.MethodOptions:
 			// Cheap, without a body: a flood of others never makes these answer 503.
 		default:

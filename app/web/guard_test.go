@@ -3,6 +3,7 @@ package web_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/ownsona/ownsona/app/web"
 	"github.com/ownsona/ownsona/oauth/policy"
+	"github.com/ownsona/ownsona/rpc"
 )
 
 // MustListen opens the fixture with cfg changed by opts, listens on a loopback port, and makes
@@ -187,4 +189,123 @@ func TestServer_StreamsPerPrincipal(t *testing.T) {
 	if s := open(f.write, false); s != http.StatusOK {
 		t.Errorf("another token's stream while the first holds 32: %d, want 200", s)
 	}
+}
+
+// waitTool is a tool, wait, whose calls block until the test lets them go; each call says so on
+// entered when it starts.
+type waitTool struct {
+	entered chan struct{}
+	release chan struct{}
+}
+
+func newWaitTool(tb testing.TB) *waitTool {
+	w := &waitTool{entered: make(chan struct{}, 64), release: make(chan struct{})}
+	tb.Cleanup(w.done)
+	return w
+}
+
+// add gives the fixture's MCP server the wait tool.
+func (w *waitTool) add(c *web.Config) {
+	c.MCP.Tools = append(c.MCP.Tools, &rpc.Tool{
+		Name: "wait", Description: "Waits for the test.",
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+		Handler: func(ctx context.Context, _ json.RawMessage) (*rpc.ToolResult, error) {
+			w.entered <- struct{}{}
+			select {
+			case <-w.release:
+			case <-ctx.Done():
+			}
+			return &rpc.ToolResult{Structured: map[string]string{"text": "done"}}, nil
+		},
+	})
+}
+
+// done lets every call of wait go, now and from now on.
+func (w *waitTool) done() {
+	select {
+	case <-w.release:
+	default:
+		close(w.release)
+	}
+}
+
+// callWait is a legacy tools/call of the wait tool.
+const callWait = `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"wait","arguments":{}}}`
+
+// listenBody is a 2026-07-28 subscriptions/listen.
+const listenBody = `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` +
+	`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+
+// do sends body to base's /mcp with token and the header pairs kv, and returns the response,
+// its body unread.
+func do(ctx context.Context, base, token, body string, kv ...string) (*http.Response, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	for i := 0; i+1 < len(kv); i += 2 {
+		req.Header.Set(kv[i], kv[i+1])
+	}
+	return http.DefaultClient.Do(req)
+}
+
+// post is do for the test's goroutine: the response's body is closed at cleanup.
+func post(tb testing.TB, ctx context.Context, base, token, body string, kv ...string) *http.Response {
+	tb.Helper()
+	resp, err := do(ctx, base, token, body, kv...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// goPost sends the request of do in a goroutine; its status (0 on an error) comes on the
+// channel once the whole answer is read.
+func goPost(ctx context.Context, base, token, body string, kv ...string) <-chan int {
+	c := make(chan int, 1)
+	go func() {
+		resp, err := do(ctx, base, token, body, kv...)
+		if err != nil {
+			c <- 0
+			return
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		c <- resp.StatusCode
+	}()
+	return c
+}
+
+// TestServer_StreamFollowsBody (SECURITY.md LA-13; issue 28, item 8): whether a POST is a
+// long-lived stream, served outside the pool of calls, follows its body in every era. Before,
+// it followed Mcp-Method: a legacy tools/call that named subscriptions/listen there left the
+// pool (so the pool's bound did not hold it), and a listen under a stale legacy
+// MCP-Protocol-Version without Mcp-Method (as Claude's connectors send, anthropics/claude-code
+// #93290) held a slot of the pool for as long as it stayed open.
+func TestServer_StreamFollowsBody(t *testing.T) {
+	t.Run("listen header on a legacy call", func(t *testing.T) {
+		wait := newWaitTool(t)
+		f, base := MustListen(t, func(c *web.Config) { c.MaxConcurrent = 1; wait.add(c) })
+		first := goPost(t.Context(), base, f.read, callWait, "Mcp-Method", "subscriptions/listen")
+		<-wait.entered
+		if s := post(t, t.Context(), base, f.write, callEcho).StatusCode; s != http.StatusServiceUnavailable {
+			t.Errorf("a call while the one slot serves a call that says it listens: %d, want 503", s)
+		}
+		wait.done()
+		if s := <-first; s != http.StatusOK {
+			t.Errorf("the call that said it listens: %d, want 200", s)
+		}
+	})
+	t.Run("listen body under a legacy header", func(t *testing.T) {
+		f, base := MustListen(t, func(c *web.Config) { c.MaxConcurrent = 1 })
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		if s := post(t, ctx, base, f.read, listenBody, "MCP-Protocol-Version", "2025-11-25").StatusCode; s != http.StatusOK {
+			t.Fatalf("listen under a legacy MCP-Protocol-Version: %d, want 200", s)
+		}
+		if s := post(t, t.Context(), base, f.write, callEcho).StatusCode; s != http.StatusOK {
+			t.Errorf("a call while a listen is open: %d, want 200 (the listen holds no slot of the pool)", s)
+		}
+	})
 }
