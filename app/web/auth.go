@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,6 +100,7 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 		slot := slotFrom(r.Context())
 		p, ref := s.auth.Authenticate(r)
 		var release func()
+		var call *callSlot // the request's slot of the pool of calls, for Park
 		defer func() {
 			if release != nil {
 				release()
@@ -121,11 +123,11 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 				return
 			}
 		default: // authenticated calls: a pool no other traffic can take
-			if !s.pools.mcp.TryAcquire() {
-				writeBusy(w, "the server is at its limit of concurrent requests")
+			var ok bool
+			if call, ok = s.admitCall(w, p.Key()); !ok {
 				return
 			}
-			release = s.pools.mcp.Release
+			release = call.end
 		}
 		// The body is read ahead (the rpc server refuses larger ones): refusals echo the
 		// request's id, server/discover is told apart, and a call the token's scopes do not
@@ -210,11 +212,11 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 					// moves to the authenticated pool; only now is the body read ahead whole.
 					release()
 					release = nil
-					if !s.pools.mcp.TryAcquire() {
-						writeBusy(w, "the server is at its limit of concurrent requests")
+					var ok bool
+					if call, ok = s.admitCall(w, ap.Key()); !ok {
 						return
 					}
-					release = s.pools.mcp.Release
+					release = call.end
 					p, ref = ap, nil
 					r.Body = struct {
 						io.Reader
@@ -250,7 +252,7 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 				return
 			}
 			release()
-			release = streamRelease
+			release, call = streamRelease, nil
 		}
 		// server/discover is a client's probe of the protocol era: a 429 there makes it settle
 		// on the legacy era for good, so it is not rate limited. It is cheap and reveals nothing
@@ -272,7 +274,11 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 			s.writeInsufficientScope(w, id, tool, needed, all)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(oauth.WithPrincipal(r.Context(), p)))
+		ctx := oauth.WithPrincipal(r.Context(), p)
+		if call != nil {
+			ctx = context.WithValue(ctx, callSlotKey{}, call)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

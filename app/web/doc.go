@@ -69,7 +69,9 @@
 //     of more than 20 messages refused before any element is decoded (peek.go); a body without
 //     a valid token is never decoded whole; a valid one is rate-limited per client
 //     (Principal.Key) with JSON-RPC error -32004 and served in a pool of Config.MaxConcurrent
-//     calls; event streams — GET /mcp, GET /mcp/sse, and a POST whose body is a
+//     calls, at most half of them (at least 2) for one principal (429 too_many_calls), from
+//     which a call waiting for the owner's approval steps out while it waits (Park, pool.go);
+//     event streams — GET /mcp, GET /mcp/sse, and a POST whose body is a
 //     subscriptions/listen, whatever its Mcp-Method header says — in a gate of their own (512,
 //     32 per principal) instead; a tools/call the token's scopes do not cover (Config.Scope)
 //     is 403 insufficient_scope with a step-up challenge. The principal then rides in the

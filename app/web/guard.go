@@ -141,13 +141,14 @@ func (s *Server) gate(next http.Handler) http.Handler {
 }
 
 // pools are the bounds on requests in flight (issue 13, items 1 and 2). Authenticated MCP
-// calls have a pool of their own (Config.MaxConcurrent); everything else that carries a body
+// calls have a pool of their own (Config.MaxConcurrent), of which one principal holds at most
+// half (pool.go); everything else that carries a body
 // — the OAuth endpoints and pages, MCP requests without a valid token — shares a smaller pool,
 // ahead of which each address (IPv6 by /64) may hold only a few slots, and its bodies must
 // arrive within smallBodyTimeout. Event streams of every kind are bounded in all and per
 // principal.
 type pools struct {
-	mcp        *limit.Gate
+	mcp        *callPool // pool.go
 	other      *limit.Gate
 	perAddress *limit.PerKey
 	streams    *limit.Gate
@@ -172,12 +173,31 @@ func newPools(maxConcurrent int) *pools {
 		other = max(maxConcurrent/4, 8)
 	}
 	return &pools{
-		mcp:        limit.NewGate(maxConcurrent),
+		mcp:        newCallPool(maxConcurrent),
 		other:      limit.NewGate(other),
 		perAddress: limit.NewPerKey(maxPerAddress),
 		streams:    limit.NewGate(maxStreams),
 		perOwner:   limit.NewPerKey(maxStreamsPerPrincipal),
 	}
+}
+
+// admitCall admits an authenticated call of the principal key into the pool of calls: 503
+// when the pool is full, 429 when key holds its share of it. Both close the connection
+// without reading the body (refuseBody).
+func (s *Server) admitCall(w http.ResponseWriter, key string) (*callSlot, bool) {
+	ok, full := s.pools.mcp.tryAcquire(key)
+	switch {
+	case ok:
+		return &callSlot{pool: s.pools.mcp, key: key, held: true}, true
+	case full:
+		writeBusy(w, "the server is at its limit of concurrent requests")
+	default:
+		refuseBody(w)
+		writeRPCError(w, http.StatusTooManyRequests, nil, rpc.CodeRateLimited, "too many calls in progress", "too_many_calls",
+			fmt.Sprintf("this client has %d calls in progress, the most one client may hold of the server's %d; retry when one ends",
+				s.pools.mcp.share, s.pools.mcp.limit))
+	}
+	return nil, false
 }
 
 // admitOther admits a request of the shared pool: first its address's share, then a slot of

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -191,29 +192,58 @@ func TestServer_StreamsPerPrincipal(t *testing.T) {
 	}
 }
 
-// waitTool is a tool, wait, whose calls block until the test lets them go; each call says so on
-// entered when it starts.
+// waitTool is a tool, wait, whose calls block until the test lets them go (done, or open for
+// the gate its arguments name); each call says so on entered when it starts, after it parked
+// its slot (web.Park) if its arguments say park.
 type waitTool struct {
 	entered chan struct{}
 	release chan struct{}
+
+	mu    sync.Mutex
+	gates map[string]chan struct{}
 }
 
 func newWaitTool(tb testing.TB) *waitTool {
-	w := &waitTool{entered: make(chan struct{}, 64), release: make(chan struct{})}
+	w := &waitTool{entered: make(chan struct{}, 64), release: make(chan struct{}), gates: map[string]chan struct{}{}}
 	tb.Cleanup(w.done)
 	return w
 }
+
+func (w *waitTool) gate(name string) chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.gates[name] == nil {
+		w.gates[name] = make(chan struct{})
+	}
+	return w.gates[name]
+}
+
+// open lets the calls of gate name go.
+func (w *waitTool) open(name string) { close(w.gate(name)) }
 
 // add gives the fixture's MCP server the wait tool.
 func (w *waitTool) add(c *web.Config) {
 	c.MCP.Tools = append(c.MCP.Tools, &rpc.Tool{
 		Name: "wait", Description: "Waits for the test.",
-		InputSchema: json.RawMessage(`{"type":"object"}`),
-		Handler: func(ctx context.Context, _ json.RawMessage) (*rpc.ToolResult, error) {
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"park":{"type":"boolean"},"gate":{"type":"string"}}}`),
+		Handler: func(ctx context.Context, raw json.RawMessage) (*rpc.ToolResult, error) {
+			var args struct {
+				Park bool   `json:"park"`
+				Gate string `json:"gate"`
+			}
+			json.Unmarshal(raw, &args)
+			resume := func() error { return nil }
+			if args.Park {
+				resume = web.Park(ctx)
+			}
 			w.entered <- struct{}{}
 			select {
 			case <-w.release:
+			case <-w.gate(args.Gate):
 			case <-ctx.Done():
+			}
+			if err := resume(); err != nil {
+				return nil, err
 			}
 			return &rpc.ToolResult{Structured: map[string]string{"text": "done"}}, nil
 		},
@@ -229,8 +259,13 @@ func (w *waitTool) done() {
 	}
 }
 
+// waitCall is a legacy tools/call of the wait tool with the arguments args.
+func waitCall(args string) string {
+	return `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"wait","arguments":` + args + `}}`
+}
+
 // callWait is a legacy tools/call of the wait tool.
-const callWait = `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"wait","arguments":{}}}`
+var callWait = waitCall(`{}`)
 
 // listenBody is a 2026-07-28 subscriptions/listen.
 const listenBody = `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` +
@@ -308,4 +343,74 @@ func TestServer_StreamFollowsBody(t *testing.T) {
 			t.Errorf("a call while a listen is open: %d, want 200 (the listen holds no slot of the pool)", s)
 		}
 	})
+}
+
+// TestServer_PrincipalShare (SECURITY.md LA-13; issue 28, item 5): one principal holds at most
+// half the pool of calls (2 of 4 here); its next call is 429, while other tokens are served
+// until the pool is full. Before, one token could hold every slot, and every other client got
+// 503.
+func TestServer_PrincipalShare(t *testing.T) {
+	wait := newWaitTool(t)
+	f, base := MustListen(t, func(c *web.Config) { c.MaxConcurrent = 4; wait.add(c) })
+	other := f.mustPAT(t, "other", policy.ScopeRead)
+	var calls []<-chan int
+	for range 2 {
+		calls = append(calls, goPost(t.Context(), base, f.read, callWait))
+		<-wait.entered
+	}
+	resp := post(t, t.Context(), base, f.read, callEcho)
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), "too_many_calls") {
+		t.Errorf("a third call of a token that holds 2 of 4 slots: %d %s, want 429 too_many_calls", resp.StatusCode, body)
+	}
+	if s := post(t, t.Context(), base, f.write, callEcho).StatusCode; s != http.StatusOK {
+		t.Errorf("another token's call meanwhile: %d, want 200", s)
+	}
+	for range 2 {
+		calls = append(calls, goPost(t.Context(), base, f.write, callWait))
+		<-wait.entered
+	}
+	if s := post(t, t.Context(), base, other, callEcho).StatusCode; s != http.StatusServiceUnavailable {
+		t.Errorf("a call while two tokens hold the whole pool: %d, want 503", s)
+	}
+	wait.done()
+	for i, c := range calls {
+		if s := <-c; s != http.StatusOK {
+			t.Errorf("waiting call %d: %d, want 200", i, s)
+		}
+	}
+}
+
+// TestServer_ParkedCalls (SECURITY.md LA-13; issue 28, item 5): calls that wait for approval
+// (web.Park) hold no slot of the pool meanwhile, so their token's share and the pool serve
+// others; once let go, they take their slots back (waiting for one when the pool is full) and
+// answer.
+func TestServer_ParkedCalls(t *testing.T) {
+	wait := newWaitTool(t)
+	f, base := MustListen(t, func(c *web.Config) { c.MaxConcurrent = 4; wait.add(c) })
+	other := f.mustPAT(t, "other", policy.ScopeRead)
+	var parked, held []<-chan int
+	for range 2 {
+		parked = append(parked, goPost(t.Context(), base, f.read, waitCall(`{"park":true,"gate":"approved"}`)))
+		<-wait.entered
+	}
+	// The token's share is free again: two more calls, held in the pool, with another token's.
+	for _, tok := range []string{f.read, f.read, f.write, f.write} {
+		held = append(held, goPost(t.Context(), base, tok, waitCall(`{"gate":"held"}`)))
+		<-wait.entered
+	}
+	if s := post(t, t.Context(), base, other, callEcho).StatusCode; s != http.StatusServiceUnavailable {
+		t.Errorf("a call while 4 calls hold the pool and 2 are parked: %d, want 503", s)
+	}
+	// Approved while the pool is full: the parked calls wait for slots, then answer.
+	wait.open("approved")
+	wait.open("held")
+	for i, c := range append(parked, held...) {
+		if s := <-c; s != http.StatusOK {
+			t.Errorf("call %d: %d, want 200", i, s)
+		}
+	}
+	if s := post(t, t.Context(), base, other, callEcho).StatusCode; s != http.StatusOK {
+		t.Errorf("a call once all ended: %d, want 200 (every slot given back)", s)
+	}
 }

@@ -60,9 +60,10 @@ type Config struct {
 	// CORSOrigins are the browser origins, besides loopback ones, allowed to call MCP.
 	CORSOrigins []string
 	// MaxConcurrent bounds the authenticated MCP requests served at once (event streams
-	// aside); beyond it 503. Other requests with a body (OAuth, MCP without a valid token)
-	// share a quarter of it (at least 8), at most 8 per address. If zero or negative,
-	// unbounded.
+	// aside); beyond it 503. One principal holds at most half of them (at least 2), beyond
+	// that 429; calls waiting for the owner's approval are parked outside them (Park), as
+	// many again at most. Other requests with a body (OAuth, MCP without a valid token) share
+	// a quarter of it (at least 8), at most 8 per address. If zero or negative, unbounded.
 	MaxConcurrent int
 	// Version is the build's version, for /health and the server card. The X-API-Version
 	// header carries APIVersion instead.
