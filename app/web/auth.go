@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -41,10 +42,19 @@ func (s *Server) openAuth(publicURL string) error {
 			stderr = os.Stderr
 		}
 		// Deliberately not a log line: it is shown once, to the person starting the server, and
-		// only its hash is kept.
+		// only its hash is kept. The file is named by its absolute path: the notice is read
+		// later, from elsewhere, when the password is needed.
+		file := cfg.DB.Path()
+		if abs, err := filepath.Abs(file); err == nil {
+			file = abs
+		}
+		where := "to authorize clients"
+		if s.cfg.Console != nil {
+			where = "to the console (" + publicURL + "/console) and to authorize clients"
+		}
 		fmt.Fprintf(stderr, "\nownsona: no OWNSONA_LOGIN_PASSWORD was set, so one was generated.\n"+
-			"  Log in to authorize clients as:  %s\n  with the password:              %s\n"+
-			"It is shown only this once; only its hash is stored in %s.\n\n", auth.Username(), pw, cfg.DB.Path())
+			"  Sign in %s with\n    username:  %s\n    password:  %s\n"+
+			"It is shown only this once; only its hash is stored in %s.\n\n", where, auth.Username(), pw, file)
 	}
 	return nil
 }
@@ -236,6 +246,10 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 			}
 			ev.Str("ip", s.clientIP(r)).Str("error", ref.Code).Str("reason", ref.Description).Msg("mcp request refused")
 			s.auth.Challenge(w, r, ref)
+			if r.Header.Get("Authorization") == "" && wantsHTML(r) { // a person, in a browser
+				s.writeMCPPage(w, r)
+				return
+			}
 			s.writeUnauthorized(w, ref.Status, id, ref.Code, ref.Description)
 			return
 		}

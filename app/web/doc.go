@@ -37,7 +37,13 @@
 //	/docs                               the page for developers of clients (resource_documentation)
 //	/ca.crt                             the local CA's root with TLS "local"; 404 otherwise
 //	/console, /console/…                the owner's console (Config.Console); 404 without one
+//	/                                   a browser (Accept: text/html) is sent to /console when
+//	                                    there is one; others get the 404 below
 //	anything else                       404 {"error":"not_found",…}
+//
+// A browser that opens /mcp (or an alias) without a token — a GET whose Accept lists
+// text/html and not text/event-stream — gets the same 401 and challenge as a client, with a
+// short page for a person as its body (browser.go); MCP clients never ask for text/html.
 //
 // # Middleware
 //

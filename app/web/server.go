@@ -415,9 +415,7 @@ func (s *Server) Handler() http.Handler {
 		mux.Handle("/console", s.cfg.Console)
 		mux.Handle("/console/", s.cfg.Console)
 	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not_found", "error_description": "no such endpoint; MCP is served at /mcp"})
-	})
+	mux.HandleFunc("/", s.serveRoot)
 	return s.logRequests(s.securityHeaders(s.checkHost(s.gate(s.limitIP(mux)))))
 }
 

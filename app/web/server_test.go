@@ -154,6 +154,9 @@ func (f *fixture) mustPAT(tb testing.TB, name string, scope ...string) string {
 	return tok
 }
 
+// browserAccept is what Chromium sends when it navigates to a page.
+const browserAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8"
+
 const (
 	callEcho  = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`
 	callStamp = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"stamp","arguments":{"text":"hello"}}}`
@@ -346,6 +349,89 @@ func TestServer_Handler(t *testing.T) {
 			name: "console rate-limited per address", method: "GET", url: "/console", repeat: 1,
 			config:     func(c *web.Config) { withConsole(c); limited(c) },
 			wantStatus: http.StatusTooManyRequests,
+		},
+		// Issue 30, item 2: a browser finds the console; clients' answers do not change.
+		{
+			name: "browser at / goes to the console", method: "GET", url: "/",
+			config:      withConsole,
+			headers:     map[string]string{"Accept": browserAccept},
+			wantStatus:  http.StatusFound,
+			wantHeaders: map[string]string{"Location": "/console", "Vary": "Accept"},
+		},
+		{
+			name: "JSON client at / with a console", method: "GET", url: "/",
+			config:     withConsole,
+			headers:    map[string]string{"Accept": "application/json"},
+			wantStatus: http.StatusNotFound,
+			wantBody:   []string{`"error":"not_found"`},
+		},
+		{
+			name: "client without Accept at /", method: "GET", url: "/",
+			config:     withConsole,
+			wantStatus: http.StatusNotFound,
+			wantBody:   []string{`"error":"not_found"`},
+		},
+		{
+			name: "browser at / without a console", method: "GET", url: "/",
+			headers:    map[string]string{"Accept": browserAccept},
+			wantStatus: http.StatusNotFound,
+			wantBody:   []string{`"error":"not_found"`},
+		},
+		{
+			name: "browser at a path below /", method: "GET", url: "/nope",
+			config:     withConsole,
+			headers:    map[string]string{"Accept": browserAccept},
+			wantStatus: http.StatusNotFound,
+		},
+		{
+			name: "browser at /mcp", method: "GET", url: "/mcp",
+			config:      withConsole,
+			headers:     map[string]string{"Accept": browserAccept},
+			wantStatus:  http.StatusUnauthorized,
+			wantBody:    []string{`<a href="/console">`, `<a href="/docs">`, `<code>` + testPublicURL + `/mcp</code>`},
+			wantNoBody:  []string{"<script", "<style", "jsonrpc"},
+			wantHeaders: map[string]string{"Content-Type": "text/html; charset=utf-8"},
+			check: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				if got := rec.Header().Get("WWW-Authenticate"); !strings.HasPrefix(got, challenge) {
+					t.Errorf("WWW-Authenticate = %s, want the challenge a client gets", got)
+				}
+			},
+		},
+		{
+			name: "browser at /mcp without a console", method: "GET", url: "/mcp",
+			headers:    map[string]string{"Accept": browserAccept},
+			wantStatus: http.StatusUnauthorized,
+			wantBody:   []string{`<a href="/docs">`},
+			wantNoBody: []string{"/console"},
+		},
+		{
+			name: "MCP client's GET at /mcp", method: "GET", url: "/mcp",
+			config:      withConsole,
+			headers:     map[string]string{"Accept": "text/event-stream"},
+			wantStatus:  http.StatusUnauthorized,
+			wantBody:    []string{`"jsonrpc":"2.0"`},
+			wantHeaders: map[string]string{"Content-Type": "application/json"},
+		},
+		{
+			name: "GET at /mcp that takes HTML and event streams", method: "GET", url: "/mcp",
+			config:     withConsole,
+			headers:    map[string]string{"Accept": "text/html, text/event-stream"},
+			wantStatus: http.StatusUnauthorized,
+			wantBody:   []string{`"jsonrpc":"2.0"`},
+		},
+		{
+			name: "POST at /mcp that takes HTML", method: "POST", url: "/mcp", body: callEcho,
+			config:     withConsole,
+			headers:    map[string]string{"Accept": "text/html"},
+			wantStatus: http.StatusUnauthorized,
+			wantBody:   []string{`"jsonrpc":"2.0"`},
+		},
+		{
+			name: "browser at /mcp with a bad token", method: "GET", url: "/mcp",
+			config:     withConsole,
+			headers:    map[string]string{"Accept": browserAccept, "Authorization": "Bearer nope"},
+			wantStatus: http.StatusUnauthorized,
+			wantBody:   []string{`"jsonrpc":"2.0"`},
 		},
 		{
 			name: "consoles is not the console", method: "GET", url: "/consoles",
@@ -752,7 +838,32 @@ func TestNew_GeneratedPassword(t *testing.T) {
 		c.OAuth.Password = ""
 		c.Stderr = &stderr
 	})
-	for _, want := range []string{"no OWNSONA_LOGIN_PASSWORD was set", "as:  " + f.Auth().Username(), f.db.Path()} {
+	for _, want := range []string{"no OWNSONA_LOGIN_PASSWORD was set", "username:  " + f.Auth().Username(), f.db.Path()} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}
+
+// TestNew_GeneratedPasswordNotice (issue 30, item 2): the notice names the file by its absolute
+// path, also when it was opened by a relative one, and the console's address when there is one.
+func TestNew_GeneratedPasswordNotice(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	db, err := kv.Open("rel.db", kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	var stderr strings.Builder
+	mcp, _ := newMCP()
+	s, err := web.New(web.Config{OAuth: oauth.Config{DB: db}, PublicURL: testPublicURL, MCP: mcp, Stderr: &stderr,
+		Console: http.NotFoundHandler()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	for _, want := range []string{"stored in " + filepath.Join(dir, "rel.db") + ".", "console (" + testPublicURL + "/console)"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}
