@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -265,5 +267,61 @@ func TestConsentCSP(t *testing.T) {
 				t.Errorf("consentCSP(%q) = %q, want %q", tt.redirect, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestPages_ConsoleDesign (issue 30, item 9): the sign-in and consent pages are drawn like the
+// console's sign-in — every colour they name has the console's value, in light and in dark,
+// and the text font is the console's — so that the two cannot drift into two products again.
+func TestPages_ConsoleDesign(t *testing.T) {
+	raw, err := os.ReadFile("../../app/console/static/console.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	console := string(raw)
+	pagesRaw, err := pageFS.ReadFile("pages.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := string(pagesRaw)
+	// vars reads the custom properties of css in light (before its dark block) and dark.
+	vars := func(css string) (light, dark map[string]string) {
+		re := regexp.MustCompile(`(--[a-z-]+):\s*([^;}\n]+)`)
+		read := func(s string) map[string]string {
+			m := map[string]string{}
+			for _, g := range re.FindAllStringSubmatch(s, -1) {
+				m[g[1]] = strings.TrimSpace(g[2])
+			}
+			return m
+		}
+		i := regexp.MustCompile(`prefers-color-scheme:\s*dark`).FindStringIndex(css)
+		if i == nil {
+			t.Fatal("no dark block")
+		}
+		return read(css[:i[0]]), read(css[i[0]:])
+	}
+	cLight, cDark := vars(console)
+	oLight, oDark := vars(ours[:strings.Index(ours, "</style>")])
+	for _, scheme := range []struct {
+		name          string
+		ours, console map[string]string
+	}{{"light", oLight, cLight}, {"dark", oDark, cDark}} {
+		if len(scheme.ours) < 8 {
+			t.Errorf("%s: %d colours, want the console's palette", scheme.name, len(scheme.ours))
+		}
+		for k, v := range scheme.ours {
+			if want, ok := scheme.console[k]; !ok || v != want {
+				t.Errorf("%s %s = %s, console.css has %q", scheme.name, k, v, want)
+			}
+		}
+	}
+	font := regexp.MustCompile(`font:\s*(16px/1\.5 [^;]+);`)
+	if c, o := font.FindStringSubmatch(console), font.FindStringSubmatch(ours); c == nil || o == nil || c[1] != o[1] {
+		t.Errorf("body font %q, console's %q", o, c)
+	}
+	for _, want := range []string{`<header class="top"><div class="bar"><span class="brand">ownsona</span></div></header>`, `<div class="narrow">`} {
+		if !strings.Contains(ours, want) {
+			t.Errorf("pages.html lacks the console's %s", want)
+		}
 	}
 }
