@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/ownsona/ownsona/oauth/login"
 )
 
@@ -77,4 +79,49 @@ func TestServer_CheckOwner(t *testing.T) {
 	if _, err := check(stranger, DefaultUsername, testPassword); err != nil {
 		t.Errorf("the owner's browser after four slips: %v, want signed in (its device budget is %d)", err, login.MaxDeviceFailures)
 	}
+}
+
+// TestServer_ReplaceOwnerPassword (issue 30, item 7): a password set while the server runs
+// takes effect at once, at every sign-in form: the new one signs in, the old one no longer
+// does. OWNSONA_LOGIN_PASSWORD still wins; a plain-text password is refused.
+func TestServer_ReplaceOwnerPassword(t *testing.T) {
+	t.Parallel()
+	check := func(f *fixture, pw string) error {
+		r := httptest.NewRequest(http.MethodPost, "/console/signin", nil)
+		r.RemoteAddr = "203.0.113.10:40000"
+		return f.s.CheckOwner(httptest.NewRecorder(), r, DefaultUsername, pw)
+	}
+	const newPW = "a new owner passphrase"
+	hash, err := bcrypt.GenerateFromPassword([]byte(newPW), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("stored password", func(t *testing.T) {
+		f := MustOpenServer(t, func(c *Config) { c.Password = "" })
+		old := f.s.GeneratedPassword()
+		if err := check(f, old); err != nil {
+			t.Fatalf("the generated password before: %v", err)
+		}
+		if err := f.s.ReplaceOwnerPassword(string(hash)); err != nil {
+			t.Fatal(err)
+		}
+		if err := check(f, newPW); err != nil {
+			t.Errorf("the new password at once: %v, want nil", err)
+		}
+		if err := check(f, old); !errors.Is(err, ErrWrongCredentials) {
+			t.Errorf("the old password after: %v, want ErrWrongCredentials", err)
+		}
+		if err := f.s.ReplaceOwnerPassword(newPW); err == nil {
+			t.Error("a plain-text password was taken as a hash")
+		}
+	})
+	t.Run("configured password wins", func(t *testing.T) {
+		f := MustOpenServer(t)
+		if err := f.s.ReplaceOwnerPassword(string(hash)); !errors.Is(err, ErrPasswordConfigured) {
+			t.Errorf("ReplaceOwnerPassword = %v, want ErrPasswordConfigured", err)
+		}
+		if err := check(f, testPassword); err != nil {
+			t.Errorf("the configured password after: %v, want nil", err)
+		}
+	})
 }

@@ -126,6 +126,7 @@ type Server struct {
 	pats     *PATs
 	docs     documentFetcher
 	pages    *login.Handler
+	verifier *login.Verifier // the owner's password, for the login pages and CheckOwner
 	throttle *login.Throttle // its state is saved in the file (gc, Close) and restored by New
 	regs     *rateLimiter
 
@@ -200,6 +201,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.throttle = login.NewThrottle(s.now)
 	s.loadThrottle()
+	s.verifier = v
 	s.pages, err = login.New(login.Config{Verifier: v, Complete: s.complete, Secure: strings.HasPrefix(ep.Issuer, "https://"),
 		DB: cfg.DB, Throttle: s.throttle, ClientIP: s.cfg.ClientIP, Now: s.now, Log: s.log})
 	if err != nil {
@@ -372,8 +374,8 @@ func ResetOwnerPassword(db *kv.DB) error {
 // SetOwnerPassword stores hash (an argon2id PHC string from login.HashPassword, or a bcrypt
 // hash) as the owner's password in place of the stored or generated one, for `ownsona password
 // set`. A plain-text password or a malformed hash is refused. New reads it once: a running
-// Server keeps the password it started with until it is started again, and Config.Password
-// (OWNSONA_LOGIN_PASSWORD), when set, wins over it.
+// Server keeps the password it started with until it is started again (or told through
+// ReplaceOwnerPassword), and Config.Password (OWNSONA_LOGIN_PASSWORD), when set, wins over it.
 func SetOwnerPassword(db *kv.DB, hash string) error {
 	if _, warn, err := login.NewVerifier(DefaultUsername, hash); err != nil || warn != "" {
 		return errors.New("set owner password: not an argon2id or bcrypt hash")
@@ -385,6 +387,31 @@ func SetOwnerPassword(db *kv.DB, hash string) error {
 		}
 		return b.Put(keyPasswordHash, []byte(hash))
 	})
+}
+
+// ErrPasswordConfigured is ReplaceOwnerPassword's answer when Config.Password
+// (OWNSONA_LOGIN_PASSWORD) was set: the new hash is kept in the file, but the
+// configured password stays in force.
+var ErrPasswordConfigured = errors.New("OWNSONA_LOGIN_PASSWORD is set for this server and wins over the stored password")
+
+// ReplaceOwnerPassword stores hash (as SetOwnerPassword does) and makes this
+// running server check sign-ins — its login page and CheckOwner (the
+// console's) — against it at once, for `ownsona password set` through the
+// admin socket. Sign-ins already being checked finish against the old one.
+// With Config.Password set, it stores the hash and returns
+// ErrPasswordConfigured. It is safe for concurrent use.
+func (s *Server) ReplaceOwnerPassword(hash string) error {
+	if err := SetOwnerPassword(s.cfg.DB, hash); err != nil {
+		return err
+	}
+	if s.cfg.Password != "" {
+		return ErrPasswordConfigured
+	}
+	if err := s.verifier.SetHash(hash); err != nil {
+		return fmt.Errorf("replace owner password: %w", err)
+	}
+	s.log.Info().Msg("the owner's password was changed; sign-ins use the new one")
+	return nil
 }
 
 func remoteIP(r *http.Request) string {

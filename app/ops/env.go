@@ -66,6 +66,11 @@ type Live struct {
 	// the command opens its own over DB.
 	Keys   *token.Keys
 	Grants *grant.Store
+	// SetOwnerPassword keeps the owner's new password hash in the file and makes the server
+	// check sign-ins against it at once (oauth.Server.ReplaceOwnerPassword); having stored it,
+	// it returns oauth.ErrPasswordConfigured when OWNSONA_LOGIN_PASSWORD wins over it. If nil,
+	// `password set` only stores the hash, for the server's next start.
+	SetOwnerPassword func(hash string) error
 }
 
 // Command is one thing the operator types: `ownsona NAME ...`.

@@ -4,6 +4,7 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -21,8 +22,8 @@ func passwordSet(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags("password set", "password set [--db PATH]",
 		"Reads a new owner password (twice without echo on a terminal, else one line of standard\n"+
 			"input; at least 12 characters) and keeps its argon2id hash in the file, in place of the\n"+
-			"generated one. OWNSONA_LOGIN_PASSWORD, where it is set, still wins over it. A running\n"+
-			"server checks logins against the password it started with until it is restarted.")
+			"generated one. A running server signs in with it at once. OWNSONA_LOGIN_PASSWORD, where\n"+
+			"it is set, still wins over it.")
 	db := dbFlags(fs, env)
 	operands, err := parse(env, fs, args)
 	if err != nil {
@@ -51,6 +52,20 @@ func passwordSet(ctx context.Context, env *Env, args []string) error {
 	hash, err := login.HashPassword(pw)
 	if err != nil {
 		return err
+	}
+	if live := env.Live; live != nil && live.SetOwnerPassword != nil {
+		err := live.SetOwnerPassword(hash)
+		switch {
+		case errors.Is(err, oauth.ErrPasswordConfigured):
+			fmt.Fprintf(env.Stdout, "set the owner's login password of %s\n", live.DBPath)
+			fmt.Fprintln(env.Stdout, "The running server was started with OWNSONA_LOGIN_PASSWORD, which wins over it: remove that setting and restart to use this password.")
+			return nil
+		case err != nil:
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "set the owner's login password of %s\n", live.DBPath)
+		fmt.Fprintln(env.Stdout, "The running server signs in with it from now on; the old password no longer works.")
+		return nil
 	}
 	kdb, name, done, err := env.openDB(*db, false)
 	if err != nil {

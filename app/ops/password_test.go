@@ -1,14 +1,21 @@
 package ops_test
 
 import (
+	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/rs/zerolog"
+
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/ops"
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/oauth"
 	"github.com/ownsona/ownsona/oauth/login"
 )
 
@@ -56,4 +63,45 @@ func TestHashPassword(t *testing.T) {
 	if ok, _ := v.Check(t.Context(), "owner", "a fine passphrase"); !ok {
 		t.Error("the hash does not verify the password")
 	}
+}
+
+// TestPasswordSet_Live (issue 30, item 7): with a server running, `password set` goes through
+// the admin socket into it, and the new password signs in at once while the old one fails.
+func TestPasswordSet_Live(t *testing.T) {
+	path := filepath.Join(shortDir(t), "o.db")
+	db, err := kv.Open(path, kv.Options{Migrations: memory.Migrations})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	auth, err := oauth.New(oauth.Config{DB: db, PublicURL: "http://127.0.0.1:8080"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer auth.Close()
+	old := auth.GeneratedPassword()
+	live := &ops.Live{DBPath: path, DB: db, Keys: auth.Keys(), Grants: auth.Grants(), SetOwnerPassword: auth.ReplaceOwnerPassword}
+	stdio := func(context.Context, io.Reader, io.Writer) error { return nil }
+	closeSocket, err := ops.ListenSocket(t.Context(), live, stdio, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeSocket()
+
+	const newPW = "a new owner passphrase"
+	out := mustRun(t, newEnv(path, newPW+"\n"), "password", "set")
+	if !strings.Contains(out, "signs in with it from now on") {
+		t.Errorf("output does not say the server uses the new password:\n%s", out)
+	}
+	signIn := func(pw string) error {
+		r := httptest.NewRequest(http.MethodPost, "/console/signin", nil)
+		return auth.CheckOwner(httptest.NewRecorder(), r, oauth.DefaultUsername, pw)
+	}
+	if err := signIn(newPW); err != nil {
+		t.Errorf("the new password on the running server: %v, want nil", err)
+	}
+	if err := signIn(old); !errors.Is(err, oauth.ErrWrongCredentials) {
+		t.Errorf("the old password on the running server: %v, want ErrWrongCredentials", err)
+	}
+	mustVerifyOwnerPassword(t, db, newPW) // and the file holds it for the next start
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/crypto/argon2"
 	"golang.org/x/crypto/bcrypt"
@@ -75,6 +76,7 @@ func GeneratePassword() string {
 type Verifier struct {
 	user [sha256.Size]byte
 	sem  chan struct{}
+	mu   sync.RWMutex // guards kdf, which SetHash replaces
 	// kdf runs the full key derivation for pw and reports whether it matches
 	// the stored hash. Tests wrap it to count calls.
 	kdf func(pw []byte) bool
@@ -100,32 +102,55 @@ func NewVerifier(username, secret string) (v *Verifier, warn string, err error) 
 		return nil, "", errors.New("login verifier: empty password")
 	}
 	v = &Verifier{user: sha256.Sum256([]byte(username)), sem: make(chan struct{}, DefaultConcurrency)}
+	if v.kdf, warn, err = kdfFor(secret); err != nil {
+		return nil, "", fmt.Errorf("login verifier: %w", err)
+	}
+	return v, warn, nil
+}
+
+// kdfFor returns the check of a password against secret, as NewVerifier reads it.
+func kdfFor(secret string) (kdf func(pw []byte) bool, warn string, err error) {
 	switch {
 	case strings.HasPrefix(secret, "$argon2"):
 		h, err := parseArgon2id(secret)
 		if err != nil {
-			return nil, "", fmt.Errorf("login verifier: %w", err)
+			return nil, "", err
 		}
-		v.kdf = h.verify
+		return h.verify, "", nil
 	case isBcrypt(secret):
 		hash := []byte(secret)
 		if _, err := bcrypt.Cost(hash); err != nil {
-			return nil, "", errors.New("login verifier: malformed bcrypt hash")
+			return nil, "", errors.New("malformed bcrypt hash")
 		}
-		v.kdf = func(pw []byte) bool { return bcrypt.CompareHashAndPassword(hash, pw) == nil }
-	default:
-		phc, err := HashPassword(secret)
-		if err != nil {
-			return nil, "", fmt.Errorf("login verifier: %w", err)
-		}
-		h, err := parseArgon2id(phc)
-		if err != nil {
-			return nil, "", fmt.Errorf("login verifier: %w", err)
-		}
-		v.kdf = h.verify
-		warn = PlainTextWarning
+		return func(pw []byte) bool { return bcrypt.CompareHashAndPassword(hash, pw) == nil }, "", nil
 	}
-	return v, warn, nil
+	phc, err := HashPassword(secret)
+	if err != nil {
+		return nil, "", err
+	}
+	h, err := parseArgon2id(phc)
+	if err != nil {
+		return nil, "", err
+	}
+	return h.verify, PlainTextWarning, nil
+}
+
+// SetHash makes v check passwords against hash from now on — an argon2id PHC
+// string or a bcrypt hash; plain text is refused — for a password changed
+// while the server runs. The username stays; checks already running finish
+// against the old password. The error never contains the hash.
+func (v *Verifier) SetHash(hash string) error {
+	if hash == "" || !strings.HasPrefix(hash, "$argon2") && !isBcrypt(hash) {
+		return errors.New("set password hash: not an argon2id or bcrypt hash")
+	}
+	kdf, _, err := kdfFor(hash)
+	if err != nil {
+		return fmt.Errorf("set password hash: %w", err)
+	}
+	v.mu.Lock()
+	v.kdf = kdf
+	v.mu.Unlock()
+	return nil
 }
 
 // Check reports whether user and pw are the owner's. It always runs the
@@ -146,7 +171,10 @@ func (v *Verifier) Check(ctx context.Context, user, pw string) (bool, error) {
 	defer func() { <-v.sem }()
 	digest := sha256.Sum256([]byte(user))
 	userOK := subtle.ConstantTimeCompare(digest[:], v.user[:]) == 1
-	pwOK := v.kdf([]byte(pw))
+	v.mu.RLock()
+	kdf := v.kdf
+	v.mu.RUnlock()
+	pwOK := kdf([]byte(pw))
 	return userOK && pwOK, nil
 }
 
