@@ -265,7 +265,7 @@ func (c *checker) checkIssuerIdentity(prefix string, s site, r clientRules) {
 // docsOnly fetches the discovery documents and checks the 401 without the DNS and TLS checks:
 // what a local client reads, at a loopback URL or at the public one.
 func (c *checker) docsOnly(ctx context.Context, s site) {
-	c.prm = c.checkResourceDoc(ctx, s, s.issuer+"/.well-known/oauth-protected-resource/mcp")
+	c.prm = c.checkResourceDoc(ctx, s, s.issuer+"/.well-known/oauth-protected-resource/mcp", s.resource, "/mcp", fail)
 	c.checkServerDoc(ctx, s)
 	c.checkChallenge(ctx, s, c.prm)
 }

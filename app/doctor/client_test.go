@@ -33,8 +33,7 @@ func TestRun_KnownClient(t *testing.T) {
 	noCIMD.as["client_id_metadata_document_supported"] = false
 	badSite, noCIMDSite := startSite(t, mismatched, cert), startSite(t, noCIMD, cert)
 	ep8443 := mustEndpoints(t, testOrigin+":8443")
-	on8443 := newGoodSite(t)
-	on8443.prm, on8443.prmMCP, on8443.as = mustDecode(t, ep8443.ProtectedResourceMetadata()), mustDecode(t, ep8443.ProtectedResourceMetadata()), mustDecode(t, ep8443.AuthorizationServerMetadata())
+	on8443 := newGoodSiteAt(t, testOrigin+":8443")
 	on8443.mcp = func(w http.ResponseWriter, r *http.Request) {
 		ep8443.Challenge(w, "", "memories:read memories:write")
 		w.WriteHeader(http.StatusUnauthorized)

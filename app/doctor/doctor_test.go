@@ -76,19 +76,29 @@ func (ca *testCA) issue(tb testing.TB, names []string, notBefore, notAfter time.
 // testSite serves what ownsona serves for testOrigin: its discovery documents (from the oauth
 // package itself) and the 401 of /mcp. A test case changes a part of it.
 type testSite struct {
-	prm, prmMCP, as map[string]any // nil answers 404
+	prm, prmMCP, as map[string]any            // nil answers 404
+	aliases         map[string]map[string]any // the aliases' documents by path (/api/mcp); nil answers 404
 	mcp             http.HandlerFunc
 	redirect        string // a path answered with 301 to testOrigin + "/elsewhere"
 }
 
 func newGoodSite(tb testing.TB) *testSite {
 	tb.Helper()
-	ep, err := oauth.NewEndpoints(testOrigin)
+	return newGoodSiteAt(tb, testOrigin)
+}
+
+// newGoodSiteAt serves what ownsona serves for origin.
+func newGoodSiteAt(tb testing.TB, origin string) *testSite {
+	tb.Helper()
+	ep, err := oauth.NewEndpoints(origin)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	s := &testSite{prm: mustDecode(tb, ep.ProtectedResourceMetadata()), prmMCP: mustDecode(tb, ep.ProtectedResourceMetadata()),
-		as: mustDecode(tb, ep.AuthorizationServerMetadata())}
+		as: mustDecode(tb, ep.AuthorizationServerMetadata()), aliases: map[string]map[string]any{}}
+	for _, alias := range oauth.MCPAliases {
+		s.aliases[alias] = mustDecode(tb, ep.ProtectedResourceMetadataAt(alias))
+	}
 	s.mcp = func(w http.ResponseWriter, r *http.Request) {
 		ep.Challenge(w, "", "memories:read memories:write")
 		w.Header().Set("Content-Type", "application/json")
@@ -116,6 +126,9 @@ func (s *testSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"/.well-known/oauth-protected-resource":     s.prm,
 		"/.well-known/oauth-protected-resource/mcp": s.prmMCP,
 		"/.well-known/oauth-authorization-server":   s.as,
+	}
+	for alias, d := range s.aliases {
+		doc["/.well-known/oauth-protected-resource"+alias] = d
 	}
 	if d, ok := doc[r.URL.Path]; ok && d != nil {
 		w.Header().Set("Content-Type", "application/json")
@@ -241,6 +254,8 @@ func TestRun_Good(t *testing.T) {
 		"ok   TLS mem.example.com:443: certificate for mem.example.com from \"Test Root\"",
 		"ok   GET https://mem.example.com/.well-known/oauth-protected-resource: resource https://mem.example.com/mcp",
 		"ok   GET https://mem.example.com/.well-known/oauth-protected-resource/mcp: ",
+		"ok   GET https://mem.example.com/.well-known/oauth-protected-resource/api/mcp: resource https://mem.example.com/api/mcp, authorization server https://mem.example.com",
+		"ok   GET https://mem.example.com/.well-known/oauth-protected-resource/mcp/http: resource https://mem.example.com/mcp/http, authorization server https://mem.example.com",
 		"ok   GET https://mem.example.com/.well-known/oauth-authorization-server: issuer https://mem.example.com, PKCE S256",
 		"ok   POST https://mem.example.com/mcp without a token: 401, resource_metadata https://mem.example.com/.well-known/oauth-protected-resource/mcp",
 		"doctor: no problems found",
@@ -310,6 +325,12 @@ func TestRun_Findings(t *testing.T) {
 		},
 			fails: []string{"FAIL nothing answers on mem.example.com:443 (connect: connection refused) — check that serve runs, forward TCP port 443"},
 			warns: []string{"the HTTP checks were skipped"}},
+		// The aliases' documents each name their own resource (RFC 9728 §3.3); only clients
+		// given an alias need them, so their findings are warnings.
+		{name: "an alias's document names /mcp", site: func(s *testSite) { s.aliases["/api/mcp"] = s.prmMCP },
+			warns: []string{"warn https://mem.example.com/.well-known/oauth-protected-resource/api/mcp says resource \"https://mem.example.com/mcp\", not https://mem.example.com/api/mcp (the public URL + /api/mcp) — the server that answers was started with another public URL"}},
+		{name: "no document for an alias", site: func(s *testSite) { delete(s.aliases, "/mcp/http") },
+			warns: []string{"warn GET https://mem.example.com/.well-known/oauth-protected-resource/mcp/http answered 404"}},
 		{name: "no protected-resource document at the root", site: func(s *testSite) { s.prm = nil },
 			fails: []string{"FAIL GET https://mem.example.com/.well-known/oauth-protected-resource answered 404 — a proxy in front of ownsona must pass /.well-known/"}},
 		{name: "resource of another URL", site: func(s *testSite) {

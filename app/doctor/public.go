@@ -17,6 +17,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ownsona/ownsona/oauth"
 )
 
 const (
@@ -43,11 +45,17 @@ func (c *checker) checkPublic(ctx context.Context, s site) {
 		c.report(warn, "the HTTP checks were skipped", "fix the TLS finding above, then run doctor --public again")
 		return
 	}
-	prm := c.checkResourceDoc(ctx, s, s.issuer+"/.well-known/oauth-protected-resource")
-	prmMCP := c.checkResourceDoc(ctx, s, s.issuer+"/.well-known/oauth-protected-resource/mcp")
+	prm := c.checkResourceDoc(ctx, s, s.issuer+"/.well-known/oauth-protected-resource", s.resource, "/mcp", fail)
+	prmMCP := c.checkResourceDoc(ctx, s, s.issuer+"/.well-known/oauth-protected-resource/mcp", s.resource, "/mcp", fail)
 	c.prm = prmMCP
 	if prm != nil && prmMCP != nil && !reflect.DeepEqual(prm, prmMCP) {
 		c.report(warn, "the two protected-resource documents differ", "serve the same document at /.well-known/oauth-protected-resource and /.well-known/oauth-protected-resource/mcp")
+	}
+	// The endpoint's aliases (clients written for ONCE are given /api/mcp): each is a resource
+	// of its own name, and a client checks that its document names it (RFC 9728 §3.3). Only
+	// clients given an alias depend on them, so their findings are warnings.
+	for _, alias := range oauth.MCPAliases {
+		c.checkResourceDoc(ctx, s, s.issuer+"/.well-known/oauth-protected-resource"+alias, s.issuer+alias, alias, warn)
 	}
 	c.checkServerDoc(ctx, s)
 	c.checkChallenge(ctx, s, prmMCP)
@@ -226,22 +234,27 @@ func (c *checker) do(ctx context.Context, method, url string, body []byte, heade
 // getJSON fetches a discovery document and decodes it; it reports a failure and returns nil
 // when it cannot.
 func (c *checker) getJSON(ctx context.Context, s site, url string, doc any) bool {
+	return c.getJSONAs(ctx, s, url, doc, fail)
+}
+
+// getJSONAs is getJSON reporting at level sev what keeps it from the document.
+func (c *checker) getJSONAs(ctx context.Context, s site, url string, doc any, sev level) bool {
 	resp, body, err := c.do(ctx, http.MethodGet, url, nil, http.Header{"Accept": {"application/json"}})
 	switch {
 	case err != nil:
-		c.report(fail, fmt.Sprintf("GET %s: %v", url, shortErr(err)), c.fixPort(s))
+		c.report(sev, fmt.Sprintf("GET %s: %v", url, shortErr(err)), c.fixPort(s))
 		return false
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
-		c.report(fail, fmt.Sprintf("GET %s answered %d, a redirect to %s", url, resp.StatusCode, resp.Header.Get("Location")),
+		c.report(sev, fmt.Sprintf("GET %s answered %d, a redirect to %s", url, resp.StatusCode, resp.Header.Get("Location")),
 			"serve the document itself at this URL: a proxy rule (http to https, a trailing slash, another host) is redirecting it")
 		return false
 	case resp.StatusCode != http.StatusOK:
-		c.report(fail, fmt.Sprintf("GET %s answered %d", url, resp.StatusCode),
+		c.report(sev, fmt.Sprintf("GET %s answered %d", url, resp.StatusCode),
 			"a proxy in front of ownsona must pass /.well-known/ and /mcp through to it, unchanged")
 		return false
 	}
 	if err := json.Unmarshal(body, doc); err != nil {
-		c.report(fail, fmt.Sprintf("GET %s is not a JSON document (%v)", url, shortErr(err)), fmt.Sprintf(fixOtherServer, url))
+		c.report(sev, fmt.Sprintf("GET %s is not a JSON document (%v)", url, shortErr(err)), fmt.Sprintf(fixOtherServer, url))
 		return false
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
@@ -270,25 +283,26 @@ func asResourceDoc(m map[string]any) resourceDoc {
 	return d
 }
 
-// checkResourceDoc fetches a protected-resource document and checks that it names the
-// resource and the issuer exactly; it returns the document as decoded JSON, or nil.
-func (c *checker) checkResourceDoc(ctx context.Context, s site, url string) map[string]any {
+// checkResourceDoc fetches a protected-resource document and checks that it names resource
+// (the public URL + path) and the issuer exactly, reporting at level sev; it returns the
+// document as decoded JSON, or nil.
+func (c *checker) checkResourceDoc(ctx context.Context, s site, url, resource, path string, sev level) map[string]any {
 	var raw map[string]any
-	if !c.getJSON(ctx, s, url, &raw) {
+	if !c.getJSONAs(ctx, s, url, &raw, sev) {
 		return nil
 	}
 	doc := asResourceDoc(raw)
 	good := true
-	if doc.Resource != s.resource {
-		c.report(fail, fmt.Sprintf("%s says resource %q, not %s (the public URL + /mcp)", url, doc.Resource, s.resource), fixRunning)
+	if doc.Resource != resource {
+		c.report(sev, fmt.Sprintf("%s says resource %q, not %s (the public URL + %s)", url, doc.Resource, resource, path), fixRunning)
 		good = false
 	}
 	if !slices.Contains(doc.AuthorizationServers, s.issuer) {
-		c.report(fail, fmt.Sprintf("%s lists authorization servers %q, without %s exactly", url, doc.AuthorizationServers, s.issuer), fixRunning)
+		c.report(sev, fmt.Sprintf("%s lists authorization servers %q, without %s exactly", url, doc.AuthorizationServers, s.issuer), fixRunning)
 		good = false
 	}
 	if good {
-		c.okf("GET %s: resource %s, authorization server %s", url, s.resource, s.issuer)
+		c.okf("GET %s: resource %s, authorization server %s", url, resource, s.issuer)
 	}
 	return raw
 }
