@@ -230,7 +230,7 @@ func (c *Config) settings() []setting {
 		{"approval", "OWNSONA_APPROVAL", "calls that wait for the owner's approval: off, hard-delete, destructive or writes", false, &c.Approval},
 		{"approval-timeout", "OWNSONA_APPROVAL_TIMEOUT", "how long a call waits for approval before it ends unapproved (10s to 15m)", false, &c.ApprovalTimeout},
 		{"compat", "OWNSONA_COMPAT", "compatibility modes for clients written for other servers, comma-separated: once, komcp, sophon (default none)", false, &c.Compat},
-		{"max-concurrent", "OWNSONA_MAX_CONCURRENT", "authenticated MCP requests served at once, beyond it 503; other requests share a quarter of it (event streams aside)", true, &c.MaxConcurrent},
+		{"max-concurrent", "OWNSONA_MAX_CONCURRENT", "authenticated MCP requests served at once, beyond it 503; one client holds at most half (429 beyond); other requests share a quarter of it (event streams aside)", true, &c.MaxConcurrent},
 		{"max-upload-mb", "OWNSONA_MAX_UPLOAD_MB", "largest file an import upload URL takes, in MiB", true, &c.MaxUploadMB},
 		{"max-result-chars", "OWNSONA_MAX_RESULT_CHARS", "longest answer of a tool, in characters; a longer one is cut at a whole item, with a cursor or a note (2000 to 500000; Claude Code keeps up to 50000 in its context)", false, &c.MaxResultChars},
 		{"max-memories", "OWNSONA_MAX_MEMORIES", "most memories the file holds, forgotten ones included; writes past it answer LIMIT_EXCEEDED (-1: no cap)", false, &c.MaxMemories},

@@ -224,6 +224,7 @@ func (a *App) openAdminSocket(ctx context.Context) error {
 	live := &ops.Live{DBPath: a.cfg.DB, DB: a.db, Memories: a.mem}
 	if auth := a.Auth(); auth != nil {
 		live.Keys, live.Grants = auth.Keys(), auth.Grants()
+		live.SetOwnerPassword = auth.ReplaceOwnerPassword // password set: in force at once
 	}
 	closeFn, err := ops.ListenSocket(ctx, live, a.mcp.ServeStdio, a.log)
 	switch {
