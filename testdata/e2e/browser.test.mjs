@@ -174,15 +174,20 @@ test('browser: Chromium signs in, allows the client, and is sent back with a cod
   assert.equal(saved.ok, true);
 
   // Refreshes as other real clients make them: without resource (the Go SDK), and two in parallel
-  // with the same refresh token (hosted connectors). Both get fresh working tokens.
+  // with the same refresh token (hosted connectors, Claude Code's sessions). Both get the same
+  // successor, already issued, and fresh access tokens that work; the successor refreshes again.
   const both = await Promise.all([1, 2].map(() => tokenReq({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: client.client_id })));
   const fresh = await Promise.all(both.map(async (r) => ({ status: r.status, body: await r.json() })));
   for (const f of fresh) assert.equal(f.status, 200, JSON.stringify(f.body));
-  assert.notEqual(fresh[0].body.refresh_token, fresh[1].body.refresh_token);
+  assert.equal(fresh[0].body.refresh_token, fresh[1].body.refresh_token, 'a racing refresh gets the successor already issued');
+  assert.notEqual(fresh[0].body.refresh_token, tokens.refresh_token);
+  assert.notEqual(fresh[0].body.access_token, fresh[1].body.access_token);
   for (const f of fresh) {
     assert.equal(f.body.scope, 'memories:read memories:write');
     assert.equal((await call(f.body.access_token)).ok, true);
   }
+  const next = await tokenReq({ grant_type: 'refresh_token', refresh_token: fresh[0].body.refresh_token, client_id: client.client_id });
+  assert.equal(next.status, 200, 'the shared successor refreshes again');
 });
 
 test('browser: a wrong password shows the login page again with an error, and Deny sends access_denied', { timeout: 60000 }, async (t) => {

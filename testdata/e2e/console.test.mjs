@@ -283,7 +283,7 @@ test('console: approve a waiting hard delete, deny another, and change the allow
 
   // Settings: take forget away from assistants.
   await nav.getByRole('link', { name: 'Settings', exact: true }).click();
-  await page.getByRole('checkbox', { name: 'forget', exact: true }).uncheck();
+  await page.getByRole('checkbox', { name: /^forget (?!.*batch)/ }).uncheck(); // 'forget' and its title
   await page.getByRole('button', { name: 'Save settings' }).click();
   await page.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
   const names = (await assistant.listTools()).tools.map((x) => x.name);

@@ -98,7 +98,9 @@ async function exercise(client) {
   // Bad arguments are refused with the field named (isError on 2025-11-25).
   const bad = await client.callTool({ name: 'recall', arguments: { query: 'x', limit: 500 } }).catch((e) => e);
   if (bad instanceof Error) {
-    assert.match(bad.message, /limit/);
+    // JSON-RPC's own words in the message, the field in data (issue 27, item 6)
+    assert.equal(bad.code, -32602);
+    assert.equal(bad.data?.field, 'limit', JSON.stringify(bad.data));
   } else {
     assert.equal(bad.isError, true);
     assert.equal(bad.structuredContent.error.field, 'limit');
@@ -116,7 +118,7 @@ async function exercise(client) {
   assert.deepEqual(prompts.map((p) => p.name).sort(), ['recall-context', 'review-duplicates', 'summarize-memories', 'tidy-tags']);
   const rc = await client.getPrompt({ name: 'recall-context', arguments: { topic: 'coffee' } });
   assert.match(rc.messages[0].content.text, /dark roast/);
-  await assert.rejects(client.getPrompt({ name: 'summarize-memories', arguments: {} }), /tag/);
+  await assert.rejects(client.getPrompt({ name: 'summarize-memories', arguments: {} }), (e) => e.code === -32602 && /tag/.test(JSON.stringify(e.data)));
   const comp = await client.complete({ ref: { type: 'ref/prompt', name: 'summarize-memories' }, argument: { name: 'tag', value: 'fa' } });
   assert.deepEqual(comp.completion.values, ['family']);
   await client.setLoggingLevel('warning');
