@@ -229,6 +229,11 @@ func inputRequired(tb testing.TB, rec *httptest.ResponseRecorder) (key, state st
 	return key, r.RequestState, len(r.InputRequests) == 1
 }
 
+func isInputRequired(tb testing.TB, rec *httptest.ResponseRecorder) bool {
+	_, _, ok := inputRequired(tb, rec)
+	return ok
+}
+
 // TestApproval_Policies: which calls wait under each policy, and that the policy changes at
 // run time through the settings: a call that needs approval from a client that can answer
 // gets an input_required result at once; any other runs.
@@ -236,6 +241,7 @@ func TestApproval_Policies(t *testing.T) {
 	a := MustOpen(t, gateConfig(t, newFakeClock()))
 	mid := id(mustOK(t, a, "remember", map[string]any{"text": colby}))
 	other := id(mustOK(t, a, "remember", map[string]any{"text": "Has a cat"}))
+	third := id(mustOK(t, a, "remember", map[string]any{"text": "Has a dog"}))
 	type call struct {
 		name string
 		args map[string]any
@@ -248,6 +254,23 @@ func TestApproval_Policies(t *testing.T) {
 		update   = call{"update_memory", map[string]any{"id": mid, "importance": 0.7}}
 		remember = call{"remember", map[string]any{"text": "Plays the cello"}}
 		recall   = call{"recall", map[string]any{"query": "Colby"}}
+		// SECURITY.md AG-01: what takes a memory out of recall at once, or before an approval
+		// could come (an expiry within the 2m timeout), asks under destructive as forget does.
+		now          = newFakeClock().Now()
+		soon         = now.Add(30 * time.Second).Format(time.RFC3339)
+		later        = now.Add(3 * time.Minute).Format(time.RFC3339)
+		past         = now.Add(-time.Minute).Format(time.RFC3339)
+		supersede    = call{"remember", map[string]any{"text": "My son Colby lives in Boston", "supersedes": []uint64{mid}}}
+		supersedeB   = call{"remember_batch", map[string]any{"items": []any{map[string]any{"text": "Plays the cello"}, map[string]any{"text": "Colby moved to Boston", "supersedes": []uint64{mid}}}}}
+		updateSup    = call{"update_memory", map[string]any{"id": third, "supersedes": []uint64{mid}}}
+		updateSupB   = call{"update_memory_batch", map[string]any{"items": []any{map[string]any{"id": third, "importance": 0.2}, map[string]any{"id": third, "supersedes": []uint64{mid}}}}}
+		expireSoon   = call{"update_memory", map[string]any{"id": mid, "expires_at": soon}}
+		expireSoonB  = call{"update_memory_batch", map[string]any{"items": []any{map[string]any{"id": mid, "expires_at": soon}}}}
+		expireLater  = call{"update_memory", map[string]any{"id": mid, "expires_at": later}}
+		expireClear  = call{"update_memory", map[string]any{"id": mid, "expires_at": nil}}
+		expirePast   = call{"update_memory", map[string]any{"id": mid, "expires_at": past}} // refused by the store, unasked
+		ownExpiry    = call{"remember", map[string]any{"text": "Is at the dentist", "expires_at": soon}}
+		supersedeDry = call{"update_memory", map[string]any{"id": third, "supersedes": []uint64{mid}, "dry_run": true}}
 	)
 	for _, tc := range []struct {
 		policy approval.Policy
@@ -255,8 +278,9 @@ func TestApproval_Policies(t *testing.T) {
 		run    []call
 	}{
 		{approval.Off, nil, []call{{"forget", map[string]any{"id": other, "hard_delete": true}}, hardDry, recall}},
-		{approval.HardDelete, []call{hard}, []call{hardDry, recall, update, remember}},
-		{approval.Destructive, []call{hard, soft, batch}, []call{hardDry, update, remember, recall}},
+		{approval.HardDelete, []call{hard}, []call{hardDry, recall, update, remember, expireSoon}},
+		{approval.Destructive, []call{hard, soft, batch, supersede, supersedeB, updateSup, updateSupB, expireSoon, expireSoonB},
+			[]call{hardDry, update, remember, recall, expireLater, expireClear, expirePast, ownExpiry, supersedeDry}},
 		{approval.Writes, []call{hard, soft, batch, update, remember}, []call{hardDry, recall}},
 	} {
 		t.Run(string(tc.policy), func(t *testing.T) {
@@ -266,8 +290,8 @@ func TestApproval_Policies(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, c := range tc.wait {
-				if _, _, ok := inputRequired(t, modernCall(t, a, i, c.name, c.args, "")); !ok {
-					t.Errorf("%s %v ran without approval", c.name, c.args)
+				if rec := modernCall(t, a, i, c.name, c.args, ""); !isInputRequired(t, rec) {
+					t.Errorf("%s %v ran without approval: %s", c.name, c.args, rec.Body)
 				}
 			}
 			for i, c := range tc.run {
@@ -278,6 +302,43 @@ func TestApproval_Policies(t *testing.T) {
 		})
 	}
 	mustOK(t, a, "get_memory", map[string]any{"id": mid})
+}
+
+// TestApproval_DestructiveSupersedes (SECURITY.md AG-01): under destructive, a remember that
+// supersedes a memory waits like forget, saying which memory it would hide; the memory stays
+// in recall meanwhile, and once the owner approves, the new one is stored and the old one is
+// superseded.
+func TestApproval_DestructiveSupersedes(t *testing.T) {
+	a := MustOpen(t, gateConfig(t, newFakeClock()))
+	s := a.Settings().Get()
+	s.Approval = approval.Destructive
+	if err := a.Settings().Set(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	mid := id(mustOK(t, a, "remember", map[string]any{"text": colby}))
+	done := callAsync(a, "remember", map[string]any{"text": "My son Colby lives in Boston", "supersedes": []uint64{mid}})
+	p := waitPending(t, a, 1)[0]
+	want := fmt.Sprintf(`Remember "My son Colby lives in Boston"? It supersedes memory %d %q: out of recall and lists at once (get_memory still shows superseded memories).`, mid, colby)
+	if p.Tool != "remember" || p.Summary != want {
+		t.Errorf("pending %+v\nwant summary %q", p, want)
+	}
+	listed := func() int {
+		return len(mustOK(t, a, "list_memories", map[string]any{})["memories"].([]any))
+	}
+	if n := listed(); n != 1 {
+		t.Errorf("while waiting, list_memories shows %d memories, want the 1 not yet superseded", n)
+	}
+	if err := a.Approvals().Decide(p.ID, true, "owner (console)"); err != nil {
+		t.Fatal(err)
+	}
+	got, isErr := toolPayload(t, <-done)
+	if isErr || got["ok"] != true {
+		t.Fatalf("approved remember = %v", got)
+	}
+	m := mustOK(t, a, "get_memory", map[string]any{"id": mid})["memory"].(map[string]any)
+	if m["superseded_by"] == nil || listed() != 1 {
+		t.Errorf("after approval: memory %d = %v, list_memories shows %d; want it superseded by the new one", mid, m, listed())
+	}
 }
 
 var (

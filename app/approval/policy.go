@@ -16,7 +16,12 @@ const (
 	// HardDelete: calls that erase for good (forget with hard_delete); soft forgets stay
 	// recoverable from the trash. The default.
 	HardDelete Policy = "hard-delete"
-	// Destructive: every call of a tool annotated destructiveHint (forget, forget_batch).
+	// Destructive: every call that takes a memory out of recall and lists at once, recoverable
+	// or not: every call of a tool annotated destructiveHint (forget, forget_batch), and a
+	// remember, remember_batch, update_memory or update_memory_batch that names supersedes, or
+	// an update that sets an expiry within the approval timeout (sooner than an approval could
+	// come). A memory's own expiry given to remember hides nothing that exists, and a text
+	// change keeps the text it replaces (SECURITY.md AG-01): neither asks.
 	Destructive Policy = "destructive"
 	// Writes: every call of a tool that is not read-only.
 	Writes Policy = "writes"

@@ -61,8 +61,9 @@
 //
 // gate.go holds calls that the approval policy names (Config.Approval, SetApproval;
 // OWNSONA_APPROVAL) until the owner approves them: hard-delete is forget with hard_delete,
-// destructive every tool annotated destructiveHint, writes every tool that is not read-only;
-// dry runs never wait. Such a call is described for a person (def.describe: "Forget memory 12
+// destructive every call that takes a memory out of recall at once (a tool annotated
+// destructiveHint, a write naming supersedes, an update whose expiry comes within the approval
+// timeout: def.hides), writes every tool that is not read-only; dry runs never wait. Such a call is described for a person (def.describe: "Forget memory 12
 // "My son Colby…" permanently?") and waits in the approval.Queue (the console's Approvals
 // list) under a key that digests the principal, the tool and the arguments; at the same time
 // the client is asked when it can: elicitation/create on the request's stream in the legacy

@@ -68,9 +68,22 @@ func (s *Server) Approval() (approval.Policy, time.Duration) {
 // Approvals is the queue where calls wait for approval.
 func (s *Server) Approvals() *approval.Queue { return s.approvals }
 
+// expiryWindow is when an expiry hides a memory before an approval could come: after now (an
+// expiry before is refused anyway) and no later than the approval timeout from now.
+type expiryWindow struct{ now, horizon time.Time }
+
+// soon reports whether the RFC 3339 time s falls in the window; an unreadable one is left to
+// the tool, which refuses it.
+func (w expiryWindow) soon(s string) bool {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil && t.After(w.now) && !t.After(w.horizon)
+}
+
 // needsApproval reports whether a call of t with these arguments waits for approval under the
-// policy in force. Dry runs change nothing, so they never wait.
-func (s *Server) needsApproval(t *rpc.Tool, raw json.RawMessage) bool {
+// policy in force. hides, when not nil, reports whether the call would take an existing memory
+// out of recall at once or within w (def.hides): the destructive policy asks for such calls as
+// for forget. Dry runs change nothing, so they never wait.
+func (s *Server) needsApproval(t *rpc.Tool, raw json.RawMessage, hides func(w expiryWindow) bool) bool {
 	var flags struct {
 		DryRun     bool `json:"dry_run"`
 		HardDelete bool `json:"hard_delete"`
@@ -80,15 +93,48 @@ func (s *Server) needsApproval(t *rpc.Tool, raw json.RawMessage) bool {
 		return false
 	}
 	a := t.Annotations
-	switch s.gate.Load().policy {
+	g := s.gate.Load()
+	switch g.policy {
 	case approval.HardDelete:
 		return flags.HardDelete
 	case approval.Destructive:
-		return a != nil && a.DestructiveHint != nil && *a.DestructiveHint
+		if a != nil && a.DestructiveHint != nil && *a.DestructiveHint {
+			return true
+		}
+		now := s.now()
+		return hides != nil && hides(expiryWindow{now, now.Add(g.timeout)})
 	case approval.Writes:
 		return a == nil || a.ReadOnlyHint == nil || !*a.ReadOnlyHint
 	}
 	return false
+}
+
+// supersededIn is the ids that batch items name in supersedes, each once, in order; an item
+// that does not decode names none (it fails on its own).
+func supersededIn(items []json.RawMessage) []uint64 {
+	var ids []uint64
+	for _, raw := range items {
+		var it struct {
+			Supersedes []uint64 `json:"supersedes"`
+		}
+		if json.Unmarshal(raw, &it) == nil {
+			for _, id := range it.Supersedes {
+				if !slices.Contains(ids, id) {
+					ids = append(ids, id)
+				}
+			}
+		}
+	}
+	return ids
+}
+
+// supersedesNote tells a person asked about a write which memories it would supersede, which
+// leave recall and lists at once; "" for none.
+func (s *Server) supersedesNote(ids []uint64, text bool) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	return " It supersedes " + s.memoryList(ids, text) + ": out of recall and lists at once (get_memory still shows superseded memories)."
 }
 
 // approve holds a call until it is approved (nil, nil), and otherwise returns its result: an

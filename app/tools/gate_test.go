@@ -111,7 +111,7 @@ func TestServer_needsApproval(t *testing.T) {
 		{approval.Writes, "export_memories", `{}`, false},
 	} {
 		s.SetApproval(tc.policy, time.Minute)
-		if got := s.needsApproval(s.byName[tc.tool], json.RawMessage(tc.args)); got != tc.want {
+		if got := s.needsApproval(s.byName[tc.tool], json.RawMessage(tc.args), nil); got != tc.want {
 			t.Errorf("%s: %s %s needs approval %v, want %v", tc.policy, tc.tool, tc.args, got, tc.want)
 		}
 	}
@@ -126,5 +126,45 @@ func TestServer_approve_secret(t *testing.T) {
 	out := s.RPC.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"remember","arguments":{"text":"my key is AKIAIOSFODNN7EXAMPLE"}}}`))
 	if !strings.Contains(string(out), "SECRET_REJECTED") || len(s.Approvals().Pending()) != 0 {
 		t.Errorf("remember of a secret under writes: %s; pending %v", out, s.Approvals().Pending())
+	}
+}
+
+// TestServer_needsApproval_hides (SECURITY.md AG-01): under destructive, a write that takes an
+// existing memory out of recall at once (supersedes) or before an approval could come (an
+// expiry within the approval timeout) waits as forget does; a memory's own expiry, a later one,
+// a cleared one and a dry run do not. Through the real rpc server, without a console
+// (AskOnly), so that a call that waits is refused at once.
+func TestServer_needsApproval_hides(t *testing.T) {
+	now := time.Now().UTC().Truncate(time.Second) // the gate's clock stands still; the store's runs
+	s := MustNew(t, Config{Approval: approval.Destructive, ApprovalTimeout: 2 * time.Minute, AskOnly: true, Now: func() time.Time { return now }})
+	at := func(d time.Duration) string { return now.Add(d).Format(time.RFC3339) }
+	for _, text := range []string{"Lives in Los Angeles", "Has a cat"} { // memories 1 and 2
+		if out := s.RPC.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"remember","arguments":{"text":"`+text+`"}}}`)); !strings.Contains(string(out), `"ok":true`) {
+			t.Fatalf("remember: %s", out)
+		}
+	}
+	for _, tc := range []struct {
+		name, tool, args string
+		asks             bool
+	}{
+		{"remember supersedes", "remember", `{"text":"Lives in Boston","supersedes":[1]}`, true},
+		{"remember_batch supersedes", "remember_batch", `{"items":[{"text":"a"},{"text":"b","supersedes":[1]}]}`, true},
+		{"update supersedes", "update_memory", `{"id":2,"supersedes":[1]}`, true},
+		{"update_batch supersedes", "update_memory_batch", `{"items":[{"id":2,"importance":0.1},{"id":2,"supersedes":[1]}]}`, true},
+		{"update expiry in 30s", "update_memory", `{"id":1,"expires_at":"` + at(30*time.Second) + `"}`, true},
+		{"update expiry at the timeout", "update_memory", `{"id":1,"expires_at":"` + at(2*time.Minute) + `"}`, true},
+		{"update_batch expiry in 30s", "update_memory_batch", `{"items":[{"id":1,"expires_at":"` + at(30*time.Second) + `"}]}`, true},
+		{"update expiry past the timeout", "update_memory", `{"id":1,"expires_at":"` + at(2*time.Minute+time.Second) + `"}`, false},
+		{"update expiry cleared", "update_memory", `{"id":1,"expires_at":null}`, false},
+		{"update expiry past", "update_memory", `{"id":1,"expires_at":"` + at(-time.Second) + `"}`, false},
+		{"remember with its own expiry", "remember", `{"text":"At the dentist","expires_at":"` + at(30*time.Second) + `"}`, false},
+		{"update supersedes, dry run", "update_memory", `{"id":2,"supersedes":[1],"dry_run":true}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := s.RPC.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tc.tool+`","arguments":`+tc.args+`}}`))
+			if asked := strings.Contains(string(out), "APPROVAL_REJECTED"); asked != tc.asks {
+				t.Errorf("%s %s: %s\nwaited for approval %v, want %v", tc.tool, tc.args, out, asked, tc.asks)
+			}
+		})
 	}
 }

@@ -141,12 +141,13 @@ func (s *Server) rememberTools() []*rpc.Tool {
 			out: schema{"memory_id": idSchema, "message": typeString, "replayed": replayedSchema, "near_duplicates": nearDuplicatesSchema,
 				"possible_contradictions": contradictionsSchema, "warning": typeString},
 			run: s.remember,
-			describe: func(_ context.Context, in rememberArgs, _ bool) (string, error) {
+			describe: func(_ context.Context, in rememberArgs, text bool) (string, error) {
 				if kind, found := memtext.DetectSecret(in.Text); found {
 					return "", &memory.SecretError{Kind: kind} // refused anyway: never quoted in a question
 				}
-				return "Remember " + excerpt(in.Text) + "?", nil // the caller's own text
+				return "Remember " + excerpt(in.Text) + "?" + s.supersedesNote(in.Supersedes, text), nil // the caller's own text
 			},
+			hides: func(in rememberArgs, _ expiryWindow) bool { return len(in.Supersedes) > 0 }, // its expiry is its own
 		}),
 		newTool(s, def[rememberBatchArgs]{
 			name: "remember_batch", title: "Remember several facts",
@@ -161,9 +162,10 @@ func (s *Server) rememberTools() []*rpc.Tool {
 			}),
 			batchProp: "items",
 			run:       func(ctx context.Context, in rememberBatchArgs) (any, error) { return s.rememberBatch(ctx, in, item) },
-			describe: func(_ context.Context, in rememberBatchArgs, _ bool) (string, error) {
-				return fmt.Sprintf("Remember %d new memories?", len(in.Items)), nil
+			describe: func(_ context.Context, in rememberBatchArgs, text bool) (string, error) {
+				return fmt.Sprintf("Remember %d new memories?", len(in.Items)) + s.supersedesNote(supersededIn(in.Items), text), nil
 			},
+			hides: func(in rememberBatchArgs, _ expiryWindow) bool { return len(supersededIn(in.Items)) > 0 },
 		}),
 	}
 }

@@ -96,6 +96,10 @@ type def[In any] struct {
 	// when text is true. An error means the call would change nothing and is its answer. If
 	// nil, the call is described by the tool's title and arguments.
 	describe func(ctx context.Context, in In, text bool) (string, error)
+	// hides reports whether the call would take an existing memory out of recall and lists at
+	// once (supersedes) or before an approval could come (an expiry within w): under the
+	// destructive approval policy such a call waits for approval as forget does. If nil, never.
+	hides func(in In, w expiryWindow) bool
 	// batchProp names the batch[T] property validated item by item; "" for none.
 	batchProp string
 	// meta is the tool's _meta in tools/list (appMeta: the MCP App that shows its result); nil
@@ -138,7 +142,8 @@ func newTool[In any](s *Server, d def[In]) *rpc.Tool {
 				return nil, decodeError("", err)
 			}
 		}
-		if s.needsApproval(t, raw) {
+		hides := func(w expiryWindow) bool { return d.hides != nil && d.hides(args, w) }
+		if s.needsApproval(t, raw, hides) {
 			summary, question, err := describeCall(ctx, s, d, args, raw)
 			if err != nil {
 				return s.failed(d.name, err)

@@ -78,6 +78,20 @@ func (in *updateItemArgs) fields() []string {
 	return out
 }
 
+// hides reports whether the update takes memories out of recall and lists at once: it
+// supersedes some, or sets an expiry within w.
+func (in *updateItemArgs) hides(w expiryWindow) bool {
+	return len(in.Supersedes) > 0 || in.ExpiresAt.set && !in.ExpiresAt.null && w.soon(in.ExpiresAt.value)
+}
+
+// expiryNote tells a person asked about the update when the memory would expire.
+func (in *updateItemArgs) expiryNote() string {
+	if !in.ExpiresAt.set || in.ExpiresAt.null {
+		return ""
+	}
+	return " It expires at " + in.ExpiresAt.value + ", then leaves recall and lists."
+}
+
 // patch reads the arguments into a patch; prefix names the item inside a batch.
 func (in *updateItemArgs) patch(prefix string) (memory.Patch, error) {
 	p := memory.Patch{ID: in.ID, Text: in.Text, Importance: in.Importance, Supersedes: in.Supersedes}
@@ -153,8 +167,10 @@ func (s *Server) updateTools() []*rpc.Tool {
 				if err != nil {
 					return "", err
 				}
-				return "Change " + memoryRef(m, text) + " (" + strings.Join(in.fields(), ", ") + ")?", nil
+				return "Change " + memoryRef(m, text) + " (" + strings.Join(in.fields(), ", ") + ")?" +
+					s.supersedesNote(in.Supersedes, text) + in.expiryNote(), nil
 			},
+			hides: func(in updateArgs, w expiryWindow) bool { return in.hides(w) },
 		}),
 		newTool(s, def[updateBatchArgs]{
 			name: "update_memory_batch", title: "Update several memories",
@@ -176,7 +192,16 @@ func (s *Server) updateTools() []*rpc.Tool {
 						ids = append(ids, it.ID)
 					}
 				}
-				return "Change " + s.memoryList(ids, text) + "?", nil
+				return "Change " + s.memoryList(ids, text) + "?" + s.supersedesNote(supersededIn(in.Items), text), nil
+			},
+			hides: func(in updateBatchArgs, w expiryWindow) bool {
+				for _, raw := range in.Items {
+					var it updateItemArgs
+					if json.Unmarshal(raw, &it) == nil && it.hides(w) {
+						return true
+					}
+				}
+				return false
 			},
 		}),
 		newTool(s, def[idArgs]{
