@@ -617,3 +617,152 @@ func TestApproval_Settings(t *testing.T) {
 		}
 	}
 }
+
+// TestApproval_OnePerCall (SECURITY.md AG-02): three identical calls made at the same time each
+// wait for an approval of their own; approving one runs that one only, and the others keep
+// waiting until they are decided themselves.
+func TestApproval_OnePerCall(t *testing.T) {
+	a := MustOpen(t, gateConfig(t, newFakeClock()))
+	s := a.Settings().Get()
+	s.Approval = approval.Writes
+	if err := a.Settings().Set(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	tok := patFor(t, a)
+	done := make(chan *httptest.ResponseRecorder, 3)
+	for i := range 3 {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"remember","arguments":{"text":"Plays the cello","dedup_policy":"insert"}}}`, 10+i)
+		go func() { done <- mcpRequest(a.Handler(), "Bearer "+tok, body, "Accept", "application/json") }()
+	}
+	p := waitPending(t, a, 3)
+	if p[0].ID == p[1].ID || p[1].ID == p[2].ID || p[0].ID == p[2].ID {
+		t.Fatalf("the calls share requests: %+v", p)
+	}
+	if err := a.Approvals().Decide(p[1].ID, true, "owner (console)"); err != nil {
+		t.Fatal(err)
+	}
+	if got, isErr := toolPayload(t, <-done); isErr || got["ok"] != true {
+		t.Fatalf("the approved call = %v", got)
+	}
+	left := waitPending(t, a, 2)
+	if n := mustOK(t, a, "count_memories", map[string]any{})["count"]; n != float64(1) {
+		t.Errorf("%v memories stored after one approval, want 1", n)
+	}
+	for _, r := range left {
+		if err := a.Approvals().Decide(r.ID, false, "owner (console)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		if got, _ := toolPayload(t, <-done); errorCode(got) != "APPROVAL_REJECTED" {
+			t.Errorf("a call denied in the console = %v, want APPROVAL_REJECTED", got)
+		}
+	}
+	if n := mustOK(t, a, "count_memories", map[string]any{})["count"]; n != float64(1) {
+		t.Errorf("%v memories stored, want 1", n)
+	}
+}
+
+// TestApproval_OwnerOnly (SECURITY.md AG-02): under approval.ByOwner the client is not asked
+// and its answer does not count; only the console's decision does.
+func TestApproval_OwnerOnly(t *testing.T) {
+	t.Run("legacy: the client is not asked", func(t *testing.T) {
+		cfg := gateConfig(t, nil)
+		cfg.PublicURL = ""
+		a := MustOpen(t, cfg)
+		if err := a.Listen(); err != nil {
+			t.Fatal(err)
+		}
+		a.tools.SetApprovers(approval.ByOwner)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		rec := &elicitRecorder{answer: func() *mcp.ElicitResult {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}
+		}}
+		s := sdkClient(t, ctx, "http://"+a.Addr()+"/mcp", testPAT(t, a), "2025-11-25", &mcp.ClientOptions{ElicitationHandler: rec.handle})
+		mid := sdkPayload(t, s, "remember", map[string]any{"text": colby})["memory_id"].(float64)
+		done := make(chan map[string]any, 1)
+		go func() { done <- sdkPayload(t, s, "forget", map[string]any{"id": mid, "hard_delete": true}) }()
+		p := waitPending(t, a, 1)[0]
+		mustOK(t, a, "get_memory", map[string]any{"id": mid})
+		if err := a.Approvals().Decide(p.ID, true, "owner (console)"); err != nil {
+			t.Fatal(err)
+		}
+		if got := <-done; got["message"] != "Hard deleted" {
+			t.Errorf("forget approved in the console = %v", got)
+		}
+		if asked := rec.asked(); len(asked) != 0 {
+			t.Errorf("the client was asked %q; under owner only it must not be", asked)
+		}
+	})
+
+	t.Run("2026-07-28: the client's answer does not count", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			a := MustOpen(t, gateConfig(t, nil))
+			defer a.Close() // inside the bubble: its goroutines end here
+			mid := id(mustOK(t, a, "remember", map[string]any{"text": colby}))
+			args := map[string]any{"id": mid, "hard_delete": true}
+			a.tools.SetApprovers(approval.ByOwner)
+			done := make(chan *httptest.ResponseRecorder, 1)
+			go func() { done <- modernCall(t, a, 1, "forget", args, "") }()
+			synctest.Wait()
+			p := a.Approvals().Pending() // no input_required: the call waits for the console
+			if len(p) != 1 {
+				t.Fatalf("pending %+v, want the forget", p)
+			}
+			// An answer the client sends anyway, to the question it was never asked: the retry
+			// finds the request, and waits with it.
+			accept := fmt.Sprintf(`,"inputResponses":{"approval-%s":{"action":"accept","content":{"approve":true}}}`, p[0].ID)
+			retry := make(chan *httptest.ResponseRecorder, 1)
+			go func() { retry <- modernCall(t, a, 2, "forget", args, accept) }()
+			synctest.Wait()
+			if n := len(a.Approvals().Pending()); n != 1 || len(done) != 0 || len(retry) != 0 {
+				t.Fatalf("after the client's answer: %d pending, answered %d and %d; want the one request still waiting", n, len(done), len(retry))
+			}
+			mustOK(t, a, "get_memory", map[string]any{"id": mid})
+			if err := a.Approvals().Decide(p[0].ID, false, "owner (console)"); err != nil {
+				t.Fatal(err)
+			}
+			for _, ch := range []chan *httptest.ResponseRecorder{done, retry} {
+				if got, _ := toolPayload(t, <-ch); errorCode(got) != "APPROVAL_REJECTED" {
+					t.Errorf("forget denied in the console = %v, want APPROVAL_REJECTED", got)
+				}
+			}
+			mustOK(t, a, "get_memory", map[string]any{"id": mid})
+			if r := a.Approvals().Recent(); len(r) != 1 || r[0].By != "owner (console)" {
+				t.Errorf("Recent = %+v, want the console's decision only", r)
+			}
+		})
+	})
+
+	t.Run("2026-07-28: an answer to a question asked before does not count", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			a := MustOpen(t, gateConfig(t, nil))
+			defer a.Close()
+			mid := id(mustOK(t, a, "remember", map[string]any{"text": colby}))
+			args := map[string]any{"id": mid, "hard_delete": true}
+			key, state, ok := inputRequired(t, modernCall(t, a, 1, "forget", args, ""))
+			if !ok {
+				t.Fatal("no input_required")
+			}
+			a.tools.SetApprovers(approval.ByOwner)
+			accept := fmt.Sprintf(`,"inputResponses":{%q:{"action":"accept","content":{"approve":true}}},"requestState":%q`, key, state)
+			done := make(chan *httptest.ResponseRecorder, 1)
+			go func() { done <- modernCall(t, a, 2, "forget", args, accept) }()
+			synctest.Wait()
+			p := a.Approvals().Pending()
+			if len(p) != 1 || "approval-"+p[0].ID != key || len(done) != 0 {
+				t.Fatalf("pending %+v (answered: %d); want the first round's request %s still waiting", p, len(done), key)
+			}
+			if err := a.Approvals().Decide(p[0].ID, true, "owner (console)"); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := toolPayload(t, <-done); got["message"] != "Hard deleted" {
+				t.Errorf("forget approved in the console = %v", got)
+			}
+			if r := a.Approvals().Recent(); len(r) != 1 || r[0].By != "owner (console)" {
+				t.Errorf("Recent = %+v, want the console's decision", r)
+			}
+		})
+	})
+}

@@ -45,3 +45,28 @@ func ParsePolicy(s string) (Policy, error) {
 	}
 	return "", fmt.Errorf("%q is not one of off, hard-delete, destructive, writes", s)
 }
+
+// Approvers is whose answer approves a call.
+type Approvers string
+
+// Approvers, from most to fewest.
+const (
+	// ByClient: the owner in the console, or the user in the client that made the call when
+	// it can ask (elicitation), whichever answers first. It guards against a model acting on
+	// its own; a token holder can answer its own question. The default.
+	ByClient Approvers = "client"
+	// ByOwner: only the owner, in the console. The client is not asked, and an answer it sends
+	// anyway does not count: a stolen token cannot approve its own call.
+	ByOwner Approvers = "owner"
+)
+
+// AllApprovers are the Approvers values, from most to fewest.
+var AllApprovers = []Approvers{ByClient, ByOwner}
+
+// ParseApprovers returns the Approvers called s, or an error listing them.
+func ParseApprovers(s string) (Approvers, error) {
+	if a := Approvers(s); slices.Contains(AllApprovers, a) {
+		return a, nil
+	}
+	return "", fmt.Errorf("%q is not one of client, owner", s)
+}

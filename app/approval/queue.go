@@ -91,7 +91,7 @@ type Queue struct {
 	now func() time.Time
 
 	mu     sync.Mutex
-	byKey  map[string]*Ticket
+	byKey  map[string][]*Ticket // oldest first
 	byID   map[string]*Ticket
 	recent []Record // oldest first
 	subs   map[chan struct{}]struct{}
@@ -110,7 +110,7 @@ func New(cfg Config) *Queue {
 	if cfg.Retain <= 0 {
 		cfg.Retain = DefaultRetain
 	}
-	q := &Queue{cfg: cfg, now: cfg.Now, byKey: map[string]*Ticket{}, byID: map[string]*Ticket{}, subs: map[chan struct{}]struct{}{}}
+	q := &Queue{cfg: cfg, now: cfg.Now, byKey: map[string][]*Ticket{}, byID: map[string]*Ticket{}, subs: map[chan struct{}]struct{}{}}
 	if q.now == nil {
 		q.now = time.Now
 	}
@@ -138,21 +138,15 @@ func newID() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// Ask returns the request under key: the one there, unless it timed out or was withdrawn, or
-// else a new one from r (its ID, Created and Deadline filled in) that times out after timeout
-// (DefaultTimeout if not positive).
+// Ask files a new request from r (its ID, Created and Deadline filled in) under key, beside any
+// already there, that times out after timeout (DefaultTimeout if not positive): one request per
+// call, so that one approval never serves two calls (SECURITY.md AG-02).
 func (q *Queue) Ask(key string, r Request, timeout time.Duration) *Ticket {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if t := q.byKey[key]; t != nil {
-		if t.outcome != TimedOut && t.outcome != Withdrawn {
-			return t
-		}
-		q.unlink(t)
-	}
 	now := q.now()
 	r.ID, r.Created, r.Deadline = newID(), now, now.Add(timeout)
 	t := &Ticket{q: q, key: key, req: r, done: make(chan struct{})}
@@ -162,17 +156,18 @@ func (q *Queue) Ask(key string, r Request, timeout time.Duration) *Ticket {
 		return t
 	}
 	t.linked = true
-	q.byKey[key], q.byID[r.ID] = t, t
+	q.byKey[key], q.byID[r.ID] = append(q.byKey[key], t), t
 	t.timer = time.AfterFunc(timeout, func() { q.expire(t) })
 	q.notify()
 	return t
 }
 
-// Lookup returns the request under key, whatever its state, or nil.
-func (q *Queue) Lookup(key string) *Ticket {
+// Lookup returns the requests under key, oldest first, whatever their state: pending, or ended
+// but not yet consumed, withdrawn or forgotten after Config.Retain.
+func (q *Queue) Lookup(key string) []*Ticket {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.byKey[key]
+	return slices.Clone(q.byKey[key])
 }
 
 // Pending returns the requests waiting for a decision, oldest first.
@@ -337,7 +332,9 @@ func (q *Queue) unlink(t *Ticket) {
 	if t.timer != nil {
 		t.timer.Stop()
 	}
-	if q.byKey[t.key] == t {
+	if l := slices.DeleteFunc(q.byKey[t.key], func(u *Ticket) bool { return u == t }); len(l) > 0 {
+		q.byKey[t.key] = l
+	} else {
 		delete(q.byKey, t.key)
 	}
 	delete(q.byID, t.req.ID)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -125,40 +126,46 @@ func TestTicket_Decide(t *testing.T) {
 	})
 }
 
-// TestQueue_Ask: a call asked again under its key finds its request, decided or not, until it
-// is consumed; one that timed out is replaced by a new request.
+// TestQueue_Ask (SECURITY.md AG-02): every Ask is a request of its own, even under a key that
+// holds others; Lookup finds them all, decided or not, until each is consumed or, once timed
+// out, forgotten after Retain; deciding one decides no other.
 func TestQueue_Ask(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := MustNew(t, approval.Config{})
+		q := MustNew(t, approval.Config{Retain: time.Minute})
 		a := q.Ask("k", forget, time.Minute)
-		if b := q.Ask("k", forget, time.Minute); b != a {
-			t.Error("the second Ask under the key made a new request")
+		b := q.Ask("k", forget, time.Minute)
+		if b == a || b.Request().ID == a.Request().ID {
+			t.Fatal("the second Ask under the key shares the first's request")
 		}
-		if c := q.Ask("other", forget, time.Minute); c == a || c.Request().ID == a.Request().ID {
-			t.Error("another key shares the request")
+		if c := q.Ask("other", forget, time.Minute); slices.Contains(q.Lookup("k"), c) {
+			t.Error("another key's request is under k")
+		}
+		if got := q.Lookup("k"); !slices.Equal(got, []*approval.Ticket{a, b}) {
+			t.Errorf("Lookup = %v, want both requests, oldest first", got)
 		}
 		a.Decide(true, "owner")
-		if q.Ask("k", forget, time.Minute) != a || q.Lookup("k") != a {
+		if out, _ := b.Outcome(); out != "" {
+			t.Errorf("approving one request decided the other: %q", out)
+		}
+		if len(q.Pending()) != 2 || !slices.Equal(q.Lookup("k"), []*approval.Ticket{a, b}) {
 			t.Error("a decided request is not found under its key")
 		}
 		a.Consume()
-		if q.Lookup("k") != nil {
-			t.Error("a consumed request is still under its key")
+		if !slices.Equal(q.Lookup("k"), []*approval.Ticket{b}) {
+			t.Errorf("after Consume, Lookup = %v, want the other request only", q.Lookup("k"))
 		}
 		if _, ok := q.Get(a.Request().ID); ok {
 			t.Error("a consumed request is still found by id")
 		}
-		d := q.Ask("k", forget, time.Minute)
-		if d == a {
-			t.Fatal("Ask after Consume returned the consumed request")
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if out, _ := b.Outcome(); out != approval.TimedOut || !slices.Equal(q.Lookup("k"), []*approval.Ticket{b}) {
+			t.Fatalf("after its deadline: %q, under its key %v", out, q.Lookup("k"))
 		}
 		time.Sleep(time.Minute)
 		synctest.Wait()
-		if out, _ := d.Outcome(); out != approval.TimedOut || q.Lookup("k") != d {
-			t.Fatalf("after its deadline: %q, under its key %v", out, q.Lookup("k") == d)
-		}
-		if e := q.Ask("k", forget, time.Minute); e == d {
-			t.Error("Ask returned the timed-out request")
+		if l := q.Lookup("k"); len(l) != 0 {
+			t.Errorf("after Retain, Lookup = %v, want none", l)
 		}
 	})
 }
@@ -173,12 +180,12 @@ func TestQueue_Retain(t *testing.T) {
 		tk.Decide(true, "owner")
 		time.Sleep(time.Minute + 15*time.Minute - time.Second)
 		synctest.Wait()
-		if q.Lookup("k") != tk {
+		if !slices.Equal(q.Lookup("k"), []*approval.Ticket{tk}) {
 			t.Fatal("the approval was dropped before deadline + Retain")
 		}
 		time.Sleep(time.Second)
 		synctest.Wait()
-		if q.Lookup("k") != nil {
+		if len(q.Lookup("k")) != 0 {
 			t.Error("the approval is kept past deadline + Retain")
 		}
 	})
@@ -201,7 +208,7 @@ func TestTicket_Wait(t *testing.T) {
 			if ticks != 2 {
 				t.Errorf("%d keep-alives in 40s every 15s, want 2", ticks)
 			}
-			if out, _ := tk.Outcome(); out != approval.Withdrawn || len(q.Pending()) != 0 || q.Lookup("k") != nil {
+			if out, _ := tk.Outcome(); out != approval.Withdrawn || len(q.Pending()) != 0 || len(q.Lookup("k")) != 0 {
 				t.Errorf("outcome %q, pending %v: want withdrawn and gone", out, q.Pending())
 			}
 			if err := q.Decide(tk.Request().ID, true, "owner"); !errors.Is(err, approval.ErrNotFound) {
@@ -378,4 +385,16 @@ func Example() {
 	t.Consume() // an approval serves one call
 	fmt.Println(out)
 	// Output: approved
+}
+
+// TestParseApprovers: the two values, and an error naming them.
+func TestParseApprovers(t *testing.T) {
+	for _, in := range []string{"client", "owner"} {
+		if a, err := approval.ParseApprovers(in); err != nil || string(a) != in {
+			t.Errorf("ParseApprovers(%q) = %q, %v", in, a, err)
+		}
+	}
+	if _, err := approval.ParseApprovers("anyone"); err == nil || !strings.Contains(err.Error(), "client, owner") {
+		t.Errorf("ParseApprovers(anyone): %v", err)
+	}
 }

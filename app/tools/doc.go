@@ -63,16 +63,20 @@
 // OWNSONA_APPROVAL) until the owner approves them: hard-delete is forget with hard_delete,
 // destructive every call that takes a memory out of recall at once (a tool annotated
 // destructiveHint, a write naming supersedes, an update whose expiry comes within the approval
-// timeout: def.hides), writes every tool that is not read-only; dry runs never wait. Such a call is described for a person (def.describe: "Forget memory 12
-// "My son Colby…" permanently?") and waits in the approval.Queue (the console's Approvals
-// list) under a key that digests the principal, the tool and the arguments; at the same time
-// the client is asked when it can: elicitation/create on the request's stream in the legacy
-// era, while the call waits with keep-alives and progress; an input_required result in
-// 2026-07-28, whose retry carries the answer and finds the same request by its key, so that a
-// console decision between the rounds counts and the first round's deadline holds. The answer
-// is accept with {"approve": true}, or anything else for no. The first answer wins. Approved,
-// the tool runs (nothing ran before); otherwise the call ends with an isError payload
-// APPROVAL_REJECTED or, past the deadline, APPROVAL_TIMED_OUT. Each question has its own key
-// (approval-<request id>), and an approval serves the call it was given for only. Without a
-// console (Config.AskOnly) a call whose client cannot be asked is refused at once.
+// timeout: def.hides), writes every tool that is not read-only; dry runs never wait. Such a
+// call is described for a person (def.describe: "Forget memory 12 "My son Colby…"
+// permanently?") and waits in the approval.Queue (the console's Approvals list) as a request of
+// its own (SECURITY.md AG-02: identical calls made at the same time each ask, and one approval
+// runs one call), filed under a key that digests the principal, the tool and the arguments. At
+// the same time the client is asked when it can: elicitation/create on the request's stream in
+// the legacy era, while the call waits with keep-alives and progress; an input_required result
+// in 2026-07-28, whose retry carries the answer to the question approval-<request ID> and so
+// finds its own request among those under the key, so that a console decision between the
+// rounds counts and the first round's deadline holds. The answer is accept with {"approve":
+// true}, or anything else for no. The first answer wins. Approved, the tool runs (nothing ran
+// before); otherwise the call ends with an isError payload APPROVAL_REJECTED or, past the
+// deadline, APPROVAL_TIMED_OUT. An approval serves the call it was given for only. Under
+// approval.ByOwner (Config.Approvers, SetApprovers) the client is never asked and an answer it
+// sends does not count: only the console decides. Without a console (Config.AskOnly) a call
+// whose client cannot be asked, or may not answer, is refused at once.
 package tools

@@ -21,8 +21,8 @@ import (
 // The approval gate (OWNSONA_APPROVAL, app/approval): a call that the policy names waits for
 // the owner's approval before its tool runs. It asks the client when the client can
 // (elicitation/create on the request's stream in the legacy era, an input_required result in
-// 2026-07-28) and waits in the approval queue, which the console shows, at the same time; the
-// first answer wins. Denied, it ends as APPROVAL_REJECTED; unanswered by its deadline, as
+// 2026-07-28), unless only the owner may approve (approval.ByOwner), and waits in the approval
+// queue, which the console shows, at the same time; the first answer wins. Denied, it ends as APPROVAL_REJECTED; unanswered by its deadline, as
 // APPROVAL_TIMED_OUT; either way nothing has changed.
 
 // Payload codes of the gate.
@@ -57,6 +57,20 @@ func (s *Server) SetApproval(p approval.Policy, timeout time.Duration) {
 		timeout = approval.DefaultTimeout
 	}
 	s.gate.Store(&gate{p, timeout})
+}
+
+// SetApprovers says whose answer approves the calls that begin from now on (empty:
+// approval.ByClient); a 2026-07-28 retry follows the setting in force when it comes.
+func (s *Server) SetApprovers(a approval.Approvers) {
+	s.ownerOnly.Store(a == approval.ByOwner)
+}
+
+// Approvers returns whose answer approves a call.
+func (s *Server) Approvers() approval.Approvers {
+	if s.ownerOnly.Load() {
+		return approval.ByOwner
+	}
+	return approval.ByClient
 }
 
 // Approval returns the approval policy and timeout in force.
@@ -141,34 +155,53 @@ func (s *Server) supersedesNote(ids []uint64, text bool) string {
 // isError APPROVAL_REJECTED or APPROVAL_TIMED_OUT payload, or, for a 2026-07-28 client that
 // can answer, the error that ends this round with an input_required result. summary says what
 // the call would do, for the console; question asks it of the client's user.
+//
+// Each call asks a request of its own (SECURITY.md AG-02). A 2026-07-28 retry finds the
+// request of its first round among those under the call's key by the question it answers
+// (approval-<request ID>), whatever the request's state: a console decision or a timeout
+// between the rounds holds. Under approval.ByOwner the client is not asked, and its answer
+// does not count: the call waits for the console.
 func (s *Server) approve(ctx context.Context, tool string, raw json.RawMessage, summary, question string) (*rpc.ToolResult, error) {
 	g := s.gate.Load()
+	ownerOnly := s.Approvers() == approval.ByOwner
 	key := approvalKey(owner(ctx), tool, raw)
 	client, agent := who(ctx)
 	by := "user in " + cmp.Or(agent, client)
 	modern := slices.Contains(rpc.ModernProtocolVersions, rpc.ProtocolVersionFrom(ctx))
 	form := elicitForm(question, g.policy)
 
-	// A 2026-07-28 retry answering a request that timed out meanwhile ends as timed out: the
-	// deadline of the first round holds. A new call with the same arguments asks again.
-	if t := s.approvals.Lookup(key); t != nil && modern {
-		if out, _ := t.Outcome(); out == approval.TimedOut {
-			if _, err := rpc.Elicit(ctx, elicitKey(t), form); err == nil {
-				t.Consume()
-				return s.approvalResult(t)
+	var t *approval.Ticket
+	if modern {
+		for _, c := range s.approvals.Lookup(key) {
+			ans, err := rpc.Elicit(ctx, elicitKey(c), form)
+			if cannotAsk(err) {
+				break // no answer can be carried: this is a new call
 			}
+			if err != nil {
+				continue // the answer to another call's question, or to none
+			}
+			t = c
+			if !ownerOnly {
+				t.Decide(approves(ans), by) // unless decided already: the first decision wins
+			}
+			break
 		}
 	}
-	t := s.approvals.Ask(key, approval.Request{Tool: tool, Summary: summary, Client: client, Agent: agent}, g.timeout)
-	if out, _ := t.Outcome(); out != "" { // decided in the console before this request came
+	if t == nil {
+		t = s.approvals.Ask(key, approval.Request{Tool: tool, Summary: summary, Client: client, Agent: agent}, g.timeout)
+	}
+	if out, _ := t.Outcome(); out != "" { // decided, or timed out, before this round
 		t.Consume()
 		return s.approvalResult(t)
 	}
 	asked := make(chan error, 1) // why the client cannot be asked
-	if modern {
+	switch {
+	case ownerOnly:
+		asked <- errOwnerOnly
+	case modern:
 		ans, err := rpc.Elicit(ctx, elicitKey(t), form)
 		switch {
-		case err == nil: // the retry carries the answer
+		case err == nil: // the round carries the answer already
 			t.Decide(approves(ans), by)
 			t.Consume()
 			return s.approvalResult(t)
@@ -180,7 +213,7 @@ func (s *Server) approve(ctx context.Context, tool string, raw json.RawMessage, 
 	}
 	ctx2, stop := context.WithCancel(ctx)
 	defer stop()
-	if !modern {
+	if !modern && !ownerOnly {
 		go func() {
 			ans, err := rpc.Elicit(ctx2, elicitKey(t), form)
 			if err == nil {
@@ -194,8 +227,12 @@ func (s *Server) approve(ctx context.Context, tool string, raw json.RawMessage, 
 		// No console: the client's answer is the only one that can come.
 		go func() {
 			select {
-			case <-asked:
-				t.Decide(false, "nobody: no console runs and the client cannot be asked")
+			case err := <-asked:
+				why := "nobody: no console runs and the client cannot be asked"
+				if errors.Is(err, errOwnerOnly) {
+					why = "nobody: only the owner approves, in the console, and no console runs"
+				}
+				t.Decide(false, why)
 			case <-ctx2.Done():
 			}
 		}()
@@ -212,6 +249,9 @@ func (s *Server) approve(ctx context.Context, tool string, raw json.RawMessage, 
 	t.Consume()
 	return s.approvalResult(t)
 }
+
+// errOwnerOnly: under approval.ByOwner the client is never asked.
+var errOwnerOnly = errors.New("only the owner approves")
 
 // approvalResult is the result of an ended request: nil when approved (the tool runs).
 func (s *Server) approvalResult(t *approval.Ticket) (*rpc.ToolResult, error) {
@@ -242,8 +282,9 @@ func (s *Server) approvalResult(t *approval.Ticket) (*rpc.ToolResult, error) {
 	return &rpc.ToolResult{Structured: errorPayload{Error: te}, IsError: true}, nil
 }
 
-// approvalKey names a call for the queue, the same in every round of a 2026-07-28 call: a
-// digest of the principal, the tool and the arguments, whatever the order of their members.
+// approvalKey files a call's request in the queue, the same in every round of a 2026-07-28
+// call: a digest of the principal, the tool and the arguments, whatever the order of their
+// members. Identical calls share it; each has a request of its own under it.
 func approvalKey(principal, tool string, raw json.RawMessage) string {
 	h := sha256.New()
 	h.Write([]byte(principal))

@@ -168,3 +168,27 @@ func TestServer_needsApproval_hides(t *testing.T) {
 		})
 	}
 }
+
+// TestServer_SetApprovers (SECURITY.md AG-02): without a console (AskOnly), a client that can
+// be asked gets the question under approval.ByClient, and under ByOwner nobody can approve, so
+// the call is refused at once, saying why.
+func TestServer_SetApprovers(t *testing.T) {
+	s := MustNew(t, Config{Approval: approval.Writes, AskOnly: true})
+	call := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"remember","arguments":{"text":"Plays the cello"},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"raw-modern","version":"1"}}}}`)
+	if s.Approvers() != approval.ByClient {
+		t.Errorf("Approvers() = %q by default, want client", s.Approvers())
+	}
+	if out := s.RPC.Handle(context.Background(), call); !strings.Contains(string(out), `"resultType":"input_required"`) {
+		t.Errorf("under client: %s, want the question", out)
+	}
+	s.SetApprovers(approval.ByOwner)
+	out := s.RPC.Handle(context.Background(), call)
+	if !strings.Contains(string(out), "APPROVAL_REJECTED") || !strings.Contains(string(out), "only the owner approves") {
+		t.Errorf("under owner without a console: %s, want APPROVAL_REJECTED saying only the owner approves", out)
+	}
+	if s.Approvers() != approval.ByOwner {
+		t.Errorf("Approvers() = %q, want owner", s.Approvers())
+	}
+}

@@ -42,6 +42,9 @@ type Config struct {
 	// Approvals is the queue where such calls wait for the owner to decide in the console,
 	// and for a client's answer. If nil, a queue of the Server's own.
 	Approvals *approval.Queue
+	// Approvers is whose answer approves a call (approval.ByClient or ByOwner). If empty,
+	// ByClient. SetApprovers changes it later.
+	Approvers approval.Approvers
 	// AskOnly says that no console shows Approvals (ownsona stdio without a server): only the
 	// client can approve, and a call whose client cannot be asked is refused at once.
 	AskOnly bool
@@ -84,6 +87,7 @@ type Server struct {
 	allowlist atomic.Pointer[[]string] // empty: every tool
 	compat    atomic.Pointer[Compat]
 	gate      atomic.Pointer[gate]
+	ownerOnly atomic.Bool // approval.ByOwner: the client's answer does not count
 	approvals *approval.Queue
 	askOnly   bool // no console decides: only the client can approve
 	uploads   Uploads
@@ -107,6 +111,7 @@ func New(cfg Config) (*Server, error) {
 	s.allowlist.Store(ptr(slices.Clone(cfg.Allowlist)))
 	s.compat.Store(ptr(cfg.Compat))
 	s.SetApproval(cfg.Approval, cfg.ApprovalTimeout)
+	s.SetApprovers(cfg.Approvers)
 	var list []*rpc.Tool
 	for _, family := range [][]*rpc.Tool{s.rememberTools(), s.recallTools(), s.readTools(), s.updateTools(), s.forgetTools(), s.reviewTools(), s.statsTools(), s.connectorTools(), s.importTools(), s.compatTools()} {
 		list = append(list, family...)
