@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
@@ -19,6 +20,7 @@ import (
 	"github.com/ownsona/ownsona/app/approval"
 	"github.com/ownsona/ownsona/app/audit"
 	"github.com/ownsona/ownsona/app/settings"
+	"github.com/ownsona/ownsona/rpc"
 )
 
 // These tests cover the approval gate (issue 14, seed 004): a call the policy names waits for
@@ -765,4 +767,170 @@ func TestApproval_OwnerOnly(t *testing.T) {
 			}
 		})
 	})
+}
+
+// callWithContext is mcpRequest under ctx: a client that may go (cancel) before the answer.
+func callWithContext(ctx context.Context, a *App, tok, body string, header ...string) *httptest.ResponseRecorder {
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	req.Header.Set("Authorization", "Bearer "+tok)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	rec := httptest.NewRecorder()
+	a.Handler().ServeHTTP(rec, req)
+	return rec
+}
+
+// lastAudit is the newest audit entry of a tools/call of tool.
+func lastAudit(tb testing.TB, a *App, tool string) audit.Entry {
+	tb.Helper()
+	entries, _, err := a.audit.Query(audit.Filter{Method: "tools/call", Tool: tool, Limit: 1})
+	if err != nil || len(entries) != 1 {
+		tb.Fatalf("audit entries of %s: %+v, %v", tool, entries, err)
+	}
+	return entries[0]
+}
+
+// TestAudit_NotRunAsAsked (SECURITY.md AG-03; issue 30 item 5): the audit log tells how a
+// call that did not run as asked ended, whatever its answer looked like: not approved
+// (rejected), unanswered in time (timed_out), cancelled by its client (notifications/
+// cancelled), abandoned by its client (gone before the answer: the hard delete nobody
+// approved, whose client gave up, was logged "ok 200"), or a 2026-07-28 round that asked the
+// client (input_required). Over legacy Streamable HTTP and 2026-07-28, through the whole
+// handler.
+func TestAudit_NotRunAsAsked(t *testing.T) {
+	hardDelete := func(mid uint64, id int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"forget","arguments":{"id":%d,"hard_delete":true}}}`, id, mid)
+	}
+	check := func(t *testing.T, a *App, mid uint64, want audit.Outcome, status int) {
+		t.Helper()
+		if e := lastAudit(t, a, "forget"); e.Outcome != want || e.Status != status {
+			t.Errorf("audit of the forget: outcome %q status %d, want %q %d", e.Outcome, e.Status, want, status)
+		}
+		mustOK(t, a, "get_memory", map[string]any{"id": mid}) // nothing changed
+	}
+
+	t.Run("legacy rejected", func(t *testing.T) {
+		a := MustOpen(t, gateConfig(t, newFakeClock()))
+		mid := id(mustOK(t, a, "remember", map[string]any{"text": colby}))
+		done := callAsync(a, "forget", map[string]any{"id": mid, "hard_delete": true})
+		p := waitPending(t, a, 1)[0]
+		if err := a.Approvals().Decide(p.ID, false, "owner (console)"); err != nil {
+			t.Fatal(err)
+		}
+		<-done
+		check(t, a, mid, audit.OutcomeRejected, 200)
+	})
+
+	t.Run("legacy timed out", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			a := MustOpen(t, gateConfig(t, nil))
+			defer a.Close()
+			mid := id(mustOK(t, a, "remember", map[string]any{"text": colby}))
+			<-callAsync(a, "forget", map[string]any{"id": mid, "hard_delete": true})
+			check(t, a, mid, audit.OutcomeTimedOut, 200)
+		})
+	})
+
+	t.Run("legacy cancelled", func(t *testing.T) {
+		a := MustOpen(t, gateConfig(t, newFakeClock()))
+		mid := id(mustOK(t, a, "remember", map[string]any{"text": colby}))
+		tok := patFor(t, a)
+		done := make(chan *httptest.ResponseRecorder, 1)
+		go func() { done <- callWithContext(context.Background(), a, tok, hardDelete(mid, 41)) }()
+		waitPending(t, a, 1)
+		rec := callWithContext(context.Background(), a, tok, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":41}}`)
+		if rec.Code != http.StatusAccepted {
+			t.Fatalf("notifications/cancelled: %d %s", rec.Code, rec.Body)
+		}
+		<-done
+		check(t, a, mid, audit.OutcomeCancelled, 200)
+		if p := a.Approvals().Pending(); len(p) != 0 {
+			t.Errorf("the cancelled call still waits: %+v", p)
+		}
+	})
+
+	t.Run("legacy abandoned", func(t *testing.T) {
+		a := MustOpen(t, gateConfig(t, newFakeClock()))
+		mid := id(mustOK(t, a, "remember", map[string]any{"text": colby}))
+		tok := patFor(t, a)
+		ctx, giveUp := context.WithCancel(context.Background())
+		done := make(chan *httptest.ResponseRecorder, 1)
+		go func() { done <- callWithContext(ctx, a, tok, hardDelete(mid, 42)) }()
+		waitPending(t, a, 1)
+		giveUp() // the client gives up waiting
+		<-done
+		check(t, a, mid, audit.OutcomeAbandoned, 200)
+	})
+
+	t.Run("2026-07-28 input_required then rejected", func(t *testing.T) {
+		a := MustOpen(t, gateConfig(t, newFakeClock()))
+		mid := id(mustOK(t, a, "remember", map[string]any{"text": colby}))
+		args := map[string]any{"id": mid, "hard_delete": true}
+		key, state, ok := inputRequired(t, modernCall(t, a, 1, "forget", args, ""))
+		if !ok {
+			t.Fatal("no input_required")
+		}
+		check(t, a, mid, audit.OutcomeInputRequired, 200)
+		decline := fmt.Sprintf(`,"inputResponses":{%q:{"action":"decline"}},"requestState":%q`, key, state)
+		modernCall(t, a, 2, "forget", args, decline)
+		check(t, a, mid, audit.OutcomeRejected, 200)
+	})
+
+	t.Run("2026-07-28 timed out", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			a := MustOpen(t, gateConfig(t, nil))
+			defer a.Close()
+			mid := id(mustOK(t, a, "remember", map[string]any{"text": colby}))
+			args := map[string]any{"id": mid, "hard_delete": true}
+			key, state, _ := inputRequired(t, modernCall(t, a, 1, "forget", args, ""))
+			time.Sleep(2*time.Minute + time.Second)
+			accept := fmt.Sprintf(`,"inputResponses":{%q:{"action":"accept","content":{"approve":true}}},"requestState":%q`, key, state)
+			modernCall(t, a, 2, "forget", args, accept)
+			check(t, a, mid, audit.OutcomeTimedOut, 200)
+		})
+	})
+
+	t.Run("2026-07-28 abandoned", func(t *testing.T) {
+		a := MustOpen(t, gateConfig(t, newFakeClock()))
+		a.tools.SetApprovers(approval.ByOwner) // the call waits in its POST
+		mid := id(mustOK(t, a, "remember", map[string]any{"text": colby}))
+		tok := patFor(t, a)
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"forget","arguments":{"id":%d,"hard_delete":true},`+
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},`+
+			`"io.modelcontextprotocol/clientInfo":{"name":"raw-modern","version":"1"}}}}`, mid)
+		ctx, giveUp := context.WithCancel(context.Background())
+		done := make(chan *httptest.ResponseRecorder, 1)
+		go func() {
+			done <- callWithContext(ctx, a, tok, body, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "forget")
+		}()
+		waitPending(t, a, 1)
+		giveUp()
+		<-done
+		check(t, a, mid, audit.OutcomeAbandoned, 200)
+	})
+}
+
+// TestAudit_OutcomeWords: the audit log's outcomes of calls that did not run as asked are the
+// words rpc and approval give them, which app copies as they are.
+func TestAudit_OutcomeWords(t *testing.T) {
+	for _, w := range []struct {
+		got  audit.Outcome
+		want string
+	}{
+		{audit.OutcomeRejected, string(approval.Rejected)},
+		{audit.OutcomeTimedOut, string(approval.TimedOut)},
+		{audit.OutcomeWithdrawn, string(approval.Withdrawn)},
+		{audit.OutcomeApproved, string(approval.Approved)},
+		{audit.OutcomeCancelled, rpc.OutcomeCancelled},
+		{audit.OutcomeAbandoned, rpc.OutcomeAbandoned},
+		{audit.OutcomeInputRequired, rpc.OutcomeInputRequired},
+	} {
+		if string(w.got) != w.want {
+			t.Errorf("audit outcome %q, want %q", w.got, w.want)
+		}
+	}
 }

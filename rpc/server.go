@@ -97,8 +97,9 @@ type Server struct {
 	// and kind (the server remembers 4096 of them, then starts afresh). For a log line; it
 	// must not block.
 	OnWarning func(ctx context.Context, w Warning)
-	// OnCall, when set, is told of every request answered (cancelled ones and notifications
-	// aside), after its answer is decided: for an audit log. It must not block.
+	// OnCall, when set, is told of every request (notifications aside) after its answer is
+	// decided, and of those that end without an answer (CallInfo.Outcome says why): for an
+	// audit log. It must not block.
 	OnCall func(ctx context.Context, call CallInfo)
 	// Now is the clock of session expiry and of requestState deadlines. If nil, time.Now.
 	Now func() time.Time
@@ -385,8 +386,35 @@ type reqInfo struct {
 	// its requestState has been verified.
 	input params
 
-	mu   sync.Mutex
-	done bool // the response is decided: no more progress
+	mu      sync.Mutex
+	done    bool   // the response is decided: no more progress
+	outcome string // SetOutcome's word, for CallInfo.Outcome
+}
+
+// SetOutcome names how the request in ctx ended when its answer alone does not say so (such
+// as "rejected": a tool refused to run without someone's approval), for CallInfo.Outcome; the
+// last word wins. Outside a request it does nothing.
+func SetOutcome(ctx context.Context, word string) {
+	if ri := infoFrom(ctx); ri != nil {
+		ri.mu.Lock()
+		ri.outcome = word
+		ri.mu.Unlock()
+	}
+}
+
+// CallTrace is told of the requests served under a context (WithCallTrace): for a transport's
+// own record of what it carried, such as an HTTP handler's audit log wrapped around rpc's.
+type CallTrace struct {
+	// Ended, when set, is told of each request as OnCall is. It must not block; over the
+	// legacy SSE transport it may be told after the POST that carried the request returned.
+	Ended func(CallInfo)
+}
+
+type traceKey struct{}
+
+// WithCallTrace returns ctx carrying t, which the requests served under it tell.
+func WithCallTrace(ctx context.Context, t *CallTrace) context.Context {
+	return context.WithValue(ctx, traceKey{}, t)
 }
 
 func infoFrom(ctx context.Context) *reqInfo {
@@ -553,7 +581,8 @@ type call struct {
 	ctx       context.Context
 	cancel    context.CancelFunc
 	info      *reqInfo
-	cancelled atomic.Bool // by notifications/cancelled: send no response
+	cancelled atomic.Bool // by notifications/cancelled or the session's end: send no response
+	byClient  atomic.Bool // by notifications/cancelled
 }
 
 // begin registers a request as in flight, before it runs, so that a cancellation read right
@@ -601,6 +630,7 @@ func (ss *session) cancelCall(id json.RawMessage) {
 	c := ss.calls.m[idKey(id)]
 	ss.calls.mu.Unlock()
 	if c != nil {
+		c.byClient.Store(true)
 		c.cancelled.Store(true)
 		c.cancel()
 	}
@@ -774,13 +804,22 @@ func (s *Server) exec(ss *session, c *call) (resp *response) {
 	result, err := s.run(ss, c)
 	if c.cancelled.Load() || err != nil && c.ctx.Err() != nil && errors.Is(err, c.ctx.Err()) {
 		// Cancelled, or its client went (an HTTP stream closed): no one reads an answer.
+		if s.told(c) {
+			ci := callInfo(c, nil, nil, time.Since(start))
+			ci.Outcome = OutcomeAbandoned
+			if c.byClient.Load() {
+				ci.Outcome = OutcomeCancelled
+			}
+			s.called(c, ci)
+		}
 		return nil
 	}
-	if s.OnCall != nil {
-		defer func() { s.OnCall(c.ctx, callInfo(c, result, resp, time.Since(start))) }()
+	if s.told(c) {
+		defer func() { s.called(c, callInfo(c, result, resp, time.Since(start))) }()
 	}
 	if ir, ok := asInputRequired(err); ok && c.info.meta.modern {
 		result, err = s.inputRequiredResult(c.info, ir)
+		SetOutcome(c.ctx, OutcomeInputRequired)
 	}
 	if err != nil {
 		return &response{id: c.req.id, err: s.toError(c.ctx, c.req.method, err)}
@@ -807,17 +846,51 @@ func (s *Server) exec(ss *session, c *call) (resp *response) {
 	return &response{id: c.req.id, result: buf.Bytes(), pooled: buf}
 }
 
-// CallInfo describes an answered request for Server.OnCall: never its arguments.
+// CallInfo describes a request for Server.OnCall: never its arguments.
 type CallInfo struct {
 	Method    string
 	Tool      string // the tool of a tools/call; "" otherwise
 	Code      int    // the JSON-RPC error code; 0 when the request succeeded
 	ToolError bool   // a tools/call whose result has isError
 	Duration  time.Duration
+	// Outcome, when not empty, says how the request ended where its answer does not:
+	// OutcomeCancelled or OutcomeAbandoned (it got no answer), OutcomeInputRequired, or the
+	// handler's own word (SetOutcome).
+	Outcome string
+}
+
+// Outcomes of CallInfo that rpc itself gives.
+const (
+	// OutcomeCancelled: the client cancelled the request (notifications/cancelled); it got no
+	// answer.
+	OutcomeCancelled = "cancelled"
+	// OutcomeAbandoned: the client went before the answer (its HTTP request or stream closed,
+	// or its session ended); no one read one.
+	OutcomeAbandoned = "abandoned"
+	// OutcomeInputRequired: a 2026-07-28 round that ended asking the client for input (an
+	// input_required result); the retry is a request of its own.
+	OutcomeInputRequired = "input_required"
+)
+
+// told reports whether anyone is told of c: OnCall, or a CallTrace in its context.
+func (s *Server) told(c *call) bool {
+	return s.OnCall != nil || c.ctx.Value(traceKey{}) != nil
+}
+
+// called tells OnCall and the context's CallTrace of a request.
+func (s *Server) called(c *call, ci CallInfo) {
+	if s.OnCall != nil {
+		s.OnCall(c.ctx, ci)
+	}
+	if t, _ := c.ctx.Value(traceKey{}).(*CallTrace); t != nil && t.Ended != nil {
+		t.Ended(ci)
+	}
 }
 
 func callInfo(c *call, result any, resp *response, d time.Duration) CallInfo {
-	ci := CallInfo{Method: c.req.method, Duration: d}
+	c.info.mu.Lock()
+	ci := CallInfo{Method: c.req.method, Duration: d, Outcome: c.info.outcome}
+	c.info.mu.Unlock()
 	if c.req.method == "tools/call" {
 		if p, ok := members(c.req.params); ok {
 			var name string

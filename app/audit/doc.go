@@ -26,6 +26,16 @@
 // client can neither smuggle text into the log nor, through a registered client name, send
 // escape sequences to the terminal of whoever reads it. Times are stored in UTC.
 //
+// # Calls that did not run as asked
+//
+// An answer can look like any other while the call did not run as asked: a 200 whose stream
+// ended because the client went, an isError result because nobody approved. The outcome then
+// says so, in rpc.CallInfo.Outcome's words, which the HTTP side (through rpc.CallTrace) and
+// the stdio side (rpc.Server.OnCall) copy: OutcomeRejected, OutcomeTimedOut and
+// OutcomeWithdrawn (the approval gate: nothing changed), OutcomeCancelled (notifications/
+// cancelled), OutcomeAbandoned (the client went before the answer) and OutcomeInputRequired (a
+// 2026-07-28 round that asked the client; its retry is an entry of its own).
+//
 // # Recording never slows a request
 //
 // Record puts the entry in a bounded buffer (Config.BufferSize, 4096) and returns; it never

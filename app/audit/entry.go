@@ -34,6 +34,17 @@ const (
 	OutcomeDenied       Outcome = "denied"       // 403, a scope or the tool allowlist refused it
 	OutcomeRateLimited  Outcome = "rate_limited" // 429
 	OutcomeBusy         Outcome = "busy"         // 503: too many requests in flight
+
+	// A call that did not run as asked, although its answer may look like any other (an
+	// isError result, a 200 whose stream ended early). The words are rpc.CallInfo.Outcome's
+	// and approval.Outcome's.
+	OutcomeRejected      Outcome = "rejected"       // not approved: nothing changed
+	OutcomeTimedOut      Outcome = "timed_out"      // nobody approved it in time: nothing changed
+	OutcomeWithdrawn     Outcome = "withdrawn"      // the server stopped while it waited for approval
+	OutcomeCancelled     Outcome = "cancelled"      // its client cancelled it (notifications/cancelled): no answer
+	OutcomeAbandoned     Outcome = "abandoned"      // its client went before the answer (connection, stream or session)
+	OutcomeInputRequired Outcome = "input_required" // a 2026-07-28 round that asked the client (its retry is an entry of its own)
+	OutcomeApproved      Outcome = "approved"       // method "approval": the owner or the user approved the call
 )
 
 // Entry is one MCP request in the audit log. It describes the request, never its content: no

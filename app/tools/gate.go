@@ -192,7 +192,7 @@ func (s *Server) approve(ctx context.Context, tool string, raw json.RawMessage, 
 	}
 	if out, _ := t.Outcome(); out != "" { // decided, or timed out, before this round
 		t.Consume()
-		return s.approvalResult(t)
+		return s.approvalResult(ctx, t)
 	}
 	asked := make(chan error, 1) // why the client cannot be asked
 	switch {
@@ -204,7 +204,7 @@ func (s *Server) approve(ctx context.Context, tool string, raw json.RawMessage, 
 		case err == nil: // the round carries the answer already
 			t.Decide(approves(ans), by)
 			t.Consume()
-			return s.approvalResult(t)
+			return s.approvalResult(ctx, t)
 		case !cannotAsk(err): // input_required: the client asks its user and comes back
 			t.Park()
 			return nil, err
@@ -247,16 +247,21 @@ func (s *Server) approve(ctx context.Context, tool string, raw json.RawMessage, 
 		return nil, err // the client went: no one reads an answer
 	}
 	t.Consume()
-	return s.approvalResult(t)
+	return s.approvalResult(ctx, t)
 }
 
 // errOwnerOnly: under approval.ByOwner the client is never asked.
 var errOwnerOnly = errors.New("only the owner approves")
 
-// approvalResult is the result of an ended request: nil when approved (the tool runs).
-func (s *Server) approvalResult(t *approval.Ticket) (*rpc.ToolResult, error) {
+// approvalResult is the result of an ended request: nil when approved (the tool runs). The
+// call's outcome (rpc.SetOutcome, the audit log's) is the request's: rejected, timed_out or
+// withdrawn.
+func (s *Server) approvalResult(ctx context.Context, t *approval.Ticket) (*rpc.ToolResult, error) {
 	out, by := t.Outcome()
 	r := t.Request()
+	if out != approval.Approved {
+		rpc.SetOutcome(ctx, string(out))
+	}
 	var te *toolError
 	switch out {
 	case approval.Approved:

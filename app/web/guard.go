@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ownsona/ownsona/app/audit"
@@ -337,7 +338,8 @@ func (s *Server) auditMCP(next http.Handler) http.Handler {
 		aw := &auditWriter{ResponseWriter: w, tail: tail[:0]}
 		// the principal is known only inside requireAuth: it hands it back through this slot
 		slot := &principalSlot{}
-		next.ServeHTTP(aw, r.WithContext(withPrincipalSlot(r.Context(), slot)))
+		ctx := rpc.WithCallTrace(withPrincipalSlot(r.Context(), slot), &rpc.CallTrace{Ended: slot.ended})
+		next.ServeHTTP(aw, r.WithContext(ctx))
 		e := audit.Entry{Time: s.now(), Transport: audit.TransportHTTP, Duration: time.Since(start),
 			RequestBytes: max(r.ContentLength, 0), ResponseBytes: aw.size, Status: aw.status}
 		if strings.HasPrefix(r.URL.Path, "/mcp/sse") {
@@ -354,6 +356,9 @@ func (s *Server) auditMCP(next http.Handler) http.Handler {
 			e.Method = "http:" + r.Method
 		}
 		e.Outcome, e.ErrorCode = outcomeOf(aw.status, aw.tail)
+		if o := slot.outcome.Load(); o != nil { // a call that did not run as asked says so
+			e.Outcome = audit.Outcome(*o)
+		}
 		s.cfg.Audit.Record(e)
 	})
 }
@@ -405,6 +410,16 @@ type principalSlot struct {
 	p            *oauth.Principal
 	method, tool string
 	agent        string // the client software's own name, when the request says it
+	// outcome is how a call ended where its answer does not say (rpc.CallInfo.Outcome:
+	// rejected, cancelled, abandoned…), told by rpc through the request's CallTrace.
+	outcome atomic.Pointer[string]
+}
+
+// ended is the CallTrace of the request: it keeps a call's outcome word.
+func (s *principalSlot) ended(c rpc.CallInfo) {
+	if c.Outcome != "" {
+		s.outcome.Store(&c.Outcome)
+	}
 }
 
 type slotKey struct{}
