@@ -369,6 +369,8 @@ func newLogger(w io.Writer, level string) zerolog.Logger {
 
 // auditCall is rpc.Server.OnCall: requests over stdio (and through the admin socket's stdio)
 // are audited here; HTTP requests are audited by the HTTP side, refusals before rpc included.
+// A call that did not run as asked is recorded with rpc's word for how it ended (rejected,
+// timed_out, withdrawn, cancelled, abandoned, input_required), whatever its answer looked like.
 func (a *App) auditCall(ctx context.Context, c rpc.CallInfo) {
 	if rpc.TransportFrom(ctx) != "stdio" || a.audit == nil {
 		return
@@ -386,6 +388,9 @@ func (a *App) auditCall(ctx context.Context, c rpc.CallInfo) {
 		e.Outcome = audit.OutcomeError
 	case c.ToolError:
 		e.Outcome = audit.OutcomeToolError
+	}
+	if c.Outcome != "" {
+		e.Outcome = audit.Outcome(c.Outcome)
 	}
 	a.audit.Record(e)
 }
