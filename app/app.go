@@ -92,7 +92,7 @@ func Open(cfg Config, stderr io.Writer) (*App, error) {
 	a.uploads = uploads.New(uploads.Config{Memories: a.mem, BaseURL: a.publicOrigin, MaxBytes: int64(cfg.MaxUploadMB) << 20, Now: a.now, Log: a.log})
 	a.approvals = approval.New(approval.Config{Now: a.now, OnDecision: a.approvalEnded})
 	a.tools, err = tools.New(tools.Config{Memories: a.mem, Version: cfg.Version, Allowlist: run.Tools,
-		Approval: run.Approval, ApprovalTimeout: run.ApprovalTimeout, Approvals: a.approvals, AskOnly: cfg.standalone,
+		Approval: run.Approval, ApprovalTimeout: run.ApprovalTimeout, Approvers: run.ApprovalBy, Approvals: a.approvals, AskOnly: cfg.standalone,
 		OnCall: a.auditCall, Log: a.log, Now: a.now, PublicURL: a.publicOrigin,
 		Uploads: uploadTools{a.uploads}, Compat: toolsCompat(run.Compat), MaxResultChars: cfg.MaxResultChars})
 	if err != nil {
@@ -285,6 +285,7 @@ func (a *App) applySettings(s settings.Settings) {
 		a.log.Error().Err(err).Msg("settings: allowlist not applied")
 	}
 	a.tools.SetApproval(s.Approval, s.ApprovalTimeout)
+	a.tools.SetApprovers(s.ApprovalBy)
 	if a.web != nil {
 		a.web.SetCompat(webCompat(s))
 	}
@@ -293,7 +294,7 @@ func (a *App) applySettings(s settings.Settings) {
 	if pm, burst := a.limiter.Rate(); pm != s.RateLimit || (s.RateLimit > 0 && burst != s.RateBurst) {
 		a.limiter.Set(s.RateLimit, s.RateBurst) // walks every bucket: only when the rate changed
 	}
-	a.log.Info().Strs("tools", s.Tools).Str("approval", string(s.Approval)).Dur("approval_timeout", s.ApprovalTimeout).
+	a.log.Info().Strs("tools", s.Tools).Str("approval", string(s.Approval)).Str("approval_by", string(s.ApprovalBy)).Dur("approval_timeout", s.ApprovalTimeout).
 		Int("rate_limit", s.RateLimit).Int("rate_burst", s.RateBurst).Strs("compat", s.Compat).Msg("settings changed")
 }
 

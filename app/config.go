@@ -109,6 +109,10 @@ type Config struct {
 	// hard_delete), destructive (tools annotated destructive) or writes (every tool that is
 	// not read-only). If empty, hard-delete.
 	Approval string
+	// ApprovalBy is whose answer approves such a call: client (the owner in the console, or the
+	// user in the client that made it, when it can ask) or owner (the console only, so that a
+	// stolen token cannot approve its own call). If empty, client.
+	ApprovalBy string
 	// ApprovalTimeout is how long such a call waits before it ends with APPROVAL_TIMED_OUT,
 	// from 10s to 15m. If zero, 2m.
 	ApprovalTimeout time.Duration
@@ -178,6 +182,7 @@ func NewConfig() Config {
 		MetadataHosts:   []string{"claude.ai", "claude.com", "chatgpt.com"},
 		TLS:             "off",
 		Approval:        string(approval.HardDelete),
+		ApprovalBy:      string(approval.ByClient),
 		ApprovalTimeout: approval.DefaultTimeout,
 		RateLimit:       120,
 		RateBurst:       20,
@@ -228,6 +233,7 @@ func (c *Config) settings() []setting {
 		{"rate-limit", "OWNSONA_RATE_LIMIT", "requests per minute per client and per address (0 turns limiting off)", true, &c.RateLimit},
 		{"rate-burst", "OWNSONA_RATE_BURST", "requests a client may send at once before the rate applies", true, &c.RateBurst},
 		{"approval", "OWNSONA_APPROVAL", "calls that wait for the owner's approval: off, hard-delete, destructive or writes", false, &c.Approval},
+		{"approval-by", "OWNSONA_APPROVAL_BY", "whose answer approves a call: client (the owner in the console, or the user in the client that asks) or owner (the console only: a stolen token cannot approve its own call)", false, &c.ApprovalBy},
 		{"approval-timeout", "OWNSONA_APPROVAL_TIMEOUT", "how long a call waits for approval before it ends unapproved (10s to 15m)", false, &c.ApprovalTimeout},
 		{"compat", "OWNSONA_COMPAT", "compatibility modes for clients written for other servers, comma-separated: once, komcp, sophon (default none)", false, &c.Compat},
 		{"max-concurrent", "OWNSONA_MAX_CONCURRENT", "authenticated MCP requests served at once, beyond it 503; one client holds at most half (429 beyond); other requests share a quarter of it (event streams aside)", true, &c.MaxConcurrent},
@@ -451,13 +457,16 @@ func (c *Config) validate() error {
 
 // runtime is the run-time settings as the configuration gives them.
 func (c *Config) runtime() settings.Settings {
-	s := settings.Settings{Tools: c.Tools, Approval: approval.Policy(c.Approval), ApprovalTimeout: c.ApprovalTimeout,
+	s := settings.Settings{Tools: c.Tools, Approval: approval.Policy(c.Approval), ApprovalBy: approval.Approvers(c.ApprovalBy), ApprovalTimeout: c.ApprovalTimeout,
 		RateLimit: c.RateLimit, RateBurst: c.RateBurst, Compat: c.Compat}
 	if s.Approval == "" {
 		s.Approval = approval.HardDelete
 	}
 	if s.ApprovalTimeout == 0 {
 		s.ApprovalTimeout = approval.DefaultTimeout
+	}
+	if s.ApprovalBy == "" {
+		s.ApprovalBy = approval.ByClient
 	}
 	return s
 }
@@ -480,6 +489,8 @@ func (c *Config) fixedSettings() map[string]string {
 			differs = !slices.Equal(got.Tools, defs.Tools)
 		case settings.Approval:
 			differs = got.Approval != defs.Approval
+		case settings.ApprovalBy:
+			differs = got.ApprovalBy != defs.ApprovalBy
 		case settings.ApprovalTimeout:
 			differs = got.ApprovalTimeout != defs.ApprovalTimeout
 		case settings.RateLimit:

@@ -27,7 +27,8 @@ type activityPage struct {
 }
 
 var outcomes = []audit.Outcome{audit.OutcomeOK, audit.OutcomeError, audit.OutcomeToolError, audit.OutcomeUnauthorized,
-	audit.OutcomeDenied, audit.OutcomeRateLimited, audit.OutcomeBusy}
+	audit.OutcomeDenied, audit.OutcomeRateLimited, audit.OutcomeBusy, audit.OutcomeRejected, audit.OutcomeTimedOut,
+	audit.OutcomeWithdrawn, audit.OutcomeCancelled, audit.OutcomeAbandoned, audit.OutcomeInputRequired, audit.OutcomeApproved}
 
 func (c *Console) getActivity(q *req) {
 	v := q.r.URL.Query()

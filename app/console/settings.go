@@ -30,8 +30,16 @@ var _ Settings = (*settings.Store)(nil)
 var policyLabels = map[approval.Policy]string{
 	approval.Off:         "Never ask: every call runs at once.",
 	approval.HardDelete:  "Ask before a memory is deleted for good (forgotten ones stay in the Trash).",
-	approval.Destructive: "Ask before every forget.",
+	approval.Destructive: "Ask before a memory leaves recall: every forget, a supersede, an expiry within the approval timeout.",
 	approval.Writes:      "Ask before every change: remember, update, confirm and forget.",
+}
+
+// approverLabels say whose answer approves a call, and what each guards against.
+var approverLabels = map[approval.Approvers]string{
+	approval.ByClient: "You in the console, or the user in the assistant that asks (when it can ask): " +
+		"guards against a model acting on its own.",
+	approval.ByOwner: "Only you, in the console: guards against a stolen token too, since its holder " +
+		"cannot answer its own question.",
 }
 
 // compatLabels say what each compatibility mode changes, and for whom.
@@ -55,6 +63,7 @@ type settingsPage struct {
 	Enabled   bool
 	Tools     []choice
 	Policies  []choice
+	By        []choice
 	Timeout   string
 	RateLimit int
 	RateBurst int
@@ -75,6 +84,10 @@ func (c *Console) getSettings(q *req) {
 		}
 		for _, p := range approval.Policies {
 			data.Policies = append(data.Policies, choice{Value: string(p), Label: policyLabels[p], On: p == s.Approval})
+		}
+		for _, a := range approval.AllApprovers {
+			data.By = append(data.By, choice{Value: string(a), Label: approverLabels[a],
+				On: a == s.ApprovalBy || (s.ApprovalBy == "" && a == approval.ByClient)})
 		}
 		for _, mode := range settings.CompatModes {
 			data.Compat = append(data.Compat, choice{Value: mode, Label: compatLabels[mode], On: s.HasCompat(mode)})
@@ -109,6 +122,11 @@ func (c *Console) postSettings(q *req) string {
 	}
 	if free(settings.Approval) {
 		s.Approval = approval.Policy(q.form.Get("approval"))
+	}
+	if free(settings.ApprovalBy) {
+		if by := q.form.Get("approval_by"); by != "" {
+			s.ApprovalBy = approval.Approvers(by)
+		}
 	}
 	if free(settings.ApprovalTimeout) {
 		d, err := time.ParseDuration(strings.TrimSpace(q.form.Get("approval_timeout")))
@@ -173,6 +191,8 @@ func lowers(cur, next settings.Settings, tools []string) string {
 		return "this lets assistants use more tools"
 	case slices.Index(approval.Policies, next.Approval) < slices.Index(approval.Policies, cur.Approval):
 		return "this asks for approval less often"
+	case cur.ApprovalBy == approval.ByOwner && next.ApprovalBy != approval.ByOwner:
+		return "this lets clients approve their own calls"
 	case cur.RateLimit != 0 && (next.RateLimit == 0 || next.RateLimit > cur.RateLimit):
 		return "this raises the rate limit"
 	case next.RateBurst > cur.RateBurst:

@@ -142,7 +142,7 @@ func TestConsole_SettingsCompat(t *testing.T) {
 func TestConsole_SettingsLowerProtection(t *testing.T) {
 	f, st := MustOpenSettings(t, nil)
 	b := f.signedIn(t)
-	base := url.Values{"tools": {"recall"}, "approval": {"writes"}, "approval_timeout": {"2m"}, "rate_limit": {"60"}, "rate_burst": {"10"}}
+	base := url.Values{"tools": {"recall"}, "approval": {"writes"}, "approval_by": {"owner"}, "approval_timeout": {"2m"}, "rate_limit": {"60"}, "rate_burst": {"10"}}
 	with := func(field string, values ...string) url.Values {
 		v := url.Values{}
 		for k, vs := range base {
@@ -165,6 +165,7 @@ func TestConsole_SettingsLowerProtection(t *testing.T) {
 		{"more tools", with("tools", "recall", "remember"), "more tools"},
 		{"every tool", with("tools", testTools...), "more tools"},
 		{"less approval", with("approval", "hard-delete"), "approval less often"},
+		{"clients approve", with("approval_by", "client"), "clients approve their own calls"},
 		{"no rate limit", with("rate_limit", "0"), "raises the rate limit"},
 		{"a higher rate limit", with("rate_limit", "600"), "raises the rate limit"},
 		{"a higher burst", with("rate_burst", "50"), "raises the burst"},
@@ -173,7 +174,7 @@ func TestConsole_SettingsLowerProtection(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			wantContains(t, "without the password", b.mustPost(t, "/console/settings/save", tc.form),
 				"Nothing saved: this ", tc.reason, "type your password")
-			if got := st.Get(); !slices.Equal(got.Tools, want.Tools) || got.Approval != want.Approval ||
+			if got := st.Get(); !slices.Equal(got.Tools, want.Tools) || got.Approval != want.Approval || got.ApprovalBy != approval.ByOwner ||
 				got.RateLimit != want.RateLimit || got.RateBurst != want.RateBurst || len(got.Compat) != 0 {
 				t.Fatalf("a save that lowers protection went through without the password: %+v", got)
 			}

@@ -23,10 +23,11 @@ const (
 	RateLimit       = "rate-limit"
 	RateBurst       = "rate-burst"
 	Compat          = "compat"
+	ApprovalBy      = "approval-by"
 )
 
 // Names are the settings' names, in the order a page shows them.
-var Names = []string{Tools, Approval, ApprovalTimeout, RateLimit, RateBurst, Compat}
+var Names = []string{Tools, Approval, ApprovalBy, ApprovalTimeout, RateLimit, RateBurst, Compat}
 
 // The compatibility modes of the Compat setting, in the order a page shows them: each makes
 // the clients written for one of the systems in the seed documents work unchanged.
@@ -57,6 +58,9 @@ type Settings struct {
 	// Approval is which calls wait for the owner's approval: off, hard-delete, destructive or
 	// writes (see approval.Policy).
 	Approval approval.Policy
+	// ApprovalBy is whose answer approves a call: client (the owner in the console, or the user
+	// in the client that asks) or owner (the console only). If empty, client.
+	ApprovalBy approval.Approvers
 	// ApprovalTimeout is how long a call waits for an answer before it ends with
 	// APPROVAL_TIMED_OUT: from approval.MinTimeout to approval.MaxTimeout.
 	ApprovalTimeout time.Duration
@@ -90,6 +94,11 @@ func (s Settings) Validate(known []string) error {
 	}
 	if _, err := approval.ParsePolicy(string(s.Approval)); err != nil {
 		return &InvalidError{Approval, err.Error()}
+	}
+	if s.ApprovalBy != "" {
+		if _, err := approval.ParseApprovers(string(s.ApprovalBy)); err != nil {
+			return &InvalidError{ApprovalBy, err.Error()}
+		}
 	}
 	switch {
 	case s.ApprovalTimeout < approval.MinTimeout || s.ApprovalTimeout > approval.MaxTimeout:
@@ -156,6 +165,7 @@ type Store struct {
 type record struct {
 	Tools           *[]string `json:"tools,omitempty"`
 	Approval        *string   `json:"approval,omitempty"`
+	ApprovalBy      *string   `json:"approval_by,omitempty"`
 	ApprovalTimeout *string   `json:"approval_timeout,omitempty"`
 	RateLimit       *int      `json:"rate_limit,omitempty"`
 	RateBurst       *int      `json:"rate_burst,omitempty"`
@@ -218,6 +228,9 @@ func (st *Store) effective(rec record) (Settings, error) {
 	}
 	if rec.Approval != nil && !st.isFixed(Approval) {
 		s.Approval = approval.Policy(*rec.Approval)
+	}
+	if rec.ApprovalBy != nil && !st.isFixed(ApprovalBy) {
+		s.ApprovalBy = approval.Approvers(*rec.ApprovalBy)
 	}
 	if rec.ApprovalTimeout != nil && !st.isFixed(ApprovalTimeout) {
 		d, err := time.ParseDuration(*rec.ApprovalTimeout)
@@ -341,6 +354,12 @@ func (st *Store) Set(ctx context.Context, s Settings) error {
 			rec.Approval = ptr(string(s.Approval))
 		}
 	}
+	if store(ApprovalBy) {
+		rec.ApprovalBy = nil
+		if s.ApprovalBy != base.ApprovalBy {
+			rec.ApprovalBy = ptr(string(s.ApprovalBy))
+		}
+	}
 	if store(ApprovalTimeout) {
 		rec.ApprovalTimeout = nil
 		if s.ApprovalTimeout != base.ApprovalTimeout {
@@ -399,6 +418,8 @@ func same(name string, a, b Settings) bool {
 		return slices.Equal(a.Tools, b.Tools)
 	case Approval:
 		return a.Approval == b.Approval
+	case ApprovalBy:
+		return a.ApprovalBy == b.ApprovalBy
 	case ApprovalTimeout:
 		return a.ApprovalTimeout == b.ApprovalTimeout
 	case RateLimit:
