@@ -94,7 +94,7 @@ func Open(cfg Config, stderr io.Writer) (*App, error) {
 	a.tools, err = tools.New(tools.Config{Memories: a.mem, Version: cfg.Version, Allowlist: run.Tools,
 		Approval: run.Approval, ApprovalTimeout: run.ApprovalTimeout, Approvers: run.ApprovalBy, Approvals: a.approvals, AskOnly: cfg.standalone,
 		OnCall: a.auditCall, Log: a.log, Now: a.now, PublicURL: a.publicOrigin,
-		Uploads: uploadTools{a.uploads}, Compat: toolsCompat(run.Compat), MaxResultChars: cfg.MaxResultChars})
+		Uploads: uploadTools{a.uploads}, Compat: toolsCompat(run.Compat), MaxResultChars: cfg.MaxResultChars, Park: web.Park})
 	if err != nil {
 		a.Close()
 		return nil, usageErr("%v", err)

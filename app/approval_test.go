@@ -934,3 +934,46 @@ func TestAudit_OutcomeWords(t *testing.T) {
 		}
 	}
 }
+
+// TestApproval_ParkedOutsidePool (SECURITY.md LA-13): calls waiting for the owner's approval
+// give their slot of the pool back, so the same client's other calls are still served while
+// they wait. With --max-concurrent 4 one client holds at most 2 slots: two waiting calls would
+// otherwise take both, and its next call would be refused.
+func TestApproval_ParkedOutsidePool(t *testing.T) {
+	cfg := testConfig(t, newFakeClock())
+	cfg.MaxConcurrent = 4
+	cfg.Approval = string(approval.HardDelete)
+	a := MustOpen(t, cfg)
+	var ids []float64
+	for _, text := range []string{"kept one", "kept two"} {
+		p, _ := callTool(t, a, "remember", map[string]any{"text": text})
+		ids = append(ids, p["memory_id"].(float64))
+	}
+	done := make(chan int, len(ids))
+	for _, id := range ids {
+		go func() {
+			code, _ := rpcPost(t, a, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"forget","arguments":{"id":%d,"hard_delete":true}}}`, int64(id)))
+			done <- code
+		}()
+	}
+	for deadline := time.Now().Add(30 * time.Second); len(a.Approvals().Pending()) < len(ids); {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls waiting for approval, want %d", len(a.Approvals().Pending()), len(ids))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	code, body := rpcPost(t, a, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"count_memories","arguments":{}}}`)
+	if code != http.StatusOK || !strings.Contains(string(body), `\"count\":2`) {
+		t.Errorf("a call while two wait for approval: %d %s, want it served", code, body)
+	}
+	for _, r := range a.Approvals().Pending() {
+		if err := a.Approvals().Decide(r.ID, false, "owner (test)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range ids {
+		if code := <-done; code != http.StatusOK {
+			t.Errorf("a denied call answered %d, want 200 with APPROVAL_REJECTED", code)
+		}
+	}
+}

@@ -243,8 +243,14 @@ func (s *Server) approve(ctx context.Context, tool string, raw json.RawMessage, 
 		rpc.Progress(ctx, time.Since(start).Seconds(), g.timeout.Seconds(), "waiting for the owner's approval")
 	}
 	tick() // starts the event stream, which lifts the connection's write deadline
+	// While it waits for a person, the call gives its slot of the pool back (LA-13), so that
+	// waiting calls never crowd out the others; it takes one again before it runs.
+	resume := s.park(ctx)
 	if _, err := t.Wait(ctx, approvalKeepAlive, tick); err != nil {
 		return nil, err // the client went: no one reads an answer
+	}
+	if err := resume(); err != nil {
+		return nil, err
 	}
 	t.Consume()
 	return s.approvalResult(ctx, t)

@@ -42,6 +42,10 @@ type Config struct {
 	// Approvals is the queue where such calls wait for the owner to decide in the console,
 	// and for a client's answer. If nil, a queue of the Server's own.
 	Approvals *approval.Queue
+	// Park, when set, frees the calling request's share of the transport's pool while a call
+	// waits for approval, and returns the function that takes it back (app/web.Park). If nil,
+	// a waiting call keeps its slot.
+	Park func(ctx context.Context) (resume func() error)
 	// Approvers is whose answer approves a call (approval.ByClient or ByOwner). If empty,
 	// ByClient. SetApprovers changes it later.
 	Approvers approval.Approvers
@@ -90,6 +94,7 @@ type Server struct {
 	ownerOnly atomic.Bool // approval.ByOwner: the client's answer does not count
 	approvals *approval.Queue
 	askOnly   bool // no console decides: only the client can approve
+	parkFn    func(ctx context.Context) (resume func() error)
 	uploads   Uploads
 	publicURL func() string // nil: URLs are paths
 	maxResult int           // the answer budget, in characters
@@ -98,7 +103,7 @@ type Server struct {
 // New builds the MCP surface over cfg.Memories and hangs resource notifications off the
 // store's changes. It fails when the allowlist names a tool ownsona does not have.
 func New(cfg Config) (*Server, error) {
-	s := &Server{mem: cfg.Memories, log: cfg.Log, now: cfg.Now, byName: map[string]*rpc.Tool{}, approvals: cfg.Approvals, askOnly: cfg.AskOnly, uploads: cfg.Uploads, publicURL: cfg.PublicURL, maxResult: cfg.MaxResultChars}
+	s := &Server{mem: cfg.Memories, log: cfg.Log, now: cfg.Now, byName: map[string]*rpc.Tool{}, approvals: cfg.Approvals, askOnly: cfg.AskOnly, uploads: cfg.Uploads, publicURL: cfg.PublicURL, maxResult: cfg.MaxResultChars, parkFn: cfg.Park}
 	if s.maxResult <= 0 {
 		s.maxResult = DefaultMaxResultChars
 	}
@@ -357,4 +362,13 @@ func (s *Server) notifyChanged(ids []uint64) {
 	if sophon {
 		s.RPC.NotifyResourceUpdated(sophonListing)
 	}
+}
+
+// park frees the calling request's pool slot while it waits (Config.Park); its result takes the
+// slot back.
+func (s *Server) park(ctx context.Context) (resume func() error) {
+	if s.parkFn == nil {
+		return func() error { return nil }
+	}
+	return s.parkFn(ctx)
 }
