@@ -151,3 +151,68 @@ func BenchmarkServer_ToolCall(b *testing.B) {
 		s.Handle(context.Background(), msg)
 	}
 }
+
+// TestServer_BatchCountedBeforeDecoding sends 4 MiB batches of small elements, [0,0,…] (2M of
+// them), empty objects, arrays and strings, and objects of 17, 300 and 1000 keys, through the
+// HTTP handler (in each era) and over stdio (SECURITY LA-11): each is refused at the batch limit
+// with -32600 naming the limit, and what the request allocates stays under 100 MiB. A decoder
+// that decoded every element before counting them allocated 265 MiB per decode for [0,0,…]
+// (520 MiB over HTTP, which decodes twice), and one that built a key set per object of more
+// than 16 keys 60-66 MiB per decode for the objects.
+func TestServer_BatchCountedBeforeDecoding(t *testing.T) {
+	const limit = 100 << 20
+	f := MustOpenFixture(t)
+	measure := func(t *testing.T, size int, do func()) {
+		t.Helper()
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		do()
+		runtime.ReadMemStats(&after)
+		got := after.TotalAlloc - before.TotalAlloc
+		t.Logf("%d bytes in, %d allocated (%.1f MiB)", size, got, float64(got)/(1<<20))
+		if got > limit {
+			t.Errorf("%d bytes allocated, over %d", got, limit)
+		}
+	}
+	// batch returns the largest array of elem that fits in maxMessage, and its length.
+	batch := func(elem string) (string, int) {
+		n := (maxMessage - 1) / (len(elem) + 1)
+		return "[" + strings.Repeat(elem+",", n-1) + elem + "]", n
+	}
+	keys := func(n int) string { // an object of n keys
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, `,"%x":0`, i)
+		}
+		return "{" + b.String()[1:] + "}"
+	}
+	for _, elem := range []string{"0", "{}", "[]", `""`, keys(17), keys(300), keys(1000)} {
+		body, n := batch(elem)
+		want := fmt.Sprintf(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":{"reason":"batch of %d messages; the limit is %d"}}}`, n, maxBatch)
+		for _, version := range []string{"", "2025-03-26", "2025-06-18", "2026-07-28"} {
+			t.Run(fmt.Sprintf("%.8s HTTP %s", elem, version), func(t *testing.T) {
+				var status int
+				var got string
+				measure(t, len(body), func() { status, got = post(t, f.Server, body, "MCP-Protocol-Version", version) })
+				if status != 400 || got != want {
+					t.Errorf("got %d %.300s, want 400 %s", status, got, want)
+				}
+			})
+		}
+		t.Run(fmt.Sprintf("%.8s stdio", elem), func(t *testing.T) {
+			c := MustServeStdio(t, context.Background(), f.Server)
+			line := []byte(body + "\n")
+			var got string
+			measure(t, len(body), func() {
+				if _, err := c.in.Write(line); err != nil {
+					t.Fatal(err)
+				}
+				got = c.recv(t)
+			})
+			if got != want {
+				t.Errorf("got %.300s, want %s", got, want)
+			}
+		})
+	}
+}

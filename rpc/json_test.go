@@ -14,6 +14,14 @@ import (
 )
 
 func TestCheckJSON(t *testing.T) {
+	// many is an object of keys k0…k(n-1), then extra (members with their leading commas).
+	many := func(n int, extra string) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, `"k%d":0,`, i)
+		}
+		return "{" + strings.TrimSuffix(b.String(), ",") + extra + "}"
+	}
 	for _, tc := range []struct {
 		name, in string
 		want     string // "" = accepted; else a substring of the error
@@ -35,6 +43,14 @@ func TestCheckJSON(t *testing.T) {
 		{"duplicate deep inside", `{"x":[{"y":{"k":1,"k":2}}]}`, `duplicate key "k"`},
 		{"same key in sibling objects is fine", `[{"a":1},{"a":1}]`, ""},
 		{"case variants are distinct keys", `{"a":1,"A":2}`, ""},
+		{"17 keys", many(17, ""), ""},
+		{"duplicate of the first key as the 20th", many(19, `,"k0":1`), `duplicate key "k0" at byte 143`},
+		{"duplicate past 16, the earliest named", many(18, `,"k17":1,"k3":1`), `duplicate key "k17" at byte 135`},
+		{"duplicate within the first 16 of many", many(3, `,"k1":1,`+strings.TrimSuffix(strings.TrimPrefix(many(20, ""), "{"), "}")), `duplicate key "k1" at byte 22`},
+		{"same 17 keys in sibling objects are fine", "[" + many(17, "") + "," + many(17, "") + "]", ""},
+		{"17 keys inside an object of 17 keys", many(17, `,"in":`+many(17, "")), ""},
+		{"duplicate outside, after an inner object of 17 keys", many(17, `,"in":`+many(17, "")+`,"k16":1`), `duplicate key "k16" at byte 260`},
+		{"duplicate inside an inner object of 17 keys", many(17, `,"in":`+many(17, `,"k5":1`)), `duplicate key "k5" at byte 259`},
 		{"nested 65", strings.Repeat("[", 65) + strings.Repeat("]", 65), "nesting deeper than 64"},
 		{"objects nested 65", strings.Repeat(`{"a":`, 65) + "1" + strings.Repeat("}", 65), "nesting deeper than 64"},
 		{"trailing value", `{} {}`, "unexpected data after"},
@@ -373,6 +389,8 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}`,
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffing\"}",
 		strings.Repeat("[", 70) + strings.Repeat("]", 70),
+		`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":0,"b":0,"c":0,"d":0,"e":0,"f":0,"g":0,"h":0,"i":0,"j":0,"k":0,"l":0,"m":0,"n":0,"o":0,"p":0,"q":{"a":0,"b":0,"c":0,"d":0,"e":0,"f":0,"g":0,"h":0,"i":0,"j":0,"k":0,"l":0,"m":0,"n":0,"o":0,"p":0,"q":0},"a":1}}`,
+		`[{"a":0,"b":0,"c":0,"d":0,"e":0,"f":0,"g":0,"h":0,"i":0,"j":0,"k":0,"l":0,"m":0,"n":0,"o":0,"p":0,"q":0},{"a":0,"b":0,"c":0,"d":0,"e":0,"f":0,"g":0,"h":0,"i":0,"j":0,"k":0,"l":0,"m":0,"n":0,"o":0,"p":0,"q":0,"\u0071":0}]`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -462,4 +480,35 @@ func FuzzAppendJSONString(f *testing.F) {
 			t.Errorf("appendJSONString(%q) = %s, want %s", s, got[len("prefix"):], want)
 		}
 	})
+}
+
+// BenchmarkDecodeMessage decodes what clients send: a tools/call of remember's size, a batch of
+// three, and a call whose arguments have more than 16 keys (the decoder's second way of
+// finding duplicate keys).
+func BenchmarkDecodeMessage(b *testing.B) {
+	call := func(id int, args string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"remember","arguments":%s,"_meta":{"progressToken":"p%d"}}}`, id, args, id)
+	}
+	remember := `{"text":"` + strings.Repeat("the cello lesson moved to Thursday ", 8) + `","tags":["music","schedule"],"importance":0.7,"kind":"fact"}`
+	var wide strings.Builder
+	for i := range 24 {
+		fmt.Fprintf(&wide, `,"field%d":"value %d"`, i, i)
+	}
+	for _, bc := range []struct{ name, msg string }{
+		{"request", call(1, remember)},
+		{"batch of 3", "[" + call(1, remember) + "," + call(2, remember) + "," + call(3, remember) + "]"},
+		{"24 keys", call(1, "{"+wide.String()[1:]+"}")},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			msg := []byte(bc.msg)
+			if _, _, fail := decodeMessage(msg); fail != nil {
+				b.Fatal(fail)
+			}
+			b.SetBytes(int64(len(msg)))
+			b.ReportAllocs()
+			for b.Loop() {
+				decodeMessage(msg)
+			}
+		})
+	}
 }
