@@ -18,11 +18,12 @@
 // repaired: invalid JSON, invalid UTF-8 (raw, or a lone or reversed \u surrogate), a duplicate
 // key in any object (compared after unescaping, so "a" and "\u0061" collide), nesting deeper
 // than 64 and objects with more than 10,000 keys are -32700. An envelope has exactly the keys
-// jsonrpc ("2.0"), id (string, number or null, echoed byte for byte), method and params (an
-// object); any other key, such as "Method", "paramſ" or "method\u0000", is -32600 and nothing
-// runs. Params are read by exact key, never through encoding/json's case-insensitive struct
-// matching. Batches (at most 20 messages) are accepted only when the client named no revision,
-// or one up to 2025-03-26 (MCP removed them in 2025-06-18).
+// jsonrpc ("2.0"), id (string, number or null of at most 256 bytes of JSON, echoed byte for
+// byte; a longer one is -32600 with a null id), method and params (an object); any other key,
+// such as "Method", "paramſ" or "method\u0000", is -32600 and nothing runs. Params are read by
+// exact key, never through encoding/json's case-insensitive struct matching. Batches (at most
+// 20 messages, counted before any is decoded) are accepted only when the client named no
+// revision, or one up to 2025-03-26 (MCP removed them in 2025-06-18).
 //
 // # Errors
 //
@@ -114,7 +115,9 @@
 // # Caveats
 //
 // Events carry no ids, so a broken stream is not resumed with Last-Event-ID and what it would
-// have carried is lost; a session's stream drops notifications while 64 wait to be written.
+// have carried is lost; a session's stream drops notifications while 64 (or 256 KiB) wait to
+// be written. A subscriptions/listen stream does too, and one whose queue stays full for 30 s,
+// its client reading nothing, is ended with notifications/cancelled naming it, and no result.
 // The context of an HTTP call ends with its POST, so a client that disconnects cancels its
 // calls. Request is sent whatever capabilities the client declared in initialize. The tables
 // are read once (Check); changing them later has no effect. What may change while the server

@@ -561,6 +561,7 @@ func (s *Server) pump(w http.ResponseWriter, r *http.Request, rc *http.ResponseC
 	for {
 		select {
 		case b := <-out.ch:
+			out.took(b)
 			if writeEvent(w, rc, "message", b) != nil {
 				return
 			}

@@ -25,6 +25,7 @@ const (
 	maxObjectKeys = 10000   // keys in one object
 	maxMessage    = 4 << 20 // bytes in one stdio line or HTTP body
 	maxBatch      = 20      // requests in one batch
+	maxID         = 256     // bytes of a request id's JSON, as sent
 )
 
 // checkJSON reports whether data is exactly one strict JSON value, optionally surrounded by
@@ -505,6 +506,13 @@ func decodeEnvelope(data []byte) request {
 	}
 	var r request
 	if id, ok := env["id"]; ok {
+		// An id is copied into every message about its request (a subscription's queued
+		// notifications carry it as their subscriptionId), so its size is bounded. The refusal
+		// has a null id: JSON-RPC 2.0 §5 answers null when the id could not be determined, and
+		// this one is refused, not echoed.
+		if len(id) > maxID {
+			return request{invalid: invalidRequest(fmt.Sprintf("id of %d bytes; the limit is %d bytes of JSON", len(id), maxID))}
+		}
 		switch c := id[0]; {
 		case c == '"', c == '-', c >= '0' && c <= '9', string(id) == "null":
 			r.id = id

@@ -11,14 +11,22 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 )
 
 const (
+	// listenStuckAfter is how long a subscriptions/listen stream's queue may stay full, its
+	// client taking nothing, before the server ends the subscription.
+	listenStuckAfter = 30 * time.Second
 	// maxListensPerOwner bounds the open subscriptions of one principal, so that one token
 	// cannot hold every stream; maxListens bounds them all.
 	maxListensPerOwner = 16
 	maxListens         = 1000
 )
+
+func errListenNoStream() *Error {
+	return invalidRequest("subscriptions/listen needs a stream to answer on: over HTTP, Accept must list text/event-stream")
+}
 
 // listener is one open subscriptions/listen.
 type listener struct {
@@ -33,9 +41,41 @@ type listener struct {
 	out       *outbox
 	end       chan struct{} // closed when the server ends the subscription gracefully
 	once      sync.Once
+
+	fullMu    sync.Mutex
+	fullSince time.Time     // when a notification was refused with nothing taken since; zero before
+	fullTaken int64         // out.taken then
+	stuck     chan struct{} // closed when the queue stayed full (refused): the subscription ends
+	stuckOnce sync.Once
 }
 
 func (l *listener) close() { l.once.Do(func() { close(l.end) }) }
+
+// refused records a notification refused at now for want of room, and ends the subscription
+// when the queue has stayed full, nothing taken from it, for listenStuckAfter: what waits in
+// it is dropped at once, nothing more is queued, and listen ends the request when its stream
+// next can (a burst that fills the queue of a client that reads ends nothing).
+func (l *listener) refused(now time.Time) {
+	l.fullMu.Lock()
+	defer l.fullMu.Unlock()
+	if t := l.out.taken.Load(); l.fullSince.IsZero() || t != l.fullTaken {
+		l.fullSince, l.fullTaken = now, t
+		return
+	}
+	if now.Sub(l.fullSince) >= listenStuckAfter {
+		l.stuckOnce.Do(func() { close(l.stuck) })
+		l.out.drain()
+	}
+}
+
+func (l *listener) ended() bool {
+	select {
+	case <-l.stuck:
+		return true
+	default:
+		return false
+	}
+}
 
 // filter is the client's opt-in, and what the server acknowledges of it.
 type filter struct {
@@ -100,7 +140,7 @@ func readFilter(p params) (filter, error) {
 func (s *Server) listen(ctx context.Context, ss *session, p params) (any, error) {
 	ri := infoFrom(ctx)
 	if ri == nil || ri.push == nil {
-		return nil, invalidRequest("subscriptions/listen needs a stream to answer on: over HTTP, Accept must list text/event-stream")
+		return nil, errListenNoStream()
 	}
 	f, err := readFilter(p)
 	if err != nil {
@@ -122,7 +162,7 @@ func (s *Server) listen(ctx context.Context, ss *session, p params) (any, error)
 	}
 	l := &listener{id: ri.id, owner: ss.owner, transport: ss.transport, session: ss, tools: ack.ToolsListChanged,
 		prompts: ack.PromptsListChanged, resources: ack.ResourcesListChanged, uris: map[string]bool{},
-		out: newOutbox(), end: make(chan struct{})}
+		out: newOutbox(), end: make(chan struct{}), stuck: make(chan struct{})}
 	for _, u := range ack.ResourceSubscriptions {
 		l.uris[u] = true
 	}
@@ -138,13 +178,17 @@ func (s *Server) listen(ctx context.Context, ss *session, p params) (any, error)
 		return nil, err
 	}
 	if !ri.send(b) {
-		return nil, ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return nil, errListenNoStream() // an HTTP client that takes only application/json
 	}
 	tick := s.keepAlive()
 	defer tick.Stop()
 	for {
 		select {
 		case b := <-l.out.ch:
+			l.out.took(b)
 			if !ri.send(b) {
 				<-ctx.Done() // the stream is gone: wait for the transport to end the call
 				return nil, ctx.Err()
@@ -153,6 +197,21 @@ func (s *Server) listen(ctx context.Context, ss *session, p params) (any, error)
 			if l.transport == "http" {
 				ri.send(nil) // a comment line, so that proxies keep the stream open
 			}
+		case <-l.stuck:
+			// The client read nothing while its queue stayed full (refused has dropped what
+			// waited). The server ends the subscription as the spec has it end one it tears
+			// down (basic/patterns/cancellation): notifications/cancelled naming the listen
+			// request, and no result, which would say the end was graceful (subscriptions,
+			// "Graceful Closure"): notifications were lost, and the client should listen again.
+			b, err := notification("notifications/cancelled", map[string]any{
+				"_meta":     map[string]json.RawMessage{metaSubscriptionID: l.id},
+				"requestId": l.id,
+				"reason":    fmt.Sprintf("the subscription's notifications went unread: its queue (%d messages or %d KiB) stayed full for %s; listen again", outboxSize, outboxBytes>>10, listenStuckAfter),
+			})
+			if err == nil {
+				ri.send(b)
+			}
+			return nil, errNoAnswer
 		case <-l.end:
 			return struct {
 				Meta map[string]json.RawMessage `json:"_meta"`
@@ -205,15 +264,18 @@ func (l *liveState) listenersWhere(match func(*listener) bool) []*listener {
 }
 
 // tell queues a notification for each listener, tagged with its subscriptionId; a listener
-// whose queue is full misses it rather than holding the sender.
-func tell(lns []*listener, method string, params map[string]any) {
+// whose queue is full misses it rather than holding the sender (and may be ended: refused).
+func tell(now time.Time, lns []*listener, method string, params map[string]any) {
 	for _, ln := range lns {
+		if ln.ended() {
+			continue
+		}
 		p := map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: ln.id}}
 		for k, v := range params {
 			p[k] = v
 		}
-		if b, err := notification(method, p); err == nil {
-			ln.out.offer(b)
+		if b, err := notification(method, p); err == nil && !ln.out.offer(b) {
+			ln.refused(now)
 		}
 	}
 }

@@ -797,14 +797,19 @@ func (s *Server) notification(ss *session, r *request) {
 	}
 }
 
+// errNoAnswer is a handler's way to end its request without a response.
+var errNoAnswer = errors.New("rpc: the request ended without an answer")
+
 // exec runs a registered call and returns its response, or nil when it was cancelled.
 func (s *Server) exec(ss *session, c *call) (resp *response) {
 	defer s.end(ss, c)
 	start := time.Now()
 	result, err := s.run(ss, c)
-	if c.cancelled.Load() || err != nil && c.ctx.Err() != nil && errors.Is(err, c.ctx.Err()) {
-		// Cancelled, or its client went (an HTTP stream closed): no one reads an answer.
-		if s.told(c) {
+	if c.cancelled.Load() || err != nil && c.ctx.Err() != nil && errors.Is(err, c.ctx.Err()) || errors.Is(err, errNoAnswer) {
+		// Cancelled, or its client went (an HTTP stream closed): no one reads an answer. Or
+		// the server ended it with a notification instead (a subscription, see listen), which
+		// is not the client abandoning it.
+		if s.told(c) && !errors.Is(err, errNoAnswer) {
 			ci := callInfo(c, nil, nil, time.Since(start))
 			ci.Outcome = OutcomeAbandoned
 			if c.byClient.Load() {

@@ -13,13 +13,17 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 const (
-	// outboxSize is how many messages a session's stream may have waiting; beyond it
-	// notifications are dropped rather than holding the sender.
-	outboxSize = 64
+	// outboxSize and outboxBytes bound what a stream may have waiting: messages, and bytes
+	// (a message alone in the queue may be larger). Beyond them notifications are dropped
+	// rather than holding the sender, and a subscriptions/listen stream that stays full ends
+	// (listenStuckAfter).
+	outboxSize  = 64
+	outboxBytes = 256 << 10
 	// maxSubscriptions bounds the resources one session may subscribe to.
 	maxSubscriptions = 1000
 	// maxSessionsPerOwner bounds the HTTP sessions of one principal, so that one client
@@ -31,15 +35,20 @@ const (
 // a plain JSON-RPC HTTP caller that does not accept text/event-stream, or no request at all.
 var ErrNoStream = errors.New("rpc: the client cannot receive requests on this transport")
 
-// outbox queues the messages of one session's stream. It is closed when the session ends.
+// outbox queues the messages of one stream (a session's, or a subscriptions/listen's). It is
+// closed when the session ends. Its reader takes each message from ch and calls took with it.
 type outbox struct {
 	ch   chan []byte
 	done chan struct{}
 	once sync.Once
+
+	size  atomic.Int64  // bytes waiting, counting messages reserved for and being queued
+	room  chan struct{} // signalled (without waiting) when a message is taken
+	taken atomic.Int64  // messages taken, ever
 }
 
 func newOutbox() *outbox {
-	return &outbox{ch: make(chan []byte, outboxSize), done: make(chan struct{})}
+	return &outbox{ch: make(chan []byte, outboxSize), done: make(chan struct{}), room: make(chan struct{}, 1)}
 }
 
 // offer queues a message without waiting; false when the queue is full or closed.
@@ -49,10 +58,14 @@ func (o *outbox) offer(b []byte) bool {
 		return false
 	default:
 	}
+	if !o.reserve(len(b)) {
+		return false
+	}
 	select {
 	case o.ch <- b:
 		return true
 	default:
+		o.size.Add(-int64(len(b)))
 		return false
 	}
 }
@@ -60,13 +73,58 @@ func (o *outbox) offer(b []byte) bool {
 // send queues a message, waiting for room until ctx is done or the outbox closes. Responses on
 // the legacy SSE transport use it: they must not be dropped.
 func (o *outbox) send(ctx context.Context, b []byte) bool {
-	select {
-	case o.ch <- b:
-		return true
-	case <-o.done:
-	case <-ctx.Done():
+	for {
+		if o.reserve(len(b)) {
+			select {
+			case o.ch <- b:
+				return true
+			case <-o.done:
+			case <-ctx.Done():
+			}
+			o.size.Add(-int64(len(b)))
+			return false
+		}
+		select {
+		case <-o.room:
+		case <-o.done:
+			return false
+		case <-ctx.Done():
+			return false
+		}
 	}
-	return false
+}
+
+// reserve counts n bytes as waiting, unless that would pass outboxBytes with other messages
+// waiting.
+func (o *outbox) reserve(n int) bool {
+	after := o.size.Add(int64(n))
+	if after > outboxBytes && after > int64(n) {
+		o.size.Add(-int64(n))
+		return false
+	}
+	return true
+}
+
+// took is the reader's receipt for a message taken from ch.
+func (o *outbox) took(b []byte) {
+	o.size.Add(-int64(len(b)))
+	o.taken.Add(1)
+	select {
+	case o.room <- struct{}{}:
+	default:
+	}
+}
+
+// drain discards the messages waiting, so that a stream that has ended holds none.
+func (o *outbox) drain() {
+	for {
+		select {
+		case b := <-o.ch:
+			o.took(b)
+		default:
+			return
+		}
+	}
 }
 
 func (o *outbox) close() { o.once.Do(func() { close(o.done) }) }
@@ -243,7 +301,7 @@ func (ss *session) finish() {
 // subscriptions/listen streams that opted in to it that it changed
 // (notifications/resources/updated). Sessions without a stream to receive it miss it.
 func (s *Server) NotifyResourceUpdated(uri string) {
-	tell(s.live().listenersWhere(func(l *listener) bool { return l.uris[uri] }), "notifications/resources/updated", map[string]any{"uri": uri})
+	tell(s.now(), s.live().listenersWhere(func(l *listener) bool { return l.uris[uri] }), "notifications/resources/updated", map[string]any{"uri": uri})
 	b, err := notification("notifications/resources/updated", map[string]string{"uri": uri})
 	if err != nil {
 		return
@@ -262,7 +320,7 @@ func (s *Server) NotifyResourceUpdated(uri string) {
 // that opted in, that the list of "tools", "resources" or "prompts" changed
 // (notifications/<kind>/list_changed).
 func (s *Server) NotifyListChanged(kind string) {
-	tell(s.live().listenersWhere(func(l *listener) bool {
+	tell(s.now(), s.live().listenersWhere(func(l *listener) bool {
 		return kind == "tools" && l.tools || kind == "prompts" && l.prompts || kind == "resources" && l.resources
 	}), "notifications/"+kind+"/list_changed", nil)
 	b, err := notification("notifications/"+kind+"/list_changed", struct{}{})
