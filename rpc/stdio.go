@@ -25,10 +25,14 @@ const (
 // CRLF; empty lines ignored), each answer written to out as one line. Nothing else is ever
 // written to out. Requests run concurrently (at most 8 at a time), so that a
 // notifications/cancelled can reach the request it cancels, which then gets no response;
-// responses may therefore come out of order. Responses to the server's own requests (Request) are
-// delivered to them; others are ignored. A line over 4 MiB is answered -32600 "message too
-// large" and skipped. The initialize request is answered
-// before the next line is read.
+// responses may therefore come out of order. A client still reads its own writes: a request
+// that writes (a tools/call of a tool without readOnlyHint, resources/subscribe and
+// unsubscribe, logging/setLevel) starts only once every request read before it has finished,
+// and one that reads (the other methods) once the writes read before it have; reads run
+// together. ping, initialize and subscriptions/listen wait for nothing, and nothing waits for
+// them. Responses to the server's own requests (Request) are delivered to them; others are
+// ignored. A line over 4 MiB is answered -32600 "message too large" and skipped. The initialize
+// request is answered before the next line is read.
 //
 // ServeStdio returns nil when in ends, after answering the requests in flight; ctx.Err() when
 // ctx is done (the requests in flight see their contexts cancelled and are waited for; a
@@ -37,6 +41,7 @@ const (
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	s.Check() // the tools, which order needs; a failure is every request's answer
 	w := &lineWriter{out: out, failed: cancel}
 	ss := &session{transport: "stdio", notify: w.write, calls: &callSet{}}
 	s.live().add(ss)
@@ -45,6 +50,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	defer wg.Wait()
 	running := make(chan struct{}, stdioRunning)
 	pending := make(chan struct{}, stdioPending)
+	var order stdioOrder
 
 	lines := make(chan stdioLine)
 	var readErr error
@@ -109,9 +115,12 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 			job.abandon(s, ss)
 			return w.errOr(ctx.Err())
 		}
+		after, done := order.next(s.jobAccess(job))
 		wg.Add(1)
 		go func() {
 			defer func() { <-pending; wg.Done() }()
+			defer done()
+			after() // the requests this one must follow; each finishes, run or abandoned
 			select {
 			case running <- struct{}{}:
 			case <-ctx.Done():
@@ -178,12 +187,15 @@ func (s *Server) accept(ctx context.Context, ss *session, w *lineWriter, line []
 }
 
 // run runs the job's calls one after another and writes the answer, leaving out cancelled
-// requests.
+// requests. A call cancelled while it waited its turn does not run.
 func (j *stdioJob) run(s *Server, ss *session, w *lineWriter) {
 	var out []*response
 	for _, it := range j.items {
 		resp := it.resp
-		if it.call != nil {
+		switch {
+		case it.call != nil && it.call.cancelled.Load():
+			s.end(ss, it.call)
+		case it.call != nil:
 			resp = s.exec(ss, it.call)
 		}
 		if resp != nil {
@@ -193,6 +205,85 @@ func (j *stdioJob) run(s *Server, ss *session, w *lineWriter) {
 	if len(out) > 0 {
 		w.write(encodeAll(nil, j.batch, out))
 	}
+}
+
+// access is how a request touches what other requests see, for ordering one connection's.
+type access int
+
+const (
+	independent access = iota // reads nothing that requests change: waits for nothing
+	reads
+	writes
+)
+
+// jobAccess is the job's access: that of its most demanding call. rpc cannot see what a tool
+// does, so it takes the tool's word: a tools/call writes unless the tool's annotations say
+// readOnlyHint (as the MCP spec has clients assume), and a tool it does not have writes
+// nothing. resources/subscribe and unsubscribe and logging/setLevel change the session's
+// state; ping and initialize read none, and a subscriptions/listen lasts as long as the
+// connection, so nothing could wait for it.
+func (s *Server) jobAccess(j *stdioJob) access {
+	a := independent
+	for _, it := range j.items {
+		if it.call == nil {
+			continue
+		}
+		r := it.call.req
+		switch r.method {
+		case "ping", "initialize", "subscriptions/listen":
+		case "resources/subscribe", "resources/unsubscribe", "logging/setLevel":
+			a = writes
+		case "tools/call":
+			p, _ := members(r.params)
+			name, _, _ := str(p, "name", "name")
+			if t := s.tools[name]; t != nil && (t.Annotations == nil || t.Annotations.ReadOnlyHint == nil || !*t.Annotations.ReadOnlyHint) {
+				a = writes
+			} else {
+				a = max(a, reads)
+			}
+		default:
+			a = max(a, reads)
+		}
+	}
+	return a
+}
+
+// stdioOrder orders the jobs of one connection, in the order they were read: a write follows
+// every request before it, a read the writes before it.
+type stdioOrder struct {
+	write chan struct{}   // closed when the last write placed has finished; nil before any
+	reads *sync.WaitGroup // the reads placed since that write; nil before any
+}
+
+// next places a job: after returns once the requests it must follow have finished, and done
+// must be called when it has finished (run or abandoned).
+func (o *stdioOrder) next(a access) (after, done func()) {
+	prev := o.write
+	waitWrite := func() {
+		if prev != nil {
+			<-prev
+		}
+	}
+	switch a {
+	case reads:
+		if o.reads == nil {
+			o.reads = &sync.WaitGroup{}
+		}
+		wg := o.reads
+		wg.Add(1)
+		return waitWrite, wg.Done
+	case writes:
+		prevReads := o.reads
+		ch := make(chan struct{})
+		o.write, o.reads = ch, nil
+		return func() {
+			waitWrite()
+			if prevReads != nil {
+				prevReads.Wait()
+			}
+		}, func() { close(ch) }
+	}
+	return func() {}, func() {}
 }
 
 // abandon unregisters the job's calls without running them.

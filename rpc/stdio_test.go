@@ -8,9 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 )
 
 // stdioConn is a client of ServeStdio over pipes.
@@ -370,4 +374,193 @@ func TestReadLine(t *testing.T) {
 	if _, _, err := readLine(r); err != io.EOF {
 		t.Errorf("after the last line: %v, want io.EOF", err)
 	}
+}
+
+// notesServer is a server with a toy memory: remember (a write) adds a key after a random
+// number of yields, so that calls that run together finish in any order; recall (read-only)
+// says whether it has the key. wait and look (write and read-only) start by telling started
+// their argument and finish when release[argument] closes.
+type notesServer struct {
+	*Server
+	mu      sync.Mutex
+	keys    map[string]bool
+	started chan string
+	release map[string]chan struct{}
+}
+
+func MustOpenNotes(tb testing.TB, release ...string) *notesServer {
+	tb.Helper()
+	n := &notesServer{keys: map[string]bool{}, started: make(chan string, 16), release: map[string]chan struct{}{}}
+	for _, r := range release {
+		n.release[r] = make(chan struct{})
+	}
+	key := func(args json.RawMessage) string {
+		var a struct{ Key string }
+		json.Unmarshal(args, &a)
+		return a.Key
+	}
+	blocking := func(ctx context.Context, args json.RawMessage) (*ToolResult, error) {
+		k := key(args)
+		n.started <- k
+		select {
+		case <-n.release[k]:
+			return &ToolResult{Structured: map[string]string{"done": k}}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	yes, no := true, false
+	n.Server = &Server{
+		Info: Implementation{Name: "notes", Version: "1"},
+		Tools: []*Tool{
+			{Name: "remember", Annotations: &ToolAnnotations{ReadOnlyHint: &no}, Handler: func(ctx context.Context, args json.RawMessage) (*ToolResult, error) {
+				for range rand.IntN(200) {
+					runtime.Gosched()
+				}
+				n.mu.Lock()
+				defer n.mu.Unlock()
+				n.keys[key(args)] = true
+				return &ToolResult{Structured: map[string]bool{"ok": true}}, nil
+			}},
+			{Name: "recall", Annotations: &ToolAnnotations{ReadOnlyHint: &yes}, Handler: func(ctx context.Context, args json.RawMessage) (*ToolResult, error) {
+				n.mu.Lock()
+				defer n.mu.Unlock()
+				return &ToolResult{Structured: map[string]bool{"found": n.keys[key(args)]}}, nil
+			}},
+			{Name: "wait", Handler: blocking}, // no annotations: a write
+			{Name: "look", Annotations: &ToolAnnotations{ReadOnlyHint: &yes}, Handler: blocking},
+		},
+	}
+	if err := n.Check(); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+func callLine(id, tool, key string) string {
+	return `{"jsonrpc":"2.0","id":"` + id + `","method":"tools/call","params":{"name":"` + tool + `","arguments":{"key":"` + key + `"}}}` + "\n"
+}
+
+// TestServer_ServeStdioReadsOwnWrites pipes 200 remember→recall pairs without waiting for
+// answers: each recall finds what the remember before it stored, although remembers take
+// random times and requests run concurrently (issue 30, item 8).
+func TestServer_ServeStdioReadsOwnWrites(t *testing.T) {
+	n := MustOpenNotes(t)
+	c := MustServeStdio(t, context.Background(), n.Server)
+	const pairs = 200
+	go func() {
+		for i := range pairs {
+			k := fmt.Sprint(i)
+			if _, err := io.WriteString(c.in, callLine("w"+k, "remember", k)+callLine("r"+k, "recall", k)); err != nil {
+				return
+			}
+		}
+	}()
+	lost := 0
+	for range 2 * pairs {
+		var resp struct {
+			ID     string
+			Result struct{ StructuredContent map[string]bool }
+		}
+		line := c.recv(t)
+		if err := json.Unmarshal([]byte(line), &resp); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		if resp.ID[0] == 'r' && !resp.Result.StructuredContent["found"] {
+			lost++
+		}
+	}
+	if lost > 0 {
+		t.Errorf("%d of %d recalls did not find what the remember before them stored", lost, pairs)
+	}
+}
+
+// TestServer_ServeStdioOrder: reads run together; a write waits for the reads before it, a read
+// for the writes before it; ping waits for nothing.
+func TestServer_ServeStdioOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := MustOpenNotes(t, "r1", "r2", "w", "r3")
+		c := MustServeStdio(t, t.Context(), n.Server)
+		answers := make(chan string, 16)
+		go func() {
+			for {
+				line, err := c.out.ReadString('\n')
+				if err != nil {
+					close(answers)
+					return
+				}
+				answers <- strings.TrimSuffix(line, "\n")
+			}
+		}()
+		startedNow := func() []string {
+			synctest.Wait()
+			var got []string
+			for {
+				select {
+				case k := <-n.started:
+					got = append(got, k)
+				default:
+					slices.Sort(got)
+					return got
+				}
+			}
+		}
+		check := func(step string, want ...string) {
+			t.Helper()
+			if got := startedNow(); !slices.Equal(got, want) {
+				t.Errorf("%s: started %q, want %q", step, got, want)
+			}
+		}
+		c.send(t, callLine("r1", "look", "r1")+callLine("r2", "look", "r2"))
+		check("two reads", "r1", "r2") // both in flight at once
+		c.send(t, callLine("w", "wait", "w")+callLine("r3", "look", "r3"))
+		check("a write and a read behind two reads")
+		c.send(t, `{"jsonrpc":"2.0","id":"p","method":"ping"}`+"\n")
+		synctest.Wait()
+		if got, want := <-answers, `{"jsonrpc":"2.0","id":"p","result":{}}`; got != want {
+			t.Errorf("ping: got %s, want %s", got, want)
+		}
+		close(n.release["r1"])
+		check("one read done")
+		close(n.release["r2"])
+		check("both reads done", "w")
+		close(n.release["w"])
+		check("the write done", "r3")
+		close(n.release["r3"])
+		synctest.Wait()
+		var order []string
+		for range 4 {
+			var resp struct{ ID string }
+			json.Unmarshal([]byte(<-answers), &resp)
+			order = append(order, resp.ID)
+		}
+		if want := []string{"r1", "r2", "w", "r3"}; !slices.Equal(order, want) {
+			t.Errorf("answered %q, want %q", order, want)
+		}
+	})
+}
+
+// TestServer_ServeStdioCancelWaiting: a write cancelled while it waits for the request before
+// it never runs, and gets no response.
+func TestServer_ServeStdioCancelWaiting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := MustOpenNotes(t, "w")
+		c := MustServeStdio(t, t.Context(), n.Server)
+		c.send(t, callLine("w", "wait", "w")+callLine("x", "remember", "x"))
+		<-n.started
+		synctest.Wait()
+		c.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"x"}}`+"\n")
+		synctest.Wait()
+		close(n.release["w"])
+		lines, err := c.rest(t)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(lines) != 1 || !strings.HasPrefix(lines[0], `{"jsonrpc":"2.0","id":"w","result"`) {
+			t.Errorf("got %q, want only w's answer", lines)
+		}
+		if n.keys["x"] {
+			t.Error("the cancelled remember ran")
+		}
+	})
 }
