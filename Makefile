@@ -5,6 +5,7 @@ GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 20s
 EVAL ?= ../shared/eval/locomo-dev
+EVAL_FACTS ?= ../shared/eval/locomo-facts-dev
 
 .PHONY: build run test e2e bench bench-goals load fuzz check clean assets eval dist
 
@@ -75,11 +76,12 @@ fuzz:
 assets:
 	$(GO) run ./vector/internal/genassets -out vector/assets
 
-# Retrieval evaluation (recall@1/5/10/20, MRR) on a directory of memories.jsonl + queries.jsonl:
-# first through the real memory store (app/memory: Remember, Search), then the
-# similarity core's components and fusions one by one.
+# Retrieval evaluation (recall@1/5/10, MRR, empty answers, per category) of dialog turns and of
+# distilled facts, each stored today and at the time, through the real memory store (app/memory:
+# remember_batch or import, then Search), the default ranking beside BM25 alone, with the
+# tuned knobs cross-validated; then the similarity core's components and fusions one by one.
 eval:
-	$(GO) run ./app/internal/evalsvc -data $(EVAL)
+	$(GO) run ./app/internal/evalsvc -data $(EVAL),$(EVAL_FACTS)
 	$(GO) run ./vector/internal/evalret -data $(EVAL)
 
 # Static release binaries in dist/, version-stamped, with SHA256SUMS. armv6 is the Raspberry Pi

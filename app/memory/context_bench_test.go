@@ -33,11 +33,11 @@ func BenchmarkStore_Search_context(b *testing.B) {
 	b.ResetTimer()
 	for range queries {
 		q := memory.Query{Text: benchWords[r.IntN(len(benchWords))] + " " + benchWords[r.IntN(len(benchWords))], Limit: 8}
-		for _, w := range []memory.ContextWeights{{}, {Lexical: vector.ContextLexicalWeight, Soft: vector.ContextSoftWeight}} {
-			s.SetContextWeights(w)
+		for _, w := range [][2]float32{{}, {vector.ContextLexicalWeight, vector.ContextSoftWeight}} {
+			s.SetContextWeights(w[0], w[1])
 			start := time.Now()
 			s.Search(context.Background(), q)
-			if w.Lexical == 0 {
+			if w[0] == 0 {
 				off = append(off, time.Since(start))
 			} else {
 				on = append(on, time.Since(start))

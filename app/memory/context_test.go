@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ownsona/ownsona/app/memory"
+	"github.com/ownsona/ownsona/app/rank"
 	"github.com/ownsona/ownsona/vector"
 )
 
@@ -213,7 +214,7 @@ func TestStore_Search_context(t *testing.T) {
 				}
 				// Measured without context, the answer is not found by lexical search at all.
 				if emb == nil {
-					plain, db := openAt(t, filepath.Join(t.TempDir(), "plain.db"), memory.Config{Context: &memory.ContextWeights{}})
+					plain, db := openAt(t, filepath.Join(t.TempDir(), "plain.db"), memory.Config{Rank: &rank.Params{}})
 					defer db.Close()
 					defer plain.Close()
 					pids := rememberAll(t, plain, me, drafts(

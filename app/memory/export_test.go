@@ -8,10 +8,10 @@ func (s *Store) Neighbours(id uint64) []uint64 {
 	return s.neighboursLocked(nil, id)
 }
 
-// SetContextWeights changes how much context counts in search, for benchmarks that compare
-// with and without it on one store.
-func (s *Store) SetContextWeights(w ContextWeights) {
+// SetContextWeights changes how much context counts in search (lexical, soft), for
+// benchmarks that compare with and without it on one store.
+func (s *Store) SetContextWeights(lexical, soft float32) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.ctxLex, s.ctxSoft = w.Lexical, w.Soft
+	s.ctxLex, s.ctxSoft = lexical, soft
 }

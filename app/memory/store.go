@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ownsona/ownsona/app/memtext"
+	"github.com/ownsona/ownsona/app/rank"
 	"github.com/ownsona/ownsona/kv"
 	"github.com/ownsona/ownsona/vector"
 )
@@ -89,10 +90,9 @@ type Config struct {
 	// GraphThreshold is the number of vectors from which an HNSW graph serves searches. If
 	// zero, vector.DefaultGraphThreshold.
 	GraphThreshold int
-	// Context, if set, replaces how much the words of a memory's context count in search,
-	// for measuring it (app/internal/evalsvc); {0, 0} searches without context. If nil,
-	// vector.ContextLexicalWeight and vector.ContextSoftWeight.
-	Context *ContextWeights
+	// Rank, if set, replaces the ranking's knobs, for measuring them (app/internal/evalsvc).
+	// If nil, rank.Default().
+	Rank *rank.Params
 	// Location is the time zone of the calendar in questions ("yesterday", "last week"). If
 	// nil, time.Local.
 	Location *time.Location
@@ -107,11 +107,6 @@ type Config struct {
 	// (2 GiB; 1 GiB on 32-bit systems); negative: no cap.
 	MaxFileBytes int64
 }
-
-// ContextWeights are how much the words of a memory's context (the memories written with it,
-// see ContextWindow) count for it in search: Lexical is the share of a neighbour's BM25 score
-// credited to the memory, Soft the discount of a neighbour's soft term match.
-type ContextWeights struct{ Lexical, Soft float32 }
 
 // Open loads every memory and vector of db into the caches and starts the background embedder
 // when one is configured. db must have Migrations applied. Close stops the embedder; the caller
@@ -150,10 +145,11 @@ func Open(db *kv.DB, cfg Config) (*Store, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.ctxLex, s.ctxSoft = vector.ContextLexicalWeight, vector.ContextSoftWeight
-	if cfg.Context != nil {
-		s.ctxLex, s.ctxSoft = cfg.Context.Lexical, cfg.Context.Soft
+	p := rank.Default()
+	if cfg.Rank != nil {
+		p = *cfg.Rank
 	}
+	s.ctxLex, s.ctxSoft = p.ContextLexical, p.ContextSoft
 	s.wLex, s.wDense, s.minCos = 0.5, 0.5, -1
 	if b, ok := s.emb.(*vector.Builtin); ok {
 		s.wLex, s.wDense = vector.BuiltinLexicalWeight, vector.BuiltinDenseWeight

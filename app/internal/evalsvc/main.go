@@ -1,34 +1,41 @@
 // Command evalsvc measures retrieval through the real memory store (app/memory), as the tools
-// use it: on a fresh file it remembers every memory of a dataset, asks each question as recall
-// does (limit 20, filtered by the conversation's tag) and prints recall@1/5/10/20 and the MRR
-// of the first evidence hit, once per embedder.
+// use it, four ways side by side: dialog turns and distilled facts (../shared/eval/locomo-dev
+// and locomo-facts-dev), each stored *today* (one Remember per session, as remember_batch
+// does, by the real clock: an assistant writing down what it learned) and *at the time* (an
+// import whose records carry the session's created_at: a user moving from another server).
+// Every question is asked afterwards, now, as a user asks it, within its own conversation (a
+// filter on its tag), limit 20. It prints recall@1/5/10, the MRR of the first evidence hit and
+// the number of questions answered with nothing, for the shipped ranking and for BM25 alone
+// (OWNSONA_EMBEDDER=none), then recall@10 per LoCoMo category, then the figures of the
+// ranking's tuned knobs chosen by leave-one-conversation-out cross-validation.
 //
-//	go run ./app/internal/evalsvc -data ../shared/eval/locomo-dev [-embedders builtin,none] [-cv=false]
+//	go run ./app/internal/evalsvc [-data DIR,DIR] [-cv=false] [-context]
 //
-// The dataset is a directory with memories.jsonl ({"key","text","tags","created_at"}) and
-// queries.jsonl ({"question","evidence":[keys]}); a query searches the conversation (tag) of
-// its first evidence, as ../shared/eval/README.md prescribes. A memory's key is
-// "<conversation>:<session>:<turn>"; the turns of one session share created_at.
+// A dataset is a directory with memories.jsonl ({"key","text","tags","created_at"}) and
+// queries.jsonl ({"question","evidence":[keys],"category"}). A memory's key is
+// "<conversation>:<session>:<n>"; the memories of one session share created_at. An empty
+// answer is counted apart when none of the question's words occurs in its conversation (BM25
+// over the conversation finds nothing for the whole question): no ranking can answer those.
 //
-// Memories are written as an assistant writes them: the turns of one session in one Remember
-// call (remember_batch) at the session's time, so that a memory's context (the memories written
-// with it, app/memory's ContextWindow) is its session. Rows show the ranking without context,
-// with the shipped context weights, other ways of writing the same turns (with a session_id,
-// or all in batches of 200 at once), and a control whose "neighbours" are random turns of the
-// same conversation (each conversation's turns shuffled before writing): if the gain came from
-// extra words rather than context, the control would gain too.
+// -cv (the default) chooses the ranking's tuned knobs (rank.Params, over the grid in
+// tuning) by leave-one-conversation-out cross-validation: for each conversation, the knobs that
+// score the best recall@10 on the other conversations' questions (ties: the better MRR, then
+// the earlier in the grid) rank its own questions; the cross-validated figures average those
+// held-out rankings. The knobs each fold chose are printed.
 //
-// With -cv (the default) it also chooses the context weights by leave-one-conversation-out
-// cross-validation: for each conversation, the weights of a grid that score the best
-// recall@10 on the other conversations' questions rank its own questions; the cross-validated
-// figures average those held-out rankings, and the weights each fold chose are printed.
+// -context prints the study of context (the memories written with a memory count for it):
+// the shipped context weights against none, for each dataset written at the time in sessions,
+// today in sessions (one sitting), today one memory per call, and a control whose neighbours
+// are random memories of the same conversation (each conversation's texts shuffled before
+// writing): if the gain came from extra words rather than context, the control would gain too.
 //
-// Memories the store refuses (text that looks like a secret) are counted and their evidence can
+// Memories the store refuses (text that looks like a secret) are counted; their evidence can
 // never be found.
 package main
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -44,6 +51,7 @@ import (
 	"time"
 
 	"github.com/ownsona/ownsona/app/memory"
+	"github.com/ownsona/ownsona/app/rank"
 	"github.com/ownsona/ownsona/kv"
 	"github.com/ownsona/ownsona/vector"
 )
@@ -53,7 +61,7 @@ type evalMemory struct {
 	Text      string    `json:"text"`
 	Tags      []string  `json:"tags"`
 	CreatedAt time.Time `json:"created_at"`
-	// session is the session the turn is written in: its key's "<conversation>:<session>"
+	// session is the session the memory is written in: its key's "<conversation>:<session>"
 	// part, which stays with the slot when shuffle moves texts.
 	session string
 }
@@ -68,6 +76,18 @@ func (m *evalMemory) tag() string {
 type query struct {
 	Question string   `json:"question"`
 	Evidence []string `json:"evidence"`
+	Category int      `json:"category"`
+}
+
+// dataset is a directory's memories and questions, and what each question's words find.
+type dataset struct {
+	name  string
+	mems  []evalMemory
+	qs    []query
+	tagOf map[string]string // a memory's key → its conversation's tag
+	conv  []string          // per question: its conversation's tag
+	// unanswerable marks the questions none of whose words occurs in their conversation.
+	unanswerable []bool
 }
 
 func readJSONL[T any](path string) ([]T, error) {
@@ -89,126 +109,164 @@ func readJSONL[T any](path string) ([]T, error) {
 	return out, sc.Err()
 }
 
-// newEmbedder is the embedder an OWNSONA_EMBEDDER value names, for the two measured here.
-func newEmbedder(name string) (vector.Embedder, error) {
-	switch name {
-	case "builtin":
-		return vector.NewBuiltin(), nil
-	case "none":
-		return nil, nil
+func loadDataset(dir string) (*dataset, error) {
+	mems, err := readJSONL[evalMemory](filepath.Join(dir, "memories.jsonl"))
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("embedder %q: measure builtin or none", name)
+	qs, err := readJSONL[query](filepath.Join(dir, "queries.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	ds := &dataset{name: filepath.Base(dir), mems: mems, qs: qs, tagOf: map[string]string{}}
+	lex := vector.NewBM25()
+	tagOfID := map[uint64]string{}
+	for i := range mems {
+		m := &mems[i]
+		m.session = m.Key
+		if j := strings.LastIndexByte(m.Key, ':'); j > 0 {
+			m.session = m.Key[:j]
+		}
+		ds.tagOf[m.Key] = m.tag()
+		lex.Add(uint64(i+1), m.Text)
+		tagOfID[uint64(i+1)] = m.tag()
+	}
+	ds.conv = make([]string, len(qs))
+	ds.unanswerable = make([]bool, len(qs))
+	for i, q := range qs {
+		if len(q.Evidence) > 0 {
+			ds.conv[i] = ds.tagOf[q.Evidence[0]]
+		}
+		tag := ds.conv[i]
+		ds.unanswerable[i] = len(lex.Search(q.Question, 1, func(id uint64) bool { return tagOfID[id] == tag })) == 0
+	}
+	return ds, nil
 }
 
-// writing is a way of writing the dataset's memories into the store.
+// convs is the dataset's conversations, sorted.
+func (ds *dataset) convs() []string {
+	var out []string
+	for _, c := range ds.conv {
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// writing is a way of writing a dataset into the store.
 type writing int
 
 const (
-	bySession     writing = iota // one Remember per session, at the session's time
-	withSessionID                // batches of 200 at the time of writing, each turn with its session_id
-	inBatches                    // batches of 200 at the time of writing, nothing else (one sitting)
-	shuffled                     // as bySession, each conversation's turns shuffled first: random neighbours
+	today     writing = iota // one Remember per session, by the real clock
+	atTheTime                // an import whose records carry the session's created_at
+	oneByOne                 // one Remember per memory, by the real clock
+	shuffled                 // as today, each conversation's texts shuffled first: random neighbours
 )
 
-// clock is the store's clock, set to each session's time while it is written.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time // zero: time.Now
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.t.IsZero() {
-		return time.Now()
-	}
-	return c.t
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
+func (w writing) String() string {
+	return [...]string{"today", "at the time", "today, one by one", "control: shuffled, today"}[w]
 }
 
 // corpus is a dataset written to a file: the file, and each key's memory id.
 type corpus struct {
 	db      *kv.DB
-	clk     *clock
 	idOf    map[string]uint64
 	refused int
-	stored  time.Duration
 }
 
-// write stores mems into a new file under dir, written as w says.
-func write(dir string, emb vector.Embedder, mems []evalMemory, w writing) (*corpus, error) {
-	db, err := kv.Open(filepath.Join(dir, fmt.Sprintf("eval-%d.db", w)), kv.Options{Migrations: memory.Migrations})
+// write stores ds's memories into a new file under dir, written as w says, with the builtin
+// embedder (the file then serves both the default ranking and BM25 alone).
+func write(dir string, ds *dataset, w writing) (*corpus, error) {
+	db, err := kv.Open(filepath.Join(dir, fmt.Sprintf("%s-%d.db", ds.name, w)), kv.Options{Migrations: memory.Migrations})
 	if err != nil {
 		return nil, err
 	}
-	c := &corpus{db: db, clk: &clock{}, idOf: map[string]uint64{}}
-	store, err := memory.Open(db, memory.Config{Embedder: emb, Now: c.clk.now})
-	if err != nil {
+	c := &corpus{db: db, idOf: map[string]uint64{}}
+	if err := c.fill(ds, w); err != nil {
 		db.Close()
 		return nil, err
 	}
+	return c, nil
+}
+
+func (c *corpus) fill(ds *dataset, w writing) error {
+	store, err := memory.Open(c.db, memory.Config{Embedder: vector.NewBuiltin()})
+	if err != nil {
+		return err
+	}
 	defer store.Close()
+	mems := ds.mems
 	if w == shuffled {
 		mems = shuffle(mems)
 	}
-	var groups [][]evalMemory // what one Remember call writes
+	ctx := context.Background()
+	origin := memory.Origin{Provider: "evalsvc", Client: "evalsvc"}
 	switch w {
-	case bySession, shuffled:
+	case atTheTime:
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		for _, m := range mems {
+			if err := enc.Encode(map[string]any{"text": m.Text, "tags": m.Tags, "created_at": m.CreatedAt}); err != nil {
+				return err
+			}
+		}
+		st, err := store.ImportFrom(ctx, &buf, memory.ImportOptions{Format: memory.FormatOwnsona, Client: "evalsvc"})
+		if err != nil {
+			return err
+		}
+		c.refused = st.Bad
+		type at struct {
+			text string
+			t    time.Time
+		}
+		ids := map[at]uint64{}
+		store.Each(memory.Filter{IncludeDeleted: true}, func(m *memory.Memory) bool {
+			ids[at{m.Text, m.CreatedAt.UTC()}] = m.ID
+			return true
+		})
+		for _, m := range mems {
+			if id, ok := ids[at{m.Text, m.CreatedAt.UTC()}]; ok {
+				c.idOf[m.Key] = id
+			}
+		}
+	default:
+		var groups [][]evalMemory // what one Remember call writes
 		for i := 0; i < len(mems); {
 			j := i + 1
-			for j < len(mems) && mems[j].session == mems[i].session {
+			for w != oneByOne && j < len(mems) && mems[j].session == mems[i].session {
 				j++
 			}
 			groups = append(groups, mems[i:j])
 			i = j
 		}
-	default:
-		for i := 0; i < len(mems); i += 200 {
-			groups = append(groups, mems[i:min(i+200, len(mems))])
-		}
-	}
-	ctx := context.Background()
-	start := time.Now()
-	for _, g := range groups {
-		drafts := make([]memory.Draft, len(g))
-		for j, m := range g {
-			drafts[j] = memory.Draft{Text: m.Text, Tags: m.Tags, Dedup: memory.DedupInsert}
-			if w == withSessionID {
-				drafts[j].SessionID = m.session
+		for _, g := range groups {
+			drafts := make([]memory.Draft, len(g))
+			for j, m := range g {
+				drafts[j] = memory.Draft{Text: m.Text, Tags: m.Tags}
+			}
+			res, _, err := store.Remember(ctx, drafts, origin)
+			if err != nil {
+				return err
+			}
+			for j, r := range res {
+				if r.Err != nil {
+					c.refused++
+					continue
+				}
+				c.idOf[g[j].Key] = r.ID
 			}
 		}
-		if w == bySession || w == shuffled {
-			c.clk.set(g[0].CreatedAt)
-		}
-		res, _, err := store.Remember(ctx, drafts, memory.Origin{Provider: "evalsvc", Client: "evalsvc"})
-		if err != nil {
-			db.Close()
-			return nil, err
-		}
-		for j, r := range res {
-			if r.Err != nil {
-				c.refused++
-				continue
-			}
-			c.idOf[g[j].Key] = r.ID
-		}
 	}
-	c.clk.set(time.Time{})
-	c.stored = time.Since(start)
 	// Wait until every memory has its vector, so the figures are the steady state's.
 	for store.EmbedderStatus().Pending > 0 {
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
-	<-store.IndexReady()
-	return c, nil
+	return nil
 }
 
-// shuffle returns mems with each conversation's texts shuffled among its turns, with a fixed
+// shuffle returns mems with each conversation's texts shuffled among its slots, with a fixed
 // seed: a text keeps its key (so its evidence is still found) but is written in the session
 // and at the time of the slot it lands in.
 func shuffle(mems []evalMemory) []evalMemory {
@@ -229,110 +287,143 @@ func shuffle(mems []evalMemory) []evalMemory {
 	return out
 }
 
-// scores are one query's recall@1/5/10/20 and reciprocal rank of its first evidence hit.
-type scores [5]float64
+// result is one question's recall@1/5/10, reciprocal rank of its first evidence hit, and
+// whether the answer was empty.
+type result struct {
+	r     [3]float64
+	rr    float64
+	empty bool
+}
 
-var ks = [4]int{1, 5, 10, 20}
+var ks = [3]int{1, 5, 10}
 
-// run asks every question of qs over the corpus, with the context weights cw, and returns each
-// question's scores and the median search time.
-func (c *corpus) run(emb vector.Embedder, cw memory.ContextWeights, qs []query, tagOf map[string]string) ([]scores, time.Duration, error) {
-	store, err := memory.Open(c.db, memory.Config{Embedder: emb, Now: c.clk.now, Context: &cw})
+// ranking is how the store ranks: with the builtin embedder or none (BM25 alone), and the
+// knobs (nil: the shipped ones).
+type ranking struct {
+	name     string
+	embedder bool
+	params   *rank.Params
+}
+
+// run asks every question of ds over the corpus, ranked as rk says, and returns each
+// question's result.
+func (c *corpus) run(ds *dataset, rk ranking) ([]result, error) {
+	var emb vector.Embedder
+	if rk.embedder {
+		emb = vector.NewBuiltin()
+	}
+	store, err := memory.Open(c.db, memory.Config{Embedder: emb, Rank: rk.params})
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	defer store.Close()
 	<-store.IndexReady()
 	ctx := context.Background()
-	out := make([]scores, len(qs))
-	lat := make([]time.Duration, len(qs))
+	out := make([]result, len(ds.qs))
 	var wg sync.WaitGroup
 	const workers = 2
 	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for qi := w; qi < len(qs); qi += workers {
-				q := qs[qi]
-				mq := memory.Query{Text: q.Question, Limit: 20}
-				if len(q.Evidence) > 0 && tagOf[q.Evidence[0]] != "" {
-					mq.Filter.Tags = []string{tagOf[q.Evidence[0]]}
+		wg.Go(func() {
+			for qi := w; qi < len(ds.qs); qi += workers {
+				q := ds.qs[qi]
+				mq := memory.Query{Text: q.Question, Limit: 20, TimeWords: true}
+				if ds.conv[qi] != "" {
+					mq.Filter.Tags = []string{ds.conv[qi]}
 				}
-				t := time.Now()
 				found := store.Search(ctx, mq)
-				lat[qi] = time.Since(t)
-				want := map[uint64]bool{}
-				for _, k := range q.Evidence {
-					if id, ok := c.idOf[k]; ok {
-						want[id] = true
-					}
-				}
-				for i, k := range ks {
-					hits := 0
-					for _, m := range found.Matches[:min(k, len(found.Matches))] {
-						if want[m.Memory.ID] {
-							hits++
-						}
-					}
-					out[qi][i] = float64(hits) / float64(max(len(q.Evidence), 1))
-				}
-				for r, m := range found.Matches {
-					if want[m.Memory.ID] {
-						out[qi][4] = 1 / float64(r+1)
-						break
-					}
-				}
+				out[qi] = score(found.Matches, c.want(q))
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	slices.Sort(lat)
-	return out, lat[len(lat)/2], nil
+	return out, nil
 }
 
-// mean averages the scores of the questions in (nil: all).
-func mean(s []scores, in []bool) scores {
-	var sum scores
-	n := 0
-	for i, x := range s {
-		if in != nil && !in[i] {
-			continue
+// want is the memory ids of q's evidence.
+func (c *corpus) want(q query) map[uint64]bool {
+	want := map[uint64]bool{}
+	for _, k := range q.Evidence {
+		if id, ok := c.idOf[k]; ok {
+			want[id] = true
 		}
-		for j := range x {
-			sum[j] += x[j]
+	}
+	return want
+}
+
+func score(ms []memory.Match, want map[uint64]bool) result {
+	var out result
+	out.empty = len(ms) == 0
+	n := max(len(want), 1)
+	for i, k := range ks {
+		hits := 0
+		for _, m := range ms[:min(k, len(ms))] {
+			if want[m.Memory.ID] {
+				hits++
+			}
 		}
-		n++
+		out.r[i] = float64(hits) / float64(n)
 	}
-	for j := range sum {
-		sum[j] /= float64(max(n, 1))
-	}
-	return sum
-}
-
-func row(w io.Writer, name string, m scores, extra string) {
-	fmt.Fprintf(w, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %s |\n", name, m[0], m[1], m[2], m[3], m[4], extra)
-}
-
-// grid is the context weights cross-validation chooses among (Lexical, Soft); without the
-// builtin embedder only Lexical matters.
-func grid(builtin bool) []memory.ContextWeights {
-	lex := []float32{0, 0.3, 0.5, 0.7, 0.9}
-	soft := []float32{0}
-	if builtin {
-		soft = []float32{0, 0.5, 0.7, 0.8, 0.9}
-	}
-	var out []memory.ContextWeights
-	for _, l := range lex {
-		for _, s := range soft {
-			out = append(out, memory.ContextWeights{Lexical: l, Soft: s})
+	for r, m := range ms {
+		if want[m.Memory.ID] {
+			out.rr = 1 / float64(r+1)
+			break
 		}
 	}
 	return out
 }
 
-func evaluate(embedder string, mems []evalMemory, qs []query, cv bool, stdout io.Writer) error {
-	emb, err := newEmbedder(embedder)
-	if err != nil {
+// summary is the mean of some questions' results.
+type summary struct {
+	r                 [3]float64
+	mrr               float64
+	empty, emptyWords int // empty answers; of them, to questions whose words occur
+	n                 int
+}
+
+// summarize averages the results of the questions in (nil: all).
+func summarize(ds *dataset, rs []result, in func(i int) bool) summary {
+	var s summary
+	for i, x := range rs {
+		if in != nil && !in(i) {
+			continue
+		}
+		for j := range x.r {
+			s.r[j] += x.r[j]
+		}
+		s.mrr += x.rr
+		if x.empty {
+			s.empty++
+			if !ds.unanswerable[i] {
+				s.emptyWords++
+			}
+		}
+		s.n++
+	}
+	for j := range s.r {
+		s.r[j] /= float64(max(s.n, 1))
+	}
+	s.mrr /= float64(max(s.n, 1))
+	return s
+}
+
+func (s summary) cells() string {
+	return fmt.Sprintf("%.3f | %.3f | %.3f | %.3f | %d (%d)", s.r[0], s.r[1], s.r[2], s.mrr, s.empty, s.emptyWords)
+}
+
+// measured is one dataset written one way, ranked one way.
+type measured struct {
+	ds      *dataset
+	w       writing
+	rk      ranking
+	results []result
+}
+
+func run(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("evalsvc", flag.ContinueOnError)
+	data := fs.String("data", "../shared/eval/locomo-dev,../shared/eval/locomo-facts-dev", "comma-separated directories holding memories.jsonl and queries.jsonl")
+	cv := fs.Bool("cv", true, "choose the ranking's tuned knobs by leave-one-conversation-out cross-validation and print the held-out figures")
+	ctxStudy := fs.Bool("context", false, "also print the study of context: the shipped context weights against none, written four ways, with a control")
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	dir, err := os.MkdirTemp("", "ownsona-evalsvc-")
@@ -340,159 +431,154 @@ func evaluate(embedder string, mems []evalMemory, qs []query, cv bool, stdout io
 		return err
 	}
 	defer os.RemoveAll(dir)
-	tagOf := map[string]string{}
-	for _, m := range mems {
-		tagOf[m.Key] = m.tag()
+	var sets []*dataset
+	for _, d := range strings.Split(*data, ",") {
+		ds, err := loadDataset(strings.TrimSpace(d))
+		if err != nil {
+			return err
+		}
+		sets = append(sets, ds)
 	}
-	shipped := memory.ContextWeights{Lexical: vector.ContextLexicalWeight, Soft: vector.ContextSoftWeight}
-	if emb == nil {
-		shipped.Soft = 0
-	}
-	corpora := map[writing]*corpus{}
+	rankings := []ranking{{"default (builtin)", true, nil}, {"BM25 alone (none)", false, nil}}
+	fmt.Fprintln(stdout, "Recall through app/memory: each question asked now, in its own conversation, limit 20.")
+	fmt.Fprintln(stdout, "Empty: questions answered with nothing (in brackets: of them, questions some word of which occurs in their conversation).")
+	fmt.Fprintln(stdout)
+	fmt.Fprintln(stdout, "| data | stored | ranking | R@1 | R@5 | R@10 | MRR | empty (words occur) |")
+	fmt.Fprintln(stdout, "|---|---|---|---|---|---|---|---|")
+	var all []measured
+	corpora := map[*dataset]map[writing]*corpus{}
 	defer func() {
-		for _, c := range corpora {
-			c.db.Close()
+		for _, m := range corpora {
+			for _, c := range m {
+				c.db.Close()
+			}
 		}
 	}()
-	for _, w := range []writing{bySession, withSessionID, inBatches, shuffled} {
-		c, err := write(dir, emb, mems, w)
+	get := func(ds *dataset, w writing) (*corpus, error) {
+		if c := corpora[ds][w]; c != nil {
+			return c, nil
+		}
+		c, err := write(dir, ds, w)
 		if err != nil {
-			return err
+			return nil, fmt.Errorf("%s %s: %w", ds.name, w, err)
 		}
-		corpora[w] = c
-	}
-	fmt.Fprintf(stdout, "\n%s embedder:\n\n", embedder)
-	fmt.Fprintln(stdout, "| ranking | R@1 | R@5 | R@10 | R@20 | MRR | store time, search p50, refused |")
-	fmt.Fprintln(stdout, "|---|---|---|---|---|---|---|")
-	c := corpora[bySession]
-	measure := func(name string, c *corpus, cw memory.ContextWeights) ([]scores, error) {
-		s, p50, err := c.run(emb, cw, qs, tagOf)
-		if err != nil {
-			return nil, err
+		if corpora[ds] == nil {
+			corpora[ds] = map[writing]*corpus{}
 		}
-		row(stdout, name, mean(s, nil), fmt.Sprintf("%v, %v, %d", c.stored.Round(time.Millisecond), p50.Round(time.Microsecond), c.refused))
-		return s, nil
+		corpora[ds][w] = c
+		return c, nil
 	}
-	steps := []struct {
-		name string
-		c    *corpus
-		cw   memory.ContextWeights
-	}{
-		{"no context (before issue 16)", c, memory.ContextWeights{}},
-		{fmt.Sprintf("context in BM25 only (×%.2g)", shipped.Lexical), c, memory.ContextWeights{Lexical: shipped.Lexical}},
-		{fmt.Sprintf("**shipped**: context ×%.2g in BM25, ×%.2g in the soft match; each session one remember_batch", shipped.Lexical, shipped.Soft), c, shipped},
-		{"the same, written in batches of 200 with each turn's session_id", corpora[withSessionID], shipped},
-		{"the same, written in batches of 200 at once (one sitting: every turn joins the next)", corpora[inBatches], shipped},
-		{"control: random neighbours (each conversation's turns shuffled before writing)", corpora[shuffled], shipped},
-		{"control without context (the shuffled store)", corpora[shuffled], memory.ContextWeights{}},
-	}
-	if emb == nil {
-		steps = slices.Delete(steps, 1, 2) // BM25 only is the shipped ranking
-	}
-	for _, st := range steps {
-		if _, err := measure(st.name, st.c, st.cw); err != nil {
-			return err
-		}
-	}
-	if !cv {
-		return nil
-	}
-	return crossValidate(emb, c, qs, tagOf, stdout)
-}
-
-// crossValidate chooses the context weights among grid by leave-one-conversation-out
-// cross-validation and prints the held-out figures and each fold's choice.
-func crossValidate(emb vector.Embedder, c *corpus, qs []query, tagOf map[string]string, stdout io.Writer) error {
-	g := grid(emb != nil)
-	all := make([][]scores, len(g))
-	for i, cw := range g {
-		s, _, err := c.run(emb, cw, qs, tagOf)
-		if err != nil {
-			return err
-		}
-		all[i] = s
-	}
-	convOf := make([]string, len(qs))
-	var convs []string
-	for i, q := range qs {
-		if len(q.Evidence) > 0 {
-			convOf[i] = tagOf[q.Evidence[0]]
-		}
-		if !slices.Contains(convs, convOf[i]) {
-			convs = append(convs, convOf[i])
-		}
-	}
-	slices.Sort(convs)
-	held := make([]scores, len(qs))
-	var chosen []string
-	for _, conv := range convs {
-		train := make([]bool, len(qs))
-		for i := range qs {
-			train[i] = convOf[i] != conv
-		}
-		// The best recall@10 on the other conversations; ties: the better MRR, then the
-		// earlier weights of the grid.
-		best := 0
-		for i := range g {
-			a, b := mean(all[i], train), mean(all[best], train)
-			if c := cmp.Compare(a[2], b[2]); c > 0 || (c == 0 && a[4] > b[4]) {
-				best = i
+	for _, ds := range sets {
+		for _, w := range []writing{today, atTheTime} {
+			c, err := get(ds, w)
+			if err != nil {
+				return err
+			}
+			for _, rk := range rankings {
+				rs, err := c.run(ds, rk)
+				if err != nil {
+					return err
+				}
+				all = append(all, measured{ds, w, rk, rs})
+				fmt.Fprintf(stdout, "| %s | %s | %s | %s |\n", ds.name, w, rk.name, summarize(ds, rs, nil).cells())
 			}
 		}
-		for i := range qs {
-			if !train[i] {
-				held[i] = all[best][i]
-			}
-		}
-		chosen = append(chosen, fmt.Sprintf("%s %.2g/%.2g", conv, g[best].Lexical, g[best].Soft))
 	}
-	row(stdout, "**cross-validated**: weights chosen on the other four conversations (leave one out)", mean(held, nil), "")
-	fmt.Fprintf(stdout, "\nleave-one-conversation-out choices (BM25/soft context weight) over a grid of %d: %s\n", len(g), strings.Join(chosen, ", "))
-	// Where the shipped weights stand in the grid, per conversation.
-	fmt.Fprintln(stdout, "\n| context weights (BM25/soft) | R@10 all | "+strings.Join(convs, " | ")+" |")
-	fmt.Fprintln(stdout, "|---|---|"+strings.Repeat("---|", len(convs)))
-	for i, cw := range g {
+	fmt.Fprintln(stdout, "\nRecall@10 per LoCoMo category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial; questions in brackets):")
+	fmt.Fprintln(stdout)
+	fmt.Fprintln(stdout, "| data | stored | ranking | cat 1 | cat 2 | cat 3 | cat 4 | cat 5 |")
+	fmt.Fprintln(stdout, "|---|---|---|---|---|---|---|---|")
+	for _, m := range all {
 		var b strings.Builder
-		fmt.Fprintf(&b, "| %.2g/%.2g | %.3f |", cw.Lexical, cw.Soft, mean(all[i], nil)[2])
-		for _, conv := range convs {
-			in := make([]bool, len(qs))
-			for j := range qs {
-				in[j] = convOf[j] == conv
-			}
-			fmt.Fprintf(&b, " %.3f |", mean(all[i], in)[2])
+		fmt.Fprintf(&b, "| %s | %s | %s |", m.ds.name, m.w, m.rk.name)
+		for cat := 1; cat <= 5; cat++ {
+			s := summarize(m.ds, m.results, func(i int) bool { return m.ds.qs[i].Category == cat })
+			fmt.Fprintf(&b, " %.3f (%d) |", s.r[2], s.n)
 		}
 		fmt.Fprintln(stdout, b.String())
+	}
+	if *cv {
+		if err := crossValidate(sets, get, stdout); err != nil {
+			return err
+		}
+	}
+	if *ctxStudy {
+		if err := contextStudy(sets, get, stdout); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-func run(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("evalsvc", flag.ContinueOnError)
-	data := fs.String("data", "../shared/eval/locomo-dev", "directory holding memories.jsonl and queries.jsonl")
-	embedders := fs.String("embedders", "none,builtin", "comma-separated OWNSONA_EMBEDDER values to measure")
-	cv := fs.Bool("cv", true, "choose the context weights by leave-one-conversation-out cross-validation and print the held-out figures")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	mems, err := readJSONL[evalMemory](filepath.Join(*data, "memories.jsonl"))
-	if err != nil {
-		return err
-	}
-	for i := range mems {
-		m := &mems[i]
-		m.session = m.Key
-		if i := strings.LastIndexByte(m.Key, ':'); i > 0 {
-			m.session = m.Key[:i]
+// crossValidate ranks every dataset written both ways with each knob setting of tuning and
+// prints the leave-one-conversation-out figures.
+func crossValidate(sets []*dataset, get func(*dataset, writing) (*corpus, error), stdout io.Writer) error {
+	grid := tuning()
+	fmt.Fprintf(stdout, "\nLeave-one-conversation-out cross-validation of the default ranking's knobs over a grid of %d (%s):\n\n", len(grid), gridDoc)
+	fmt.Fprintln(stdout, "| data | stored | R@1 | R@5 | R@10 | MRR | empty (words occur) | chosen per held-out conversation |")
+	fmt.Fprintln(stdout, "|---|---|---|---|---|---|---|---|")
+	for _, ds := range sets {
+		for _, w := range []writing{today, atTheTime} {
+			c, err := get(ds, w)
+			if err != nil {
+				return err
+			}
+			runs := make([][]result, len(grid))
+			for i, p := range grid {
+				if runs[i], err = c.run(ds, ranking{embedder: true, params: &p}); err != nil {
+					return err
+				}
+			}
+			held := make([]result, len(ds.qs))
+			var chosen []string
+			for _, conv := range ds.convs() {
+				train := func(i int) bool { return ds.conv[i] != conv }
+				best := 0
+				bs := summarize(ds, runs[0], train)
+				for i := 1; i < len(grid); i++ {
+					s := summarize(ds, runs[i], train)
+					if c := cmp.Compare(s.r[2], bs.r[2]); c > 0 || (c == 0 && s.mrr > bs.mrr) {
+						best, bs = i, s
+					}
+				}
+				for i := range ds.qs {
+					if !train(i) {
+						held[i] = runs[best][i]
+					}
+				}
+				chosen = append(chosen, fmt.Sprintf("%s: %s", conv, grid[best]))
+			}
+			fmt.Fprintf(stdout, "| %s | %s | %s | %s |\n", ds.name, w, summarize(ds, held, nil).cells(), strings.Join(chosen, "; "))
 		}
 	}
-	qs, err := readJSONL[query](filepath.Join(*data, "queries.jsonl"))
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "%s: %d memories, %d queries, through app/memory (Remember, then Search limit 20 in the question's conversation)\n", *data, len(mems), len(qs))
-	for _, e := range strings.Split(*embedders, ",") {
-		if err := evaluate(strings.TrimSpace(e), mems, qs, *cv, stdout); err != nil {
-			return fmt.Errorf("embedder %s: %w", e, err)
+	return nil
+}
+
+// contextStudy prints recall with the shipped context weights and without, for each dataset
+// written four ways.
+func contextStudy(sets []*dataset, get func(*dataset, writing) (*corpus, error), stdout io.Writer) error {
+	fmt.Fprintln(stdout, "\nContext: the shipped weights against none (default ranking), R@10 and MRR:")
+	fmt.Fprintln(stdout)
+	fmt.Fprintln(stdout, "| data | stored | R@10 with context | R@10 without | MRR with | MRR without |")
+	fmt.Fprintln(stdout, "|---|---|---|---|---|---|")
+	none := rank.Default()
+	none.ContextLexical, none.ContextSoft = 0, 0
+	for _, ds := range sets {
+		for _, w := range []writing{atTheTime, today, oneByOne, shuffled} {
+			c, err := get(ds, w)
+			if err != nil {
+				return err
+			}
+			with, err := c.run(ds, ranking{embedder: true})
+			if err != nil {
+				return err
+			}
+			without, err := c.run(ds, ranking{embedder: true, params: &none})
+			if err != nil {
+				return err
+			}
+			a, b := summarize(ds, with, nil), summarize(ds, without, nil)
+			fmt.Fprintf(stdout, "| %s | %s | %.3f | %.3f | %.3f | %.3f |\n", ds.name, w, a.r[2], b.r[2], a.mrr, b.mrr)
 		}
 	}
 	return nil
@@ -503,4 +589,21 @@ func main() {
 		fmt.Fprintln(os.Stderr, "evalsvc:", err)
 		os.Exit(1)
 	}
+}
+
+// gridDoc says what tuning varies.
+const gridDoc = "context weights in BM25 0–0.9 × in the soft match 0–0.9"
+
+// tuning is the grid of knobs cross-validation chooses among: the shipped ones varied one
+// knob family at a time.
+func tuning() []rank.Params {
+	var out []rank.Params
+	for _, l := range []float32{0, 0.3, 0.5, 0.7, 0.9} {
+		for _, s := range []float32{0, 0.5, 0.8, 0.9} {
+			p := rank.Default()
+			p.ContextLexical, p.ContextSoft = l, s
+			out = append(out, p)
+		}
+	}
+	return out
 }
