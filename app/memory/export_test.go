@@ -1,5 +1,7 @@
 package memory
 
+import "github.com/ownsona/ownsona/app/rank"
+
 // Neighbours is memory id's context as the store derived it (forgotten neighbours included;
 // search skips them), for tests.
 func (s *Store) Neighbours(id uint64) []uint64 {
@@ -13,5 +15,7 @@ func (s *Store) Neighbours(id uint64) []uint64 {
 func (s *Store) SetContextWeights(lexical, soft float32) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.ctxLex, s.ctxSoft = lexical, soft
+	p := s.ranker.Params()
+	p.ContextLexical, p.ContextSoft = lexical, soft
+	s.ranker = rank.New(s.emb, p)
 }

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/ownsona/ownsona/app/rank"
 	"github.com/ownsona/ownsona/vector"
 )
 
@@ -162,11 +162,10 @@ type Found struct {
 	TimeWindow *TimeWindow
 }
 
-// Search ranks the memories that pass q.Filter by the fusion of BM25, vector cosine and (with
-// the builtin embedder) the soft term match. BM25 and the soft term match also read each
-// memory's context, the active memories written with it (ContextWindow): a neighbour's words
-// count for it at a discount. When the embedder fails, it answers from BM25 alone and says so
-// in Found.Warning.
+// Search ranks the memories that pass q.Filter (app/rank): the fusion of BM25, vector cosine
+// and (with the builtin embedder) the soft term match, each memory's context counting for it,
+// and with q.TimeWords the memories of the question's time window first. When the embedder
+// fails, it answers from BM25 alone and says so in Found.Warning.
 func (s *Store) Search(ctx context.Context, q Query) Found {
 	query, f, limit, minScore := q.Text, &q.Filter, q.Limit, q.MinScore
 	var out Found
@@ -202,21 +201,14 @@ func (s *Store) Search(ctx context.Context, q Query) Found {
 	} else if win := s.windowLocked(f); win != nil { // outside the window: one bit, no lookup
 		filter = func(id uint64) bool { return get(win, id) && f.match(s.mems[id], now) }
 	}
-	k := max(4*limit, 50)
-	lexical := s.lex.SearchContext(query, k, filter, s.ctxLex, s.speaks(now))
-	var ranked []vector.Scored
 	if qvec != nil && s.dense != nil && len(qvec) == s.dense.Dim() {
-		dense := vector.AtLeast(s.dense.Search(qvec, k, filter), s.minCos, s.margin)
-		ranked = s.fuse(query, lexical, dense, now, limit)
 		if n := len(s.pending); n > 0 {
 			out.Warning = fmt.Sprintf("%d memories are still being embedded; they are found by lexical search only until then", n)
 		}
-	} else {
-		ranked = vector.Fuse(lexical, nil, 1, 0, limit)
-		if qvec != nil && len(s.pending) > 0 {
-			out.Warning = fmt.Sprintf("%d memories are still being embedded; until then search is lexical only", len(s.pending))
-		}
+	} else if qvec != nil && len(s.pending) > 0 {
+		out.Warning = fmt.Sprintf("%d memories are still being embedded; until then search is lexical only", len(s.pending))
 	}
+	ranked := s.ranker.Rank(corpus{s, now}, rank.Query{Text: query, Vec: qvec, Filter: filter, Limit: limit})
 	for _, r := range ranked {
 		if r.Score < minScore {
 			continue
@@ -230,71 +222,31 @@ func (s *Store) Search(ctx context.Context, q Query) Found {
 	return out
 }
 
-// fuse ranks the lexical and dense candidates: with the builtin embedder, each candidate also
-// gets its soft term match (every question word's closest word in the memory, the words
-// weighted by how rare they are in this store; in [0, 1]) added as it is, not min-max
-// normalized like the two lists, so that a handful of candidates in a small store are not
-// stretched apart. On the LoCoMo dev split this lifts recall@10 from 0.660 to 0.684 (min-max
-// soft scores: 0.683, and worse on small stores). A candidate's soft match also reads its
-// context's words (SoftMatchWords, over each memory's words read when it was indexed). The weights are divided by their sum so that scores stay
-// in [0, 1]. The caller holds s.mu.
-func (s *Store) fuse(query string, lexical, dense []vector.Scored, now time.Time, limit int) []vector.Scored {
-	if s.soft == nil {
-		return vector.Fuse(lexical, dense, s.wLex, s.wDense, limit)
-	}
-	sc := fuseScratches.Get().(*fuseScratch)
-	defer fuseScratches.Put(sc)
-	ids := vector.AppendCandidates(sc.ids[:0], lexical, dense)
-	docs := sc.docs[:0]
-	for _, id := range ids {
-		docs = append(docs, s.mems[id].words)
-	}
-	var near [][]int // near[i]: the indices in docs of candidate i's context, which follow the candidates
-	if s.ctxSoft > 0 {
-		near = slices.Grow(sc.near[:0], len(ids))[:len(ids)]
-		for i := range near {
-			near[i] = near[i][:0]
-		}
-		at := sc.at
-		clear(at)
-		for i, id := range ids {
-			at[id] = i
-		}
-		nb := sc.nb[:0]
-		for i, id := range ids {
-			nb = s.activeNeighboursLocked(nb[:0], id, now)
-			for _, n := range nb {
-				j, ok := at[n]
-				if !ok {
-					j = len(docs)
-					at[n] = j
-					docs = append(docs, s.mems[n].words)
-				}
-				near[i] = append(near[i], j)
-			}
-		}
-		sc.near, sc.nb = near, nb
-	}
-	sum := s.wLex + s.wDense + s.wSoft
-	soft := s.soft.AppendSoftMatchWords(sc.soft[:0], query, docs, near, s.ctxSoft, s.words)
-	clear(docs) // the scratch outlives this search: it must not keep memories' words alive
-	sc.docs, sc.ids, sc.soft = docs, ids, soft
-	soft = soft[:len(ids)]
-	return vector.FuseBonus(lexical, dense, s.wLex/sum, s.wDense/sum, ids, soft, s.wSoft/sum, limit)
+// corpus is the store as a ranking reads it (rank.Corpus), at now; s.mu is held while it is
+// used.
+type corpus struct {
+	s   *Store
+	now time.Time
 }
 
-// fuseScratch is what fuse works in, kept for the next search (a recall left ~45 KB of it as
-// garbage).
-type fuseScratch struct {
-	ids  []uint64       // the candidates
-	docs []vector.Words // the candidates' words, then their neighbours'
-	near [][]int        // per candidate, the indices in docs of its neighbours
-	at   map[uint64]int // a memory → its index in docs
-	nb   []uint64       // one candidate's active neighbours
-	soft []float32      // the soft match of each of docs
+func (c corpus) Lexical(text string, k int, f vector.Filter, context float32) []vector.Scored {
+	return c.s.lex.SearchContext(text, k, f, context, c.s.speaks(c.now))
 }
 
-var fuseScratches = sync.Pool{New: func() any { return &fuseScratch{at: make(map[uint64]int)} }}
+func (c corpus) Dense(vec []float32, k int, f vector.Filter) []vector.Scored {
+	if c.s.dense == nil || len(vec) != c.s.dense.Dim() {
+		return nil
+	}
+	return c.s.dense.Search(vec, k, f)
+}
+
+func (c corpus) Words(id uint64) vector.Words { return c.s.mems[id].words }
+
+func (c corpus) Neighbours(dst []uint64, id uint64) []uint64 {
+	return c.s.activeNeighboursLocked(dst, id, c.now)
+}
+
+func (c corpus) Counts() *vector.WordCounts { return c.s.words }
 
 // Stats counts the whole store.
 type Stats struct {

@@ -28,22 +28,18 @@ import (
 // answered, so a reader never sees a memory the file does not hold. All methods are safe for
 // concurrent use; the memories they return are copies the caller owns.
 type Store struct {
-	db              *kv.DB
-	emb             vector.Embedder // nil: lexical search only
-	wLex, wDense    float32         // Fuse weights of BM25 and of the embedder's cosine
-	minCos, margin  float32         // dense hits below this cosine, or this far below the best, are dropped
-	soft            *vector.Builtin // re-ranks candidates by soft term match; nil for other embedders
-	wSoft           float32
-	ctxLex, ctxSoft float32            // how much a memory's context counts, in BM25 and in the soft match
-	words           *vector.WordCounts // the store's word counts, which weigh soft matches; nil without soft
-	embID           string             // emb.Info().String(); "" when emb is nil
-	now             func() time.Time
-	loc             *time.Location // of the calendar in questions; nil: time.Local
-	log             zerolog.Logger
-	maxText         int
-	dedupThreshold  float32
-	maxMemories     int   // ≤ 0: no cap (quota.go)
-	maxFileBytes    int64 // ≤ 0: no cap
+	db             *kv.DB
+	emb            vector.Embedder    // nil: lexical search only
+	soft           *vector.Builtin    // reads each memory's words for the soft match; nil for other embedders
+	words          *vector.WordCounts // the store's word counts, which weigh soft matches; nil without soft
+	embID          string             // emb.Info().String(); "" when emb is nil
+	now            func() time.Time
+	loc            *time.Location // of the calendar in questions and memories; nil: time.Local
+	log            zerolog.Logger
+	maxText        int
+	dedupThreshold float32
+	maxMemories    int   // ≤ 0: no cap (quota.go)
+	maxFileBytes   int64 // ≤ 0: no cap
 
 	writeMu  sync.Mutex // serializes writers' checks, and the writes that do not queue (commit.go)
 	prunedAt time.Time  // when a write last removed expired idempotency keys; guarded by writeMu
@@ -51,6 +47,7 @@ type Store struct {
 	commit   committer  // the group commit's queue (commit.go)
 
 	mu      sync.RWMutex // guards the fields below
+	ranker  *rank.Ranker // recall's ranking (read.go)
 	mems    map[uint64]*Memory
 	ids     []uint64 // every stored id, ascending
 	lex     *vector.BM25
@@ -149,12 +146,9 @@ func Open(db *kv.DB, cfg Config) (*Store, error) {
 	if cfg.Rank != nil {
 		p = *cfg.Rank
 	}
-	s.ctxLex, s.ctxSoft = p.ContextLexical, p.ContextSoft
-	s.wLex, s.wDense, s.minCos = 0.5, 0.5, -1
+	s.ranker = rank.New(s.emb, p)
 	if b, ok := s.emb.(*vector.Builtin); ok {
-		s.wLex, s.wDense = vector.BuiltinLexicalWeight, vector.BuiltinDenseWeight
-		s.soft, s.wSoft = b, vector.BuiltinSoftWeight
-		s.minCos, s.margin = vector.BuiltinMinCosine, vector.BuiltinCosineMargin
+		s.soft = b
 	}
 	if s.emb != nil {
 		s.embID = s.emb.Info().String()
