@@ -6,7 +6,8 @@ import (
 )
 
 // TestSDK_RecallTimeWords: over MCP in both eras, recall reads the question's own time words
-// in OWNSONA_TIMEZONE's calendar, filters by them and reports the window; explicit since wins.
+// in OWNSONA_TIMEZONE's calendar, ranks the window's memories first and reports the window;
+// explicit since wins.
 func TestSDK_RecallTimeWords(t *testing.T) {
 	for _, pin := range []string{"", "2026-07-28"} {
 		t.Run("era "+pin, func(t *testing.T) {
@@ -18,15 +19,20 @@ func TestSDK_RecallTimeWords(t *testing.T) {
 			clock.Advance(3 * 24 * time.Hour) // Wednesday
 			oslo := sdkPayload(t, s, "remember", map[string]any{"text": "flew to Oslo to see family"})["memory_id"]
 
+			// The window ranks, it does not hide: Sunday's memory first, then Wednesday's.
 			p := sdkPayload(t, s, "recall", map[string]any{"query": "where did I fly on Sunday?"})
-			if m := p["matches"].([]any); len(m) != 1 || m[0].(map[string]any)["id"] != lisbon {
-				t.Errorf("on Sunday: matches %v, want only memory %v", m, lisbon)
+			if m := p["matches"].([]any); len(m) != 2 || m[0].(map[string]any)["id"] != lisbon || m[1].(map[string]any)["id"] != oslo {
+				t.Errorf("on Sunday: matches %v, want memory %v then %v", m, lisbon, oslo)
 			}
 			w, _ := p["time_window"].(map[string]any)
 			if w["phrase"] != "on Sunday" || w["since"] != "2026-11-22T00:00:00+01:00" || w["until"] != "2026-11-23T00:00:00+01:00" {
 				t.Errorf("time_window = %v, want Sunday in Berlin", p["time_window"])
 			}
 
+			p = sdkPayload(t, s, "recall", map[string]any{"query": "where did I fly today?"})
+			if m := p["matches"].([]any); len(m) != 2 || m[0].(map[string]any)["id"] != oslo {
+				t.Errorf("today: matches %v, want memory %v first", m, oslo)
+			}
 			p = sdkPayload(t, s, "recall", map[string]any{"query": "where did I fly on Sunday?", "since": "2026-11-20T00:00:00Z"})
 			if _, ok := p["time_window"]; ok || len(p["matches"].([]any)) != 2 {
 				t.Errorf("explicit since: %v, want both memories and no time_window", p)

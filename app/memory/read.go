@@ -140,8 +140,9 @@ type Query struct {
 	Filter   Filter  // applied before the top-k cut, never after
 	Limit    int     // at most this many matches
 	MinScore float32 // drop matches scoring below this
-	// TimeWords lets the question's own time words ("last week", "in March") set a window of
-	// creation times when Filter has none (TimeWindow); recall and search set it.
+	// TimeWords lets the question's own time words ("last week", "in March") set a window
+	// that ranks when Filter has none (TimeWindow): the memories written in it or mentioning a
+	// time in it come first; recall and search set it.
 	TimeWords bool
 }
 
@@ -158,7 +159,8 @@ type Found struct {
 	SearchTime  time.Duration
 	LexicalOnly bool   // an embedder is configured but could not answer this query in full
 	Warning     string // why, for the payload
-	// TimeWindow is the window the question's time words set (Query.TimeWords); nil if none.
+	// TimeWindow is the window the question's time words set (Query.TimeWords), and whether the
+	// matches list it rather than rank (TimeWindow.Listed); nil if none.
 	TimeWindow *TimeWindow
 }
 
@@ -169,18 +171,14 @@ type Found struct {
 func (s *Store) Search(ctx context.Context, q Query) Found {
 	query, f, limit, minScore := q.Text, &q.Filter, q.Limit, q.MinScore
 	var out Found
+	var tw *TimeWindow
 	if q.TimeWords {
-		out.TimeWindow, query = s.timeWindow(query, f, s.now())
-		if out.TimeWindow != nil && !hasWords(query) { // "last week?": the window is the question
-			now := s.now()
-			s.mu.RLock()
-			defer s.mu.RUnlock()
-			out.Matches = s.newestLocked(f, now, limit)
-			return out
-		}
+		tw, query = s.timeWindow(query, f, s.now())
+		out.TimeWindow = tw
 	}
+	onlyWindow := tw != nil && !hasWords(query) // "last week?": the window is the question
 	var qvec []float32
-	if s.emb != nil {
+	if s.emb != nil && !onlyWindow {
 		start := time.Now()
 		vecs, err := s.embed(ctx, []string{query}, vector.Query)
 		out.EmbedTime = time.Since(start)
@@ -201,6 +199,15 @@ func (s *Store) Search(ctx context.Context, q Query) Found {
 	} else if win := s.windowLocked(f); win != nil { // outside the window: one bit, no lookup
 		filter = func(id uint64) bool { return get(win, id) && f.match(s.mems[id], now) }
 	}
+	var inWin []uint64
+	if tw != nil {
+		inWin = s.inWindowLocked(tw)
+	}
+	if onlyWindow {
+		out.Matches = s.listWindowLocked(tw, inWin, filter, limit)
+		out.SearchTime = time.Since(start)
+		return out
+	}
 	if qvec != nil && s.dense != nil && len(qvec) == s.dense.Dim() {
 		if n := len(s.pending); n > 0 {
 			out.Warning = fmt.Sprintf("%d memories are still being embedded; they are found by lexical search only until then", n)
@@ -208,18 +215,33 @@ func (s *Store) Search(ctx context.Context, q Query) Found {
 	} else if qvec != nil && len(s.pending) > 0 {
 		out.Warning = fmt.Sprintf("%d memories are still being embedded; until then search is lexical only", len(s.pending))
 	}
-	ranked := s.ranker.Rank(corpus{s, now}, rank.Query{Text: query, Vec: qvec, Filter: filter, Limit: limit})
-	for _, r := range ranked {
+	rq := rank.Query{Text: query, Vec: qvec, Filter: filter, Limit: limit}
+	if inWin != nil {
+		rq.Window = func(id uint64) bool { return get(inWin, id) }
+	}
+	for _, r := range s.ranker.Rank(corpus{s, now}, rq) {
 		if r.Score < minScore {
 			continue
 		}
 		out.Matches = append(out.Matches, Match{Memory: s.mems[r.ID].Clone(), Score: round4(r.Score)})
 	}
-	if len(out.Matches) == 0 && out.TimeWindow != nil && minScore <= 0 {
-		out.Matches = s.newestLocked(f, now, limit)
+	if len(out.Matches) == 0 && tw != nil && minScore <= 0 { // nothing ranks: the window answers
+		out.Matches = s.listWindowLocked(tw, inWin, filter, limit)
 	}
 	out.SearchTime = time.Since(start)
 	return out
+}
+
+// listWindowLocked answers a question that is only its time window: the window's memories
+// (inWin) that pass filter, newest first, or when it holds none, the nearest to it in time;
+// tw says which. s.mu must be held.
+func (s *Store) listWindowLocked(tw *TimeWindow, inWin []uint64, filter func(uint64) bool, limit int) []Match {
+	tw.Listed = true
+	if out := s.newestLocked(inWin, filter, limit); len(out) > 0 {
+		return out
+	}
+	tw.Nearest = true
+	return s.nearestLocked(tw, filter, limit)
 }
 
 // corpus is the store as a ranking reads it (rank.Corpus), at now; s.mu is held while it is

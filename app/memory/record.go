@@ -75,6 +75,9 @@ type Memory struct {
 	// words is the soft match's reading of Text (Store.indexText), kept so that a search
 	// need not read the texts of its candidates again; zero without the builtin embedder.
 	words vector.Words
+	// mentions are the times Text mentions, read against CreatedAt (timewindow.go); nil for
+	// most memories.
+	mentions []mention
 }
 
 // Deleted reports whether m is soft-deleted (forgotten).
@@ -128,12 +131,13 @@ func decodeMemory(b []byte) (*Memory, error) {
 // meanwhile (recordDecoder, else encoding/json); each runs on a goroutine of its own as soon as
 // a chunk and every chunk before it are decoded, so that indexing overlaps decoding. With
 // analyze, the cores also read each text for the indexes (vector.Analysis, one per memory,
-// handed to each beside it) and keep its words on it.
+// handed to each beside it) and keep its words on it; they read each text's mentions of times
+// against its creation time in loc too.
 //
 // It returns when the walk is done, with the ids walked, in order, and wait, which returns
 // once each has returned for the last chunk, with the walk's error or the first record that
 // would not decode (each sees no chunk from that one on).
-func loadMemories(b *kv.Bucket, analyze func(string) vector.Analysis, each func([]*Memory, []vector.Analysis)) (ids []uint64, wait func() error) {
+func loadMemories(b *kv.Bucket, loc *time.Location, analyze func(string) vector.Analysis, each func([]*Memory, []vector.Analysis)) (ids []uint64, wait func() error) {
 	const chunk = 1024
 	type part struct {
 		ids  []uint64
@@ -162,6 +166,7 @@ func loadMemories(b *kv.Bucket, analyze func(string) vector.Analysis, each func(
 						}
 					}
 					p.mems[i] = m
+					m.mentions = mentionsOf(m.Text, m.CreatedAt, loc)
 					if analyze != nil {
 						a := analyze(m.Text)
 						m.words = a.Words

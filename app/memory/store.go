@@ -61,7 +61,9 @@ type Store struct {
 	modGen  uint64                  // counts the changes to stored memories other than new ones (nearSnap)
 	active  activeSet               // which memories pass the zero Filter (active.go)
 	created []createdID             // every stored memory in creation order (created.go)
-	recent  recentIndex             // the memories of the last RecentDuplicateWindow (idempotency.go)
+	// mentioning is the memories whose text mentions a time (timewindow.go).
+	mentioning map[uint64]struct{}
+	recent     recentIndex // the memories of the last RecentDuplicateWindow (idempotency.go)
 
 	hookMu   sync.Mutex
 	onChange []func(ids []uint64)
@@ -134,6 +136,7 @@ func Open(db *kv.DB, cfg Config) (*Store, error) {
 		mems:           make(map[uint64]*Memory),
 		lex:            vector.NewBM25(),
 		links:          make(map[uint64]contextLink),
+		mentioning:     make(map[uint64]struct{}),
 		tails:          make(map[contextGroup]uint64),
 		pending:        make(map[uint64]struct{}),
 		wake:           make(chan struct{}, 1),
@@ -187,10 +190,11 @@ func Open(db *kv.DB, cfg Config) (*Store, error) {
 				s.words, werr = words, err
 			})
 		}
-		ids, wait := loadMemories(mb, analyze, func(mems []*Memory, ans []vector.Analysis) {
+		ids, wait := loadMemories(mb, s.loc, analyze, func(mems []*Memory, ans []vector.Analysis) {
 			for i, m := range mems {
 				s.mems[m.ID] = m
 				s.ids = append(s.ids, m.ID)
+				s.setMentionsLocked(m)
 				if ans != nil {
 					s.lex.AddAnalysis(m.ID, ans[i])
 				} else {
@@ -327,10 +331,13 @@ func (s *Store) Close() error {
 }
 
 // indexText puts m's text into the lexical index and the word counts that weigh soft matches,
-// in place of old's (nil: none), and keeps the soft match's reading of it on m: with the builtin
+// in place of old's (nil: none), and keeps the times it mentions and the soft match's reading
+// of it on m: with the builtin
 // embedder the text is read once for all three (vector.Analysis). Like the lexical index, the
 // counts cover every stored memory, forgotten ones included. s.mu must be held for writing.
 func (s *Store) indexText(m, old *Memory) {
+	m.mentions = mentionsOf(m.Text, m.CreatedAt, s.loc)
+	s.setMentionsLocked(m)
 	if s.soft == nil {
 		s.lex.Add(m.ID, m.Text)
 		return
@@ -955,6 +962,7 @@ func (s *Store) eraseLocked(ids []uint64) error {
 	}
 	for _, id := range ids {
 		gone[id] = true
+		delete(s.mentioning, id)
 		s.uncountWords(s.mems[id])
 		delete(s.mems, id)
 		s.markLocked(id)

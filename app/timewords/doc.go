@@ -1,16 +1,18 @@
 // Package timewords finds the time words in a recall question ("what did I do last week?",
 // "where was I in March?", "since Monday") and turns them into a window of time, so recall can
-// keep the memories written inside it. It imports only the standard library.
+// rank first the memories written inside it; Mentions finds the same expressions in a
+// memory's text, read against when it was written ("on 24 October 2023", "last Tuesday"). It
+// imports only the standard library.
 //
 // The simplest use, as recall does it when no explicit since/until arguments were given:
 //
 //	w, ok := timewords.Parse(query, time.Now(), loc) // loc: OWNSONA_TIMEZONE, default the host's
 //	if ok {
-//		// keep memories with w.Contains(m.CreatedAt); report
+//		// rank first the memories with w.Contains(m.CreatedAt) or a mention in w; report
 //		// time_window: {since: w.Since, until: w.Until, phrase: w.Phrase}, a zero bound as null
 //	}
 //
-// A query with no expression below is never filtered: Parse returns false.
+// A query with no expression below has no window: Parse returns false.
 //
 // # Windows
 //
@@ -49,7 +51,11 @@
 //	  "a few" 2–5, "several" 3–7, which span those units: a few days ago [Nov 20, Nov 24).
 //	  "a fortnight" is 2 weeks.
 //
-//	last week / this week                  [Nov 16, Nov 23) / [Nov 23, Nov 30)
+//	last week                              the previous calendar week and the last seven
+//	                                       days: [Nov 16, Nov 26) (also after in, during,
+//	                                       over, on, from; as a bound, "since last week",
+//	                                       the calendar week alone)
+//	this week                              [Nov 23, Nov 30)
 //	last month / this month                [Oct 1, Nov 1) / [Nov 1, Dec 1)
 //	last year / this year                  [2025-01-01, 2026-01-01) / [2026-01-01, 2027-01-01)
 //	earlier this week/month/year           from the unit's start to now
@@ -97,7 +103,7 @@
 //	since X                                [start of X, ∞)
 //	after X                                [end of X, ∞)
 //	before X                               [−∞, start of X)
-//	until X, till X                        [−∞, end of X)
+//	until X, till X, as of X               [−∞, end of X)
 //	between X and Y, from X to|until|till|through Y
 //	                                       [start of X, end of Y); Y may be "now". If X comes
 //	                                       out after Y and X is a yearless month or date or a
@@ -110,8 +116,8 @@
 //
 // # What is not a time window
 //
-// Parse is conservative: filtering out the memory that answers a question is worse than not
-// filtering. So these match nothing:
+// Parse is conservative: a window that names the wrong time ranks the wrong memories first.
+// So these match nothing:
 //
 //   - The future: tomorrow, next week/month/year, "in 2 days", and any window that would start
 //     after now ("this Friday" on a Wednesday, "in 2030", "after November" in November), or a
@@ -137,7 +143,7 @@
 // When a query holds several expressions, the first (leftmost) wins: "yesterday, or maybe last
 // week" gives yesterday. They are not intersected.
 //
-// The window says when something was said, which is what recall filters on. A question whose
-// time words date an event rather than a conversation ("when is my appointment on March 12?")
-// gets a window too; explicit since/until arguments (which win over the query) are the way out.
+// The window says when something was said or happened: recall ranks first the memories
+// written in it and those whose text mentions a time in it (Mentions). Explicit since/until
+// arguments (which win over the query) are the filters.
 package timewords

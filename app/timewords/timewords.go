@@ -2,6 +2,7 @@ package timewords
 
 import (
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -49,6 +50,64 @@ func Parse(query string, now time.Time, loc *time.Location) (Window, bool) {
 	return Window{}, false
 }
 
+// Mentions finds every time expression in text, a memory written at ref ("on 24 October
+// 2023", "in May", "last Tuesday", "yesterday"), as Parse reads a question's, left to right,
+// none inside another. Each window is bounded on both sides: one open after (since Monday, in
+// the last 3 days) ends at ref, and one open before (before March) is left out, as it names no
+// time in particular. Phrase is the words as text has them. It returns nil when text mentions
+// no time, and never panics.
+func Mentions(text string, ref time.Time, loc *time.Location) []Window {
+	if !mayMention(text) {
+		return nil
+	}
+	if loc == nil {
+		loc = ref.Location()
+	}
+	p := parser{clock: newClock(ref, loc), toks: tokenize(text)}
+	var out []Window
+	for i := 0; i < len(p.toks); i++ {
+		p.head = i
+		w, end, ok := p.expr(i)
+		if !ok {
+			continue
+		}
+		if w.Until.IsZero() {
+			w.Until = p.now
+		}
+		if !w.Since.IsZero() && w.Since.Before(w.Until) {
+			w.Phrase = text[p.toks[i].start:p.toks[end-1].end]
+			out = append(out, w)
+		}
+		i = end - 1
+	}
+	return out
+}
+
+// mayMention reports whether text has a digit or one of the words every expression Parse
+// reads contains (a cheap test that spares reading most memories word by word).
+func mayMention(text string) bool {
+	for i := 0; i < len(text); i++ {
+		if c := text[i]; c >= '0' && c <= '9' {
+			return true
+		}
+	}
+	lower := strings.ToLower(text)
+	for _, w := range mentionCues {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// mentionCues are substrings of which every time expression without a digit holds one: the
+// day words, the units, the months' and weekdays' names (their abbreviations start them).
+var mentionCues = []string{
+	"today", "yesterday", "tonight", "night", "morning", "afternoon", "evening",
+	"day", "week", "month", "year", "fortnight", "hour", "minute",
+	"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+}
+
 type parser struct {
 	clock
 	toks []token
@@ -90,6 +149,7 @@ func (p *parser) expr(i int) (Window, int, bool) {
 				return p.between(a, b, k)
 			}
 		}
+		a = p.lastWeek(i+1, j, a)
 		return p.window(a.since, a.until, j)
 	case "since":
 		if s, j, ok := p.span(i+1, "since"); ok {
@@ -111,6 +171,13 @@ func (p *parser) expr(i int) (Window, int, bool) {
 			return p.window(time.Time{}, s.until, j)
 		}
 		return Window{}, 0, false
+	case "as":
+		if p.is(i+1, "of") {
+			if s, j, ok := p.span(i+2, "until"); ok {
+				return p.window(time.Time{}, s.until, j)
+			}
+		}
+		return Window{}, 0, false
 	case "in", "during", "throughout", "within", "over", "on":
 		if since, j, ok := p.rolling(i + 1); ok {
 			return p.window(since, time.Time{}, j)
@@ -120,6 +187,7 @@ func (p *parser) expr(i int) (Window, int, bool) {
 			return p.window(s.since, s.until, i+3)
 		}
 		if s, j, ok := p.span(i+1, p.w(i)); ok {
+			s = p.lastWeek(i+1, j, s)
 			return p.window(s.since, s.until, j)
 		}
 		return Window{}, 0, false
@@ -147,9 +215,22 @@ func (p *parser) expr(i int) (Window, int, bool) {
 		return p.window(since, time.Time{}, j)
 	}
 	if s, j, ok := p.span(i, ""); ok {
+		s = p.lastWeek(i, j, s)
 		return p.window(s.since, s.until, j)
 	}
 	return Window{}, 0, false
+}
+
+// lastWeek widens s when the tokens from i to j are "last week" alone (or after in, during,
+// over, on, from): a person who says it means the previous calendar week or the last seven
+// days, so it covers both: from the previous week's Monday (never after the day a week ago)
+// to the end of today. As a bound ("since last week", "until last week") it stays the
+// calendar week.
+func (p *parser) lastWeek(i, j int, s span) span {
+	if j != i+2 || !p.is(i, "last") || !p.is(i+1, "week") {
+		return s
+	}
+	return span{since: s.since, until: p.date(p.y, p.m, p.d+1)}
 }
 
 // window checks a window before Parse returns it: one that starts after now or ends before it

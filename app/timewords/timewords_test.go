@@ -120,8 +120,8 @@ func TestParse(t *testing.T) {
 		{"twelve years ago", "2014-01-01", "2015-01-01", "twelve years ago"},
 
 		// Calendar weeks (ISO: Monday to Sunday), months and years.
-		{"What did I do last week?", "2026-11-16", "2026-11-23", "last week"},
-		{"last week's notes", "2026-11-16", "2026-11-23", "last week"},
+		{"What did I do last week?", "2026-11-16", "2026-11-26", "last week"},
+		{"last week's notes", "2026-11-16", "2026-11-26", "last week"},
 		{"this week", "2026-11-23", "2026-11-30", "this week"},
 		{"earlier this week", "2026-11-23", "now", "earlier this week"},
 		{"last month", "2026-10-01", "2026-11-01", "last month"},
@@ -178,6 +178,9 @@ func TestParse(t *testing.T) {
 		{"before yesterday", "", "2026-11-24", "before yesterday"},
 		{"until last week", "", "2026-11-23", "until last week"},
 		{"till 2025", "", "2026-01-01", "till 2025"},
+		{"as of December 2023", "", "2024-01-01", "as of December 2023"},
+		{"what did I own as of March 12, 2024?", "", "2024-03-13", "as of March 12, 2024"},
+		{"as of last week", "", "2026-11-23", "as of last week"},
 
 		// Months and years: a month without a year is the most recent one that has begun.
 		{"where was I in March?", "2026-03-01", "2026-04-01", "in March"},
@@ -220,12 +223,12 @@ func TestParse(t *testing.T) {
 		{"from Monday to Wednesday", "2026-11-23", "2026-11-26", "from Monday to Wednesday"},
 		{"between Thursday and Monday", "2026-11-19", "2026-11-24", "between Thursday and Monday"},
 		{"from 2022 until 2023", "2022-01-01", "2024-01-01", "from 2022 until 2023"},
-		{"from last week", "2026-11-16", "2026-11-23", "from last week"},
+		{"from last week", "2026-11-16", "2026-11-26", "from last week"},
 
 		// Punctuation, case, and the first of several expressions.
-		{"(last week)", "2026-11-16", "2026-11-23", "last week"},
-		{"LAST-WEEK", "2026-11-16", "2026-11-23", "LAST-WEEK"},
-		{"last\n  week", "2026-11-16", "2026-11-23", "last\n  week"},
+		{"(last week)", "2026-11-16", "2026-11-26", "last week"},
+		{"LAST-WEEK", "2026-11-16", "2026-11-26", "LAST-WEEK"},
+		{"last\n  week", "2026-11-16", "2026-11-26", "last\n  week"},
 		{"yesterday, or maybe last week", "2026-11-24", "2026-11-25", "yesterday"},
 		{"Was hast du — gestern? no: yesterday", "2026-11-24", "2026-11-25", "yesterday"},
 		{"before, may I ask, what did I do in March", "2026-03-01", "2026-04-01", "in March"},
@@ -327,7 +330,7 @@ func TestParse_yearBoundary(t *testing.T) {
 		{"this year", "2027-01-01", "2028-01-01", "this year"},
 		{"in 2027", "2027-01-01", "2028-01-01", "in 2027"},
 		{"this week", "2026-12-28", "2027-01-04", "this week"},
-		{"last week", "2026-12-21", "2026-12-28", "last week"},
+		{"last week", "2026-12-21", "2027-01-03", "last week"},
 		{"this weekend", "2027-01-02", "2027-01-04", "this weekend"},
 		{"over the weekend", "2027-01-02", "2027-01-04", "over the weekend"},
 		{"last weekend", "2026-12-26", "2026-12-28", "last weekend"},
@@ -372,7 +375,7 @@ func TestParse_dst(t *testing.T) {
 	runParseCases(t, c, []parseCase{
 		{"yesterday", "2026-10-25", "2026-10-26", "yesterday"},
 		{"last weekend", "2026-10-24", "2026-10-26", "last weekend"},
-		{"last week", "2026-10-19", "2026-10-26", "last week"},
+		{"last week", "2026-10-19", "2026-10-27", "last week"},
 		{"in the last 2 days", "2026-10-24", "", "in the last 2 days"},
 		{"a week ago", "2026-10-19", "2026-10-26", "a week ago"},
 	})
@@ -462,7 +465,7 @@ func ExampleParse() {
 		fmt.Printf("%q: %q = [%s, %s)\n", q, w.Phrase, w.Since.Format(time.DateOnly), until)
 	}
 	// Output:
-	// "What did I do last week?": "last week" = [2026-11-16, 2026-11-23)
+	// "What did I do last week?": "last week" = [2026-11-16, 2026-11-26)
 	// "where was I in March?": "in March" = [2026-03-01, 2026-04-01)
 	// "anything since Monday": "since Monday" = [2026-11-23, open)
 	// "may I ask about my sister": no time window
@@ -517,4 +520,67 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("phrase %q alone parses to %s (ok %v), in the query to %s", w.Phrase, show(again), ok, show(w))
 		}
 	})
+}
+
+// TestParse_lastWeekOnSunday: said on a Sunday, "last week" still holds Thursday, four days
+// ago (issue 29: the previous ISO week alone skipped it), and the previous calendar week.
+func TestParse_lastWeekOnSunday(t *testing.T) {
+	c := clock{"utc-sunday", time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC), time.UTC}
+	runParseCases(t, c, []parseCase{
+		{"what did I do last week?", "2026-11-16", "2026-11-30", "last week"},
+		{"since last week", "2026-11-16", "", "since last week"},
+	})
+	w, _ := timewords.Parse("what did I do last week?", c.now, c.loc)
+	for _, at := range []string{"2026-11-26 12:00", "2026-11-16", "2026-11-29 17:00"} {
+		if !w.Contains(c.at(t, at)) {
+			t.Errorf("last week, said on Sunday 2026-11-29, does not hold %s", at)
+		}
+	}
+}
+
+func TestMentions(t *testing.T) {
+	loc := mustZone(t, "Europe/Berlin")
+	c := clock{"berlin", time.Date(2023, 10, 25, 15, 4, 0, 0, loc), loc} // a Wednesday
+	for _, tc := range []struct {
+		text string
+		want []parseCase // the phrase, since and until of each mention
+	}{
+		{"Audrey ate pasta on 24 October 2023", []parseCase{{"", "2023-10-24", "2023-10-25", "on 24 October 2023"}}},
+		{"I went to a support group yesterday and loved it", []parseCase{{"", "2023-10-24", "2023-10-25", "yesterday"}}},
+		{"In May I moved to Lisbon; last Tuesday I started a job", []parseCase{
+			{"", "2023-05-01", "2023-06-01", "In May"},
+			{"", "2023-10-24", "2023-10-25", "last Tuesday"},
+		}},
+		{"I have been running since Monday", []parseCase{{"", "2023-10-23", "now", "since Monday"}}},
+		{"Over the past two weeks I slept badly", []parseCase{{"", "2023-10-11", "now", "Over the past two weeks"}}},
+		{"I prefer dark roast coffee", nil},
+		{"I finished it before March", nil}, // no time in particular
+		{"See you tomorrow", nil},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			got := timewords.Mentions(tc.text, c.now, loc)
+			if len(got) != len(tc.want) {
+				t.Fatalf("Mentions(%q) = %d windows %v, want %d", tc.text, len(got), got, len(tc.want))
+			}
+			for i, w := range tc.want {
+				if !got[i].Since.Equal(c.at(t, w.since)) || !got[i].Until.Equal(c.at(t, w.until)) || got[i].Phrase != w.phrase {
+					t.Errorf("mention %d: got %s, want %q [%s, %s)", i, show(got[i]), w.phrase, w.since, w.until)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkMentions(b *testing.B) {
+	now := time.Date(2023, 10, 25, 15, 4, 0, 0, time.UTC)
+	texts := []string{
+		"Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
+		"Melanie: Wow, love that painting! So cool you found such a helpful group.",
+		"Audrey got new collars and tags for her dogs on 24 October 2023.",
+		"My partner Sam likes green tea, not coffee",
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		timewords.Mentions(texts[i%len(texts)], now, time.UTC)
+	}
 }
