@@ -270,6 +270,8 @@ func (c corpus) Neighbours(dst []uint64, id uint64) []uint64 {
 
 func (c corpus) Counts() *vector.WordCounts { return c.s.words }
 
+func (c corpus) Text(id uint64) string { return c.s.mems[id].Text }
+
 // Stats counts the whole store.
 type Stats struct {
 	// Total = Active + Superseded + SoftDeleted + Expired: a superseded memory (neither

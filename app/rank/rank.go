@@ -24,6 +24,8 @@ type Corpus interface {
 	Neighbours(dst []uint64, id uint64) []uint64
 	// Counts is the store's word counts, which weigh the soft match; nil: English at large.
 	Counts() *vector.WordCounts
+	// Text is memory id's text.
+	Text(id uint64) string
 }
 
 // Query is one question to rank the corpus for.
@@ -73,8 +75,23 @@ func New(emb vector.Embedder, p Params) *Ranker {
 func (r *Ranker) Params() Params { return r.p }
 
 // Rank returns at most q.Limit memories of c for q, best first: with q.Window, the memories
-// of the window first, each part best first. Scores are the fused relevance in [0, 1].
+// of the window first, each part best first. Scores are the fused relevance in [0, 1]; a
+// memory scoring less than Params.Floor times the best is left out (the relevance floor).
 func (r *Ranker) Rank(c Corpus, q Query) []vector.Scored {
+	return r.floor(r.rankWindow(c, q))
+}
+
+// floor keeps the matches that score at least Params.Floor times the best one.
+func (r *Ranker) floor(ranked []vector.Scored) []vector.Scored {
+	var best float32
+	for _, s := range ranked {
+		best = max(best, s.Score)
+	}
+	return slices.DeleteFunc(ranked, func(s vector.Scored) bool { return s.Score < r.p.Floor*best })
+}
+
+// rankWindow ranks q's window first, if it has one.
+func (r *Ranker) rankWindow(c Corpus, q Query) []vector.Scored {
 	if q.Window == nil {
 		return r.rank(c, q, q.Filter, q.Limit)
 	}
@@ -103,15 +120,50 @@ func (r *Ranker) Rank(c Corpus, q Query) []vector.Scored {
 func (r *Ranker) rank(c Corpus, q Query, f vector.Filter, limit int) []vector.Scored {
 	k := max(4*limit, 50)
 	lexical := c.Lexical(q.Text, k, f, r.p.ContextLexical)
-	if q.Vec == nil {
-		return vector.Fuse(lexical, nil, 1, 0, limit)
+	var ranked []vector.Scored
+	if q.Vec != nil {
+		if dense := c.Dense(q.Vec, k, f); dense != nil {
+			dense = vector.AtLeast(dense, r.minCos, r.margin)
+			ranked = r.fuse(c, q.Text, lexical, dense, 2*k)
+		}
 	}
-	dense := c.Dense(q.Vec, k, f)
-	if dense == nil {
-		return vector.Fuse(lexical, nil, 1, 0, limit)
+	if ranked == nil {
+		// BM25 alone: each score as a share of the best, so that the last is not 0 as a
+		// min-max would make it, and the floor reads how far it is from the best.
+		ranked = slices.Clone(lexical)
+		for i := range ranked {
+			ranked[i].Score /= lexical[0].Score
+		}
 	}
-	dense = vector.AtLeast(dense, r.minCos, r.margin)
-	return r.fuse(c, q.Text, lexical, dense, limit)
+	a := askedOf(q.Text)
+	penalty := r.p.Who
+	if a.self {
+		penalty = r.p.WhoSelf
+	}
+	if penalty > 0 && (a.self || len(a.people) > 0) {
+		for i, s := range ranked {
+			if a.elsewhere(c.Text(s.ID)) {
+				ranked[i].Score *= 1 - penalty
+			}
+		}
+		slices.SortFunc(ranked, compareBest)
+	}
+	return ranked[:min(limit, len(ranked))]
+}
+
+// compareBest orders best first, ties by the higher id first, as vector's rankings are.
+func compareBest(a, b vector.Scored) int {
+	switch {
+	case a.Score > b.Score:
+		return -1
+	case a.Score < b.Score:
+		return 1
+	case a.ID > b.ID:
+		return -1
+	case a.ID < b.ID:
+		return 1
+	}
+	return 0
 }
 
 // fuse ranks the lexical and dense candidates: with the builtin embedder, each candidate also

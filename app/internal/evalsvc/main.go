@@ -615,7 +615,7 @@ func main() {
 }
 
 // gridDoc says what tuning varies.
-const gridDoc = "context weights in BM25 0–0.9 × in the soft match 0–0.9"
+const gridDoc = "who 0–0.3 × floor 0–0.5"
 
 // tuning is the grid of knobs cross-validation chooses among. Ideas measured through it and
 // left out of the ranking (issue 29; each chosen by no fold, or moving R@10 by less than its
@@ -625,10 +625,10 @@ const gridDoc = "context weights in BM25 0–0.9 × in the soft match 0–0.9"
 // feedback, weight 0.1–0.5: +0.002 to +0.010 at best, cross-validated −0.001 to +0.007).
 func tuning() []rank.Params {
 	var out []rank.Params
-	for _, l := range []float32{0, 0.3, 0.5, 0.7, 0.9} {
-		for _, s := range []float32{0, 0.5, 0.8, 0.9} {
+	for _, w := range []float32{0, 0.1, 0.2, 0.3} {
+		for _, f := range []float32{0, 0.2, 0.3, 0.4, 0.5} {
 			p := rank.Default()
-			p.ContextLexical, p.ContextSoft = l, s
+			p.Who, p.Floor = w, f
 			out = append(out, p)
 		}
 	}
