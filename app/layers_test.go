@@ -16,7 +16,7 @@ func TestLayers(t *testing.T) {
 	const mod = "github.com/ownsona/ownsona/"
 	allowed := map[string][]string{
 		"app/memory":    {"app/memtext", "app/rank", "app/timewords", "kv", "vector"},
-		"app/rank":      {"app/timewords", "vector"},
+		"app/rank":      {"vector"},
 		"app/tools":     {"app/memory", "app/memtext", "app/approval", "rpc", "oauth", "oauth/policy"},
 		"app/settings":  {"app/approval", "kv"},
 		"app/approval":  {},
