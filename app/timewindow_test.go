@@ -25,10 +25,22 @@ func TestSDK_RecallTimeWords(t *testing.T) {
 				t.Errorf("on Sunday: matches %v, want memory %v then %v", m, lisbon, oslo)
 			}
 			w, _ := p["time_window"].(map[string]any)
-			if w["phrase"] != "on Sunday" || w["since"] != "2026-11-22T00:00:00+01:00" || w["until"] != "2026-11-23T00:00:00+01:00" {
+			if w["phrase"] != "on Sunday" || w["since"] != "2026-11-22T00:00:00+01:00" || w["until"] != "2026-11-23T00:00:00+01:00" || w["ranked"] != true {
 				t.Errorf("time_window = %v, want Sunday in Berlin", p["time_window"])
 			}
 
+			// Only a window: its memories, newest first, and the payload says so; an empty
+			// window says that, and the nearest in time answer.
+			p = sdkPayload(t, s, "recall", map[string]any{"query": "last week?"})
+			w, _ = p["time_window"].(map[string]any)
+			if m := p["matches"].([]any); len(m) != 2 || m[0].(map[string]any)["id"] != oslo || w["listed"] != true || w["nearest"] != nil || w["note"] == nil {
+				t.Errorf("last week: %v, want both memories, newest first, listed", p)
+			}
+			p = sdkPayload(t, s, "recall", map[string]any{"query": "in March 2025"})
+			w, _ = p["time_window"].(map[string]any)
+			if m := p["matches"].([]any); len(m) != 2 || m[0].(map[string]any)["id"] != lisbon || w["nearest"] != true {
+				t.Errorf("in March 2025: %v, want the nearest in time, the older first, and nearest", p)
+			}
 			p = sdkPayload(t, s, "recall", map[string]any{"query": "where did I fly today?"})
 			if m := p["matches"].([]any); len(m) != 2 || m[0].(map[string]any)["id"] != oslo {
 				t.Errorf("today: matches %v, want memory %v first", m, oslo)

@@ -94,12 +94,19 @@ type recallPayload struct {
 	render func(recallPayload) string
 }
 
-// timeWindow is the window of creation times the question's own time words set ("last
-// week"): since inclusive, until exclusive, null for an open end; phrase as the question has it.
+// timeWindow is the window the question's own time words set ("last week"): since inclusive,
+// until exclusive, null for an open end; phrase as the question has it. It ranks, it never
+// hides a memory: ranked is always true, and note says what the matches are when the question
+// was only the window (the window's memories, newest first, or, when it holds none, the
+// nearest in time).
 type timeWindow struct {
-	Since  *time.Time `json:"since"`
-	Until  *time.Time `json:"until"`
-	Phrase string     `json:"phrase"`
+	Since   *time.Time `json:"since"`
+	Until   *time.Time `json:"until"`
+	Phrase  string     `json:"phrase"`
+	Ranked  bool       `json:"ranked"`
+	Listed  bool       `json:"listed,omitempty"`
+	Nearest bool       `json:"nearest,omitempty"`
+	Note    string     `json:"note,omitempty"`
 }
 
 // timeWindowOf is w in a payload; nil for none.
@@ -107,7 +114,14 @@ func timeWindowOf(w *memory.TimeWindow) *timeWindow {
 	if w == nil {
 		return nil
 	}
-	return &timeWindow{Since: w.Since, Until: w.Until, Phrase: w.Phrase}
+	tw := &timeWindow{Since: w.Since, Until: w.Until, Phrase: w.Phrase, Ranked: true, Listed: w.Listed, Nearest: w.Nearest}
+	switch {
+	case w.Nearest:
+		tw.Note = "no memory falls in " + w.Phrase + "; these are the nearest to it in time"
+	case w.Listed:
+		tw.Note = "the memories of " + w.Phrase + ", newest first"
+	}
+	return tw
 }
 
 func (p recallPayload) contentText() string {
@@ -173,8 +187,9 @@ const recallDesc = "Search the user's memories by meaning and keywords; returns 
 // recallOut is the output schema of recall's payload, less "ok" and "error".
 func recallOut() schema {
 	return withCut(schema{"matches": arrayOf(memorySchema), "query_embedding_time_ms": typeNumber, "search_time_ms": typeNumber, "warning": typeString,
-		"time_window": schema{"type": "object", "description": "the window of creation times the question's own time words set (since inclusive, until exclusive, null for an open end); absent when it has none or since/until were given",
-			"properties": schema{"since": orNull(schema{"type": "string", "format": "date-time"}), "until": orNull(schema{"type": "string", "format": "date-time"}), "phrase": typeString}}})
+		"time_window": schema{"type": "object", "description": "the window the question's own time words set (since inclusive, until exclusive, null for an open end); absent when it has none or since/until were given. It ranks, never hides: memories written in it or mentioning a time in it come first (ranked: true). listed: the question was only the window, and the matches are its memories, newest first; nearest: it holds none, and the matches are the nearest in time; note says so",
+			"properties": schema{"since": orNull(schema{"type": "string", "format": "date-time"}), "until": orNull(schema{"type": "string", "format": "date-time"}), "phrase": typeString,
+				"ranked": typeBoolean, "listed": typeBoolean, "nearest": typeBoolean, "note": typeString}}})
 }
 
 func (s *Server) recallTools() []*rpc.Tool {
