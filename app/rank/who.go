@@ -61,8 +61,8 @@ func appendNew(list []string, w string) []string {
 // them.
 func (a asked) elsewhere(text string) bool {
 	if len(a.people) > 0 {
-		for _, t := range vector.Tokenize(text) {
-			if slices.Contains(a.people, t) {
+		for _, p := range a.people {
+			if hasWord(text, p) {
 				return false
 			}
 		}
@@ -102,3 +102,23 @@ var (
 		"boss": true, "colleague": true, "neighbour": true, "neighbor": true, "dog": true, "cat": true,
 	}
 )
+
+// hasWord reports whether text has the word w (lowercase, as vector.Tokenize gives it) as a
+// whole word, ignoring case, without allocating: a search reads every candidate's text.
+func hasWord(text, w string) bool {
+	for i := 0; i+len(w) <= len(text); i++ {
+		if !strings.EqualFold(text[i:i+len(w)], w) {
+			continue
+		}
+		before, _ := utf8.DecodeLastRuneInString(text[:i])
+		after, _ := utf8.DecodeRuneInString(text[i+len(w):])
+		if !isWordRune(before) && !isWordRune(after) {
+			return true
+		}
+	}
+	return false
+}
+
+func isWordRune(r rune) bool {
+	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
+}

@@ -51,3 +51,21 @@ func TestAsked_elsewhere(t *testing.T) {
 		}
 	}
 }
+
+func TestHasWord(t *testing.T) {
+	for _, tc := range []struct {
+		text, w string
+		want    bool
+	}{
+		{"My partner Sam likes tea", "sam", true},
+		{"Sam's birthday", "sam", true},
+		{"Samantha likes tea", "sam", false},
+		{"I saw SAM.", "sam", true},
+		{"Caroline: I went", "caroline", true},
+		{"", "sam", false},
+	} {
+		if got := hasWord(tc.text, tc.w); got != tc.want {
+			t.Errorf("hasWord(%q, %q) = %v, want %v", tc.text, tc.w, got, tc.want)
+		}
+	}
+}
