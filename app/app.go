@@ -40,17 +40,19 @@ type App struct {
 	log zerolog.Logger
 	now func() time.Time
 
-	db        *kv.DB
-	settings  *settings.Store
-	approvals *approval.Queue
-	mem       *memory.Store
-	tools     *tools.Server
-	mcp       *rpc.Server // tools.RPC
-	limiter   *limit.Limiter
-	audit     *audit.Log
-	web       *web.Server
-	console   *console.Console // the owner's console, mounted by web at /console
-	uploads   *uploads.Service // upload URLs of large imports and their imports
+	db       *kv.DB
+	settings *settings.Store
+	// cliImports are the command line's imports through the admin socket, for the console.
+	cliImports cliImports
+	approvals  *approval.Queue
+	mem        *memory.Store
+	tools      *tools.Server
+	mcp        *rpc.Server // tools.RPC
+	limiter    *limit.Limiter
+	audit      *audit.Log
+	web        *web.Server
+	console    *console.Console // the owner's console, mounted by web at /console
+	uploads    *uploads.Service // upload URLs of large imports and their imports
 
 	closeSocket func() // the admin socket's; nil when not serving
 	health      healthCache
@@ -129,7 +131,7 @@ func Open(cfg Config, stderr io.Writer) (*App, error) {
 		backups = a.backupFiles
 	}
 	a.console.SetSystem(backups, a.localDoctor)
-	a.console.SetImports(func() []memory.ImportJob { return a.uploads.Jobs("") })
+	a.console.SetImports(func() []memory.ImportJob { return a.cliImports.merged(a.uploads.Jobs("")) })
 	a.web, err = web.New(a.webConfig(stderr))
 	if err != nil {
 		a.Close()

@@ -226,6 +226,7 @@ func (a *App) openAdminSocket(ctx context.Context) error {
 		live.Keys, live.Grants = auth.Keys(), auth.Grants()
 		live.SetOwnerPassword = auth.ReplaceOwnerPassword // password set: in force at once
 	}
+	live.OnImport = a.cliImports.add // the console lists command-line imports too
 	closeFn, err := ops.ListenSocket(ctx, live, a.mcp.ServeStdio, a.log)
 	switch {
 	case errors.Is(err, ops.ErrForeignSocket):

@@ -48,3 +48,29 @@ func TestSystem_BackupsAndDoctor(t *testing.T) {
 		}
 	}
 }
+
+// TestSystem_CLIImportsListed (issue 30, item 7): an `ownsona import` run while the server
+// holds the file goes through its admin socket, and the console's System page lists it beside
+// the uploaded imports.
+func TestSystem_CLIImportsListed(t *testing.T) {
+	a := MustOpen(t, testConfig(t, newFakeClock()))
+	if err := a.openAdminSocket(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "garden-notes.md")
+	if err := os.WriteFile(file, []byte("- The tomatoes go in after the last frost\n- Basil by the kitchen door\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut strings.Builder
+	if err := Run(t.Context(), []string{"import", file, "--db", a.cfg.DB}, func(string) string { return "" }, strings.NewReader(""), &out, &errOut); err != nil {
+		t.Fatalf("ownsona import: %v\n%s", err, errOut.String())
+	}
+	b := newConsoleBrowser(t, "http://127.0.0.1", handlerTransport{a.Handler()})
+	b.signIn()
+	page := b.page("/console/system")
+	for _, want := range []string{"garden-notes.md", "ownsona import (command line)"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the System page after a command-line import lacks %q", want)
+		}
+	}
+}

@@ -71,6 +71,9 @@ type Live struct {
 	// it returns oauth.ErrPasswordConfigured when OWNSONA_LOGIN_PASSWORD wins over it. If nil,
 	// `password set` only stores the hash, for the server's next start.
 	SetOwnerPassword func(hash string) error
+	// OnImport, when set, hears of every `ownsona import` run inside the server, once it
+	// ends, so that the console lists it beside the uploaded imports.
+	OnImport func(memory.ImportJob)
 }
 
 // Command is one thing the operator types: `ownsona NAME ...`.

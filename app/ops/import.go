@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/kv"
@@ -70,8 +72,12 @@ func importCmd(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer done()
+	started := time.Now().UTC()
 	st, err := store.ImportFrom(ctx, in, memory.ImportOptions{Format: *format,
 		OnError: func(e memory.ImportError) { fmt.Fprintln(env.Stderr, e.String()) }})
+	if env.Live != nil && env.Live.OnImport != nil {
+		env.Live.OnImport(cliImportJob(name, st, err, started, time.Now().UTC()))
+	}
 	if err != nil {
 		return fmt.Errorf("import %s: %w", name, err)
 	}
@@ -132,4 +138,15 @@ func (env *Env) memories(path string) (store *memory.Store, done func() error, e
 		}
 		return err
 	}, nil
+}
+
+// cliImportJob describes an import run from the command line, as the console lists imports.
+func cliImportJob(name string, st memory.ImportStats, err error, started, finished time.Time) memory.ImportJob {
+	j := memory.ImportJob{ID: "cli-" + started.Format("20060102T150405.000000000Z"), Filename: filepath.Base(name),
+		Client: "ownsona import (command line)", State: "done", Format: st.Format, Read: st.Read, Imported: st.Imported,
+		Skipped: st.Skipped, Failed: st.Bad, LinksSkipped: st.LinksSkipped, CreatedAt: started, StartedAt: &started, FinishedAt: &finished}
+	if err != nil {
+		j.State, j.Error = "failed", err.Error()
+	}
+	return j
 }
