@@ -7,7 +7,7 @@ FUZZTIME ?= 20s
 EVAL ?= ../shared/eval/locomo-dev
 EVAL_FACTS ?= ../shared/eval/locomo-facts-dev
 
-.PHONY: build run test e2e bench bench-goals load fuzz check clean assets eval dist
+.PHONY: build run test e2e bench bench-goals load fuzz check clean assets eval dist notice
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ownsona .
@@ -28,6 +28,7 @@ test:
 	@[ -n "$(RACE)" ] || echo "make test: no C compiler for cgo here, so the tests run without the race detector"
 	$(GO) test $(RACE) -timeout 15m -skip '$(SLOW_TESTS)' ./...
 	$(GO) test -run '$(SLOW_TESTS)' -timeout 30m ./app/
+	cd build && $(GO) test ./...   # licences: each linked package's on the allow-list; NOTICE current
 
 e2e: build
 	cd testdata/e2e && npm ci --no-audit --no-fund && OWNSONA_BIN=$(CURDIR)/bin/ownsona node --test
@@ -101,6 +102,10 @@ dist:
 	done
 	cd dist && if command -v sha256sum >/dev/null; then sha256sum ownsona-*; else shasum -a 256 ownsona-*; fi > SHA256SUMS
 	@ls -l dist
+
+# NOTICE: the licences of every package the binary links, from the module cache (build/cmd/notice).
+notice:
+	$(GO) -C build run ./cmd/notice -root .. -o ../NOTICE
 
 check:
 	@test -z "$$(gofmt -l .)" || (gofmt -l .; echo "gofmt: files above need formatting"; exit 1)

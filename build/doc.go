@@ -1,0 +1,11 @@
+// Package build is ownsona's release tooling, in a module of its own so that the tools it pins
+// (go.mod's tool lines, and go-licenses as a library) never reach the main module's go.mod or
+// the binary.
+//
+// It holds the licence check that `make test` runs (every package the binary links, for every
+// target of `make dist`, has a licence file whose licence is on Allowed) and NOTICE's
+// generator (`make notice`: cmd/notice).
+//
+// Everything here works offline, from the module cache: go-licenses classifies the licence files
+// with the licence database compiled into it.
+package build
