@@ -1,6 +1,16 @@
 # ownsona: see README.md. Every target works on a fresh machine with Go (and Node for e2e).
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X github.com/ownsona/ownsona/app.Version=$(VERSION)
+# Versions are git tags, vX.Y.Z (semantic); app/version.go turns VERSION (`git describe`) into
+# a semantic version: v0.1.0 at the tag, v0.1.1-dev.3+g6e72c48 three commits past it. The build
+# date is the commit's (SOURCE_DATE_EPOCH), not now, and builds are -trimpath with the commit
+# stamped by Go (-buildvcs) and by -X (worktrees, whose .git is a file, get no VCS stamp).
+VERSION ?= $(shell git describe --tags --match 'v[0-9]*' --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+BUILD_DATE := $(shell date -u -d @$(SOURCE_DATE_EPOCH) +%Y-%m-%dT%H:%M:%SZ 2>/dev/null || date -u -r $(SOURCE_DATE_EPOCH) +%Y-%m-%dT%H:%M:%SZ)
+APP := github.com/ownsona/ownsona/app
+LDFLAGS := -s -w -X $(APP).Version=$(VERSION) -X $(APP).Commit=$(COMMIT) -X $(APP).BuildDate=$(BUILD_DATE)
+BUILDVCS ?= true
+BUILDFLAGS := -trimpath -buildvcs=$(BUILDVCS)
 GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 20s
@@ -10,7 +20,7 @@ EVAL_FACTS ?= ../shared/eval/locomo-facts-dev
 .PHONY: build run test e2e bench bench-goals load fuzz check clean assets eval dist notice
 
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ownsona .
+	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -ldflags '$(LDFLAGS)' -o bin/ownsona .
 
 run: build
 	./bin/ownsona serve
@@ -88,7 +98,7 @@ eval:
 # Static release binaries in dist/, version-stamped, with SHA256SUMS. armv6 is the Raspberry Pi
 # Zero and 1, armv7 the 32-bit OS on a Pi 2 or later; prefer arm64 on a 64-bit OS (see README).
 # app/dist_test.go builds every target here in `make test`, so none silently breaks.
-DIST_TARGETS := linux/amd64 linux/arm64 linux/armv7 linux/armv6 darwin/arm64 windows/amd64
+DIST_TARGETS := linux/amd64 linux/arm64 linux/armv7 linux/armv6 darwin/amd64 darwin/arm64 windows/amd64
 
 dist:
 	rm -rf dist && mkdir -p dist
@@ -98,7 +108,7 @@ dist:
 	  if [ $$os = windows ]; then ext=.exe; fi; \
 	  out=dist/ownsona-$(VERSION)-$$os-$$arch$$ext; echo "build $$out"; \
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$goarch GOARM=$$goarm \
-	    $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $$out . || exit 1; \
+	    $(GO) build $(BUILDFLAGS) -ldflags '$(LDFLAGS)' -o $$out . || exit 1; \
 	done
 	cd dist && if command -v sha256sum >/dev/null; then sha256sum ownsona-*; else shasum -a 256 ownsona-*; fi > SHA256SUMS
 	@ls -l dist

@@ -49,13 +49,15 @@ func commands() []command {
 			"issuer and resource; --public also DNS, port 443, the certificate, the OAuth discovery documents and the 401 " +
 			"that hosted assistants need; --client claude|chatgpt|claude-code|cursor also what that client is known to " +
 			"need (--env-file, --resolver, --timeout: see --help)", runDoctor},
-		command{"version", "version", "print the version", func(_ context.Context, env *ops.Env, args []string) error {
-			if len(args) > 0 && !isHelp(args[0]) {
-				return usageErr("version: takes no arguments")
-			}
-			fmt.Fprintln(env.Stdout, "ownsona", Version)
-			return nil
-		}},
+		command{"version", "version", "print the version, the commit, the build date, the Go version and the platform",
+			func(_ context.Context, env *ops.Env, args []string) error {
+				if len(args) > 0 && !isHelp(args[0]) {
+					return usageErr("version: takes no arguments")
+				}
+				return printVersion(env.Stdout, readBuildInfo())
+			}},
+		command{"health", "health [--url URL] [--timeout D]", "ask the local server's /health (at OWNSONA_ADDR, as serve " +
+			"listens) and exit 0 when it answers healthy, 1 otherwise: a container's HEALTHCHECK", runHealth},
 		command{"help", "help", "print this help", func(_ context.Context, env *ops.Env, _ []string) error { return usage(env.Stdout) }},
 	)
 }
@@ -114,7 +116,7 @@ func configFor(name string, env *ops.Env, args []string, extra func(*flag.FlagSe
 	if len(rest) > 0 {
 		return cfg, false, usageErr("%s: unexpected argument %q", name, rest[0])
 	}
-	cfg.Version = Version
+	cfg.Version = versionString()
 	return cfg, false, nil
 }
 
