@@ -2,7 +2,8 @@
 # Versions are git tags, vX.Y.Z (semantic); app/version.go turns VERSION (`git describe`) into
 # a semantic version: v0.1.0 at the tag, v0.1.1-dev.3+g6e72c48 three commits past it. The build
 # date is the commit's (SOURCE_DATE_EPOCH), not now, and builds are -trimpath with the commit
-# stamped by Go (-buildvcs) and by -X (worktrees, whose .git is a file, get no VCS stamp).
+# stamped by Go (-buildvcs) and by -X (worktrees, whose .git is a file, get no VCS stamp), so
+# two builds of one commit are the same bytes (make reproducible).
 VERSION ?= $(shell git describe --tags --match 'v[0-9]*' --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
@@ -17,7 +18,7 @@ FUZZTIME ?= 20s
 EVAL ?= ../shared/eval/locomo-dev
 EVAL_FACTS ?= ../shared/eval/locomo-facts-dev
 
-.PHONY: build run test e2e bench bench-goals load fuzz check clean assets eval dist notice
+.PHONY: build run test e2e bench bench-goals load fuzz check clean assets eval dist notice reproducible
 
 build:
 	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -ldflags '$(LDFLAGS)' -o bin/ownsona .
@@ -95,23 +96,22 @@ eval:
 	$(GO) run ./app/internal/evalsvc -data $(EVAL),$(EVAL_FACTS)
 	$(GO) run ./vector/internal/evalret -data $(EVAL)
 
-# Static release binaries in dist/, version-stamped, with SHA256SUMS. armv6 is the Raspberry Pi
-# Zero and 1, armv7 the 32-bit OS on a Pi 2 or later; prefer arm64 on a 64-bit OS (see README).
+# Release archives in dist/ (build/dist.sh): for each target a .tar.gz (.zip for Windows) of the
+# static binary, LICENSE, NOTICE and README.md, with an SBOM (CycloneDX, by cyclonedx-gomod,
+# pinned in build/go.mod) and SHA256SUMS; fixed times, owners and order, so that the bytes
+# depend only on the commit (make reproducible checks). armv6 is the Raspberry Pi Zero and 1,
+# armv7 the 32-bit OS on a Pi 2 or later; prefer arm64 on a 64-bit OS (see README).
 # app/dist_test.go builds every target here in `make test`, so none silently breaks.
 DIST_TARGETS := linux/amd64 linux/arm64 linux/armv7 linux/armv6 darwin/amd64 darwin/arm64 windows/amd64
 
 dist:
-	rm -rf dist && mkdir -p dist
-	@for t in $(DIST_TARGETS); do \
-	  os=$${t%%/*}; arch=$${t#*/}; goarch=$$arch; goarm=; ext=; \
-	  case $$arch in armv*) goarch=arm; goarm=$${arch#armv};; esac; \
-	  if [ $$os = windows ]; then ext=.exe; fi; \
-	  out=dist/ownsona-$(VERSION)-$$os-$$arch$$ext; echo "build $$out"; \
-	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$goarch GOARM=$$goarm \
-	    $(GO) build $(BUILDFLAGS) -ldflags '$(LDFLAGS)' -o $$out . || exit 1; \
-	done
-	cd dist && if command -v sha256sum >/dev/null; then sha256sum ownsona-*; else shasum -a 256 ownsona-*; fi > SHA256SUMS
-	@ls -l dist
+	GO='$(GO)' VERSION='$(VERSION)' SOURCE_DATE_EPOCH='$(SOURCE_DATE_EPOCH)' LDFLAGS='$(LDFLAGS)' \
+	  BUILDFLAGS='$(BUILDFLAGS)' DIST_TARGETS='$(DIST_TARGETS)' build/dist.sh
+
+# Builds the committed HEAD twice, in two clean worktrees at different paths with separate
+# build caches, and fails unless every file of dist/ is the same bytes.
+reproducible:
+	GO='$(GO)' build/reproducible.sh
 
 # NOTICE: the licences of every package the binary links, from the module cache (build/cmd/notice).
 notice:

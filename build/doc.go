@@ -3,8 +3,9 @@
 // the binary.
 //
 // It holds the licence check that `make test` runs (every package the binary links, for every
-// target of `make dist`, has a licence file whose licence is on Allowed) and NOTICE's
-// generator (`make notice`: cmd/notice).
+// target of `make dist`, has a licence file whose licence is on Allowed), NOTICE's generator
+// (`make notice`: cmd/notice), the archiver of `make dist` (WriteArchive, cmd/archive) and its
+// scripts: dist.sh (`make dist`) and reproducible.sh (`make reproducible`, in CI).
 //
 // Everything here works offline, from the module cache: go-licenses classifies the licence files
 // with the licence database compiled into it.
