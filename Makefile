@@ -18,7 +18,7 @@ FUZZTIME ?= 20s
 EVAL ?= ../shared/eval/locomo-dev
 EVAL_FACTS ?= ../shared/eval/locomo-facts-dev
 
-.PHONY: build run test e2e bench bench-goals load fuzz check clean assets eval dist notice reproducible
+.PHONY: build run test e2e bench bench-goals load fuzz check clean assets eval dist notice reproducible image
 
 build:
 	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -ldflags '$(LDFLAGS)' -o bin/ownsona .
@@ -116,6 +116,14 @@ reproducible:
 # NOTICE: the licences of every package the binary links, from the module cache (build/cmd/notice).
 notice:
 	$(GO) -C build run ./cmd/notice -root .. -o ../NOTICE
+
+# The container image as an OCI layout and tarball in dist/image (linux/amd64 and linux/arm64,
+# FROM scratch), built without a Docker daemon by crane (pinned in build/go.mod), then checked
+# and run out of its unpacked root file system (build/image.sh). The Dockerfile builds the same
+# image where Docker or Podman is at hand.
+image:
+	GO='$(GO)' VERSION='$(VERSION)' SOURCE_DATE_EPOCH='$(SOURCE_DATE_EPOCH)' LDFLAGS='$(LDFLAGS)' \
+	  BUILDFLAGS='$(BUILDFLAGS)' build/image.sh
 
 check:
 	@test -z "$$(gofmt -l .)" || (gofmt -l .; echo "gofmt: files above need formatting"; exit 1)

@@ -5,7 +5,8 @@
 // It holds the licence check that `make test` runs (every package the binary links, for every
 // target of `make dist`, has a licence file whose licence is on Allowed), NOTICE's generator
 // (`make notice`: cmd/notice), the archiver of `make dist` (WriteArchive, cmd/archive) and its
-// scripts: dist.sh (`make dist`) and reproducible.sh (`make reproducible`, in CI).
+// scripts: dist.sh (`make dist`), reproducible.sh (`make reproducible`) and image.sh (`make
+// image`: the container image by crane, without a Docker daemon), the last two run by CI.
 //
 // Everything here works offline, from the module cache: go-licenses classifies the licence files
 // with the licence database compiled into it.
