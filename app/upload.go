@@ -33,9 +33,11 @@ type uploadReceiver struct{ svc *uploads.Service }
 
 var _ web.UploadReceiver = uploadReceiver{}
 
-func (u uploadReceiver) Check(id, token string) (int64, error) { return u.svc.Check(id, token) }
+func (u uploadReceiver) Begin(id, token string) (int64, func(), error) {
+	return u.svc.Begin(id, token)
+}
 
-func (u uploadReceiver) Receive(id, token string, body []byte) (any, error) {
+func (u uploadReceiver) Receive(id, token string, body [][]byte) (any, error) {
 	return u.svc.Receive(id, token, body)
 }
 

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -490,4 +491,110 @@ func TestUpload_Bombs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUpload_Stalled (SECURITY.md UP-02; issue 28, item 3): 16 connections that send the
+// headers of 64 MiB uploads, each to its own upload URL, and stop: two are read in the
+// uploads' own pool, the other 14 get 503 uploads_busy at once; /oauth/token and
+// /console/signin keep answering everyone else; the process grows by less than 100 MiB; and a
+// second transfer to a URL in progress is refused with 409. Before, each held a slot of the
+// pool the OAuth endpoints, sign-in and the console share, for ten minutes, with 64 MiB
+// allocated before a byte arrived (1 GiB), and the OAuth endpoints answered 503.
+func TestUpload_Stalled(t *testing.T) {
+	a := MustOpen(t, testConfig(t, newFakeClock()))
+	if err := a.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	addr := a.Addr()
+	var tickets []ticket
+	for _, tok := range []string{patFor(t, a), testPAT(t, a)} { // 10 unused URLs per client at most
+		for range 8 {
+			tickets = append(tickets, prepareAs(t, a, tok, "big.jsonl"))
+		}
+	}
+	// stall sends the headers of a 64 MiB upload to tk and nothing more; its answer, if one
+	// comes before the connection closes at cleanup, goes to answers.
+	type answer struct {
+		id     string
+		status int
+		code   string
+	}
+	answers := make(chan answer, 2*len(tickets))
+	stall := func(tk ticket) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n",
+			strings.TrimPrefix(tk.url, "http://127.0.0.1"), tk.token, 64<<20)
+		go func() {
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				return // closed at cleanup
+			}
+			var body struct{ Error string }
+			json.NewDecoder(resp.Body).Decode(&body)
+			resp.Body.Close()
+			answers <- answer{tk.id, resp.StatusCode, body.Error}
+		}()
+	}
+	post := func(path, body string) int {
+		t.Helper()
+		resp, err := http.Post("http://"+addr+path, "application/x-www-form-urlencoded", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+
+	answered := map[string]bool{}
+	peak, _ := heapGrowth(func() {
+		for _, tk := range tickets {
+			stall(tk)
+		}
+		// A condition: the 14 beyond the uploads' pool are answered at once.
+		for range len(tickets) - 2 {
+			select {
+			case a := <-answers:
+				answered[a.id] = true
+				if a.status != http.StatusServiceUnavailable || a.code != "uploads_busy" {
+					t.Errorf("upload %s beyond the uploads' pool: %d %s, want 503 uploads_busy", a.id, a.status, a.code)
+				}
+			case <-time.After(time.Minute): // against a hang only
+				t.Fatalf("only %d of 16 stalled uploads answered in a minute; want 14 refused at once", len(answered))
+			}
+		}
+		for i := range 20 {
+			if s := post("/oauth/token", "grant_type=refresh_token&refresh_token=nope&client_id=x"); s != http.StatusBadRequest && s != http.StatusUnauthorized {
+				t.Fatalf("POST /oauth/token %d while 16 uploads stall: %d, want the OAuth error (400 or 401)", i, s)
+			}
+			if s := post("/console/signin", "password=nope"); s == http.StatusServiceUnavailable || s == http.StatusTooManyRequests {
+				t.Fatalf("POST /console/signin %d while 16 uploads stall: %d, want it served", i, s)
+			}
+		}
+	})
+	t.Logf("16 stalled uploads: heap in use up to %+.1f MiB", float64(peak)/(1<<20))
+	if peak > 100<<20 {
+		t.Errorf("the heap grew by %d MiB while 16 uploads stalled, want < 100 MiB", peak>>20)
+	}
+
+	t.Run("a second transfer to a URL in progress", func(t *testing.T) {
+		for _, tk := range tickets {
+			if answered[tk.id] {
+				continue
+			}
+			stall(tk)
+			select {
+			case a := <-answers:
+				if a.id != tk.id || a.status != http.StatusConflict || a.code != "upload_in_progress" {
+					t.Errorf("a second transfer to %s: %+v, want 409 upload_in_progress", tk.id, a)
+				}
+			case <-time.After(time.Minute): // against a hang only
+				t.Fatalf("a second transfer to %s: no answer in a minute", tk.id)
+			}
+		}
+	})
 }

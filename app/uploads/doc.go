@@ -21,7 +21,8 @@
 // bound the job fails with an error that names it (SECURITY.md UP-01). At most two imports
 // run at once.
 //
-// The HTTP side (app/web) checks the token before it reads a body (Check), reads the body
-// within the size cap, and hands it over (Receive), which spends the token and starts the
-// import. The package never sees HTTP.
+// The HTTP side (app/web) checks the token and claims the URL before it reads a body
+// (Begin: one transfer per URL at a time, SECURITY.md UP-02), reads the body within the size
+// cap, and hands it over (Receive), which spends the token and starts the import. The package
+// never sees HTTP.
 package uploads

@@ -9,6 +9,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -102,6 +104,7 @@ const (
 	CodeTooMany      = "too_many_uploads" // the principal holds too many unused upload URLs
 	CodeNotServing   = "uploads_unavailable"
 	CodeEmpty        = "empty_upload"
+	CodeInProgress   = "upload_in_progress" // another transfer to the same URL is under way
 )
 
 // Service gives out upload tickets, takes the files sent with them and runs their imports.
@@ -120,9 +123,10 @@ type Service struct {
 
 type job struct {
 	memory.ImportJob
-	hash   [32]byte
-	format string // as asked; "" to detect
-	used   bool
+	hash      [32]byte
+	format    string // as asked; "" to detect
+	used      bool
+	receiving bool // a transfer to its URL is under way (Begin)
 }
 
 // New makes the service; nothing runs until a file is received.
@@ -205,15 +209,30 @@ func random(n int) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// Check tells whether token opens the upload URL of id now, without spending it: the most
-// bytes the file may have, or a *Refusal.
-func (s *Service) Check(id, token string) (maxBytes int64, err error) {
+// Begin claims the upload URL of id for one transfer, if token opens it now, without
+// spending the token: it returns the most bytes the file may have and the function that ends
+// the transfer (call it once the body is read and handed to Receive, or refused), or a
+// *Refusal. While one transfer holds the URL, another is refused with CodeInProgress
+// (SECURITY.md UP-02): one token cannot carry a crowd of concurrent bodies.
+func (s *Service) Begin(id, token string) (maxBytes int64, end func(), err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, err := s.checkLocked(id, token); err != nil {
-		return 0, err
+	j, err := s.checkLocked(id, token)
+	if err != nil {
+		return 0, nil, err
 	}
-	return s.cfg.MaxBytes, nil
+	if j.receiving {
+		return 0, nil, &Refusal{CodeInProgress, "another transfer to this upload URL is under way; a URL takes one at a time: wait for its answer (the token stays valid if it fails)"}
+	}
+	j.receiving = true
+	var once sync.Once
+	return s.cfg.MaxBytes, func() {
+		once.Do(func() {
+			s.mu.Lock()
+			j.receiving = false
+			s.mu.Unlock()
+		})
+	}, nil
 }
 
 // checkLocked finds the job token opens at id.
@@ -261,22 +280,28 @@ func (s *Service) stateLocked(j *job, now time.Time) string {
 }
 
 // Receive spends token on the upload URL of id and starts importing body in the background.
-// It returns the job as it starts, or a *Refusal (see Check). body is the file, which the
-// import reads; the caller must not change it.
-func (s *Service) Receive(id, token string, body []byte) (memory.ImportJob, error) {
+// It returns the job as it starts, or a *Refusal (see Begin). body is the file in pieces, in
+// order, as it arrived; the import reads them and lets each go once read, so the caller must
+// not use them afterwards.
+func (s *Service) Receive(id, token string, body [][]byte) (memory.ImportJob, error) {
 	s.mu.Lock()
 	j, err := s.checkLocked(id, token)
 	if err != nil {
 		s.mu.Unlock()
 		return memory.ImportJob{}, err
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
+	size, blank := int64(0), true
+	for _, b := range body {
+		size += int64(len(b))
+		blank = blank && len(bytes.TrimSpace(b)) == 0
+	}
+	if blank {
 		s.mu.Unlock()
 		return memory.ImportJob{}, &Refusal{CodeEmpty, "the upload is empty: send the file as the request body (curl --data-binary @FILE) or as the form field file (curl -F file=@FILE); the token stays valid"}
 	}
 	now := s.cfg.Now().UTC()
 	j.used = true
-	j.State, j.Bytes, j.StartedAt, j.ExpiresAt = memory.ImportRunning, int64(len(body)), &now, nil
+	j.State, j.Bytes, j.StartedAt, j.ExpiresAt = memory.ImportRunning, size, &now, nil
 	snap := j.snapshot()
 	s.wg.Add(1)
 	s.mu.Unlock()
@@ -285,7 +310,7 @@ func (s *Service) Receive(id, token string, body []byte) (memory.ImportJob, erro
 }
 
 // run imports body for j.
-func (s *Service) run(j *job, body []byte) {
+func (s *Service) run(j *job, body [][]byte) {
 	defer s.wg.Done()
 	opt := memory.ImportOptions{Format: j.format, Client: j.Client,
 		MaxExpanded: s.MaxExpanded(), MaxExpandedLimit: "max-upload-mb", MaxDuration: s.cfg.ImportTimeout,
@@ -305,7 +330,7 @@ func (s *Service) run(j *job, body []byte) {
 			s.mu.Unlock()
 		},
 	}
-	st, err := s.cfg.Memories.ImportFrom(s.ctx, bytes.NewReader(body), opt)
+	st, err := s.cfg.Memories.ImportFrom(s.ctx, fileReader(body), opt)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.cfg.Now().UTC()
@@ -321,6 +346,30 @@ func (s *Service) run(j *job, body []byte) {
 		}
 		s.cfg.Log.Warn().Err(err).Str("upload", j.ID).Str("client", j.Client).Msg("import failed")
 	}
+}
+
+// fileReader reads the pieces of an uploaded file. A zip is read by its directory, at the end,
+// which the importer finds through a *bytes.Reader: its pieces are joined into one (twice the
+// file for the moment of the copy), as is a file of one piece. Any other file is read through
+// net.Buffers, which drops each piece once read, so that the import holds less and less of it.
+func fileReader(body [][]byte) io.Reader {
+	if len(body) == 1 {
+		return bytes.NewReader(body[0])
+	}
+	if len(body) > 0 && bytes.HasPrefix(body[0], []byte("PK\x03\x04")) {
+		n := 0
+		for _, b := range body {
+			n += len(b)
+		}
+		whole := make([]byte, 0, n)
+		for i, b := range body {
+			whole = append(whole, b...)
+			body[i] = nil
+		}
+		return bytes.NewReader(whole)
+	}
+	file := net.Buffers(body)
+	return &file
 }
 
 // snapshot copies j's public part.

@@ -1,6 +1,7 @@
 package uploads_test
 
 import (
+	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"errors"
@@ -128,7 +129,7 @@ func TestService_Receive_bounds(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := svc.Receive(tk.ID, tk.Token, tt.body); err != nil {
+				if _, err := svc.Receive(tk.ID, tk.Token, [][]byte{tt.body}); err != nil {
 					t.Fatal(err)
 				}
 				synctest.Wait() // the import has ended
@@ -145,4 +146,73 @@ func TestService_Receive_bounds(t *testing.T) {
 			t.Errorf("MaxExpanded %d, want the ceiling %d", got, memory.MaxExpandedCeiling)
 		}
 	})
+}
+
+// split cuts b into pieces of n bytes, as the HTTP side hands a file over.
+func split(b []byte, n int) [][]byte {
+	var out [][]byte
+	for len(b) > n {
+		out = append(out, b[:n])
+		b = b[n:]
+	}
+	return append(out, b)
+}
+
+// TestService_Receive_pieces: a file handed over in pieces imports as the whole file would,
+// a zip too (its directory is read at the end); and while a transfer holds an upload URL,
+// another is refused (SECURITY.md UP-02).
+func TestService_Receive_pieces(t *testing.T) {
+	notes := []byte("- Likes tea.\n- Lives in Lisbon.\n- Plays the cello on Sundays.\n")
+	var zipped bytes.Buffer
+	zw := zip.NewWriter(&zipped)
+	fw, _ := zw.Create("notes.md")
+	fw.Write(notes)
+	zw.Close()
+	me := uploads.Owner{Key: "pat:1", Name: "pat:me"}
+	for _, tt := range []struct {
+		name, file string
+		body       []byte
+	}{
+		{"markdown in 7-byte pieces", "notes.md", notes},
+		{"a zip in 7-byte pieces", "notes.zip", zipped.Bytes()},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				db, err := kv.Open(filepath.Join(t.TempDir(), "ownsona.db"), kv.Options{Migrations: memory.Migrations})
+				if err != nil {
+					t.Fatal(err)
+				}
+				mem, err := memory.Open(db, memory.Config{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				svc := uploads.New(uploads.Config{Memories: mem, BaseURL: func() string { return "https://mem.example.com" }})
+				defer func() { svc.Close(); mem.Close(); db.Close() }()
+				tk, err := svc.Prepare(me, tt.file, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, end, err := svc.Begin(tk.ID, tk.Token)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var r *uploads.Refusal
+				if _, _, err := svc.Begin(tk.ID, tk.Token); !errors.As(err, &r) || r.Code != uploads.CodeInProgress {
+					t.Errorf("a second transfer while the first holds the URL: %v, want %s", err, uploads.CodeInProgress)
+				}
+				if _, err := svc.Receive(tk.ID, tk.Token, split(tt.body, 7)); err != nil {
+					t.Fatal(err)
+				}
+				end()
+				synctest.Wait() // the import has ended
+				job, _ := svc.Job(me.Key, tk.ID)
+				if job.State != memory.ImportDone || job.Imported != 3 || job.Bytes != int64(len(tt.body)) {
+					t.Errorf("job %+v, want done with 3 imported from %d bytes", job, len(tt.body))
+				}
+				if _, _, err := svc.Begin(tk.ID, tk.Token); !errors.As(err, &r) || r.Code != uploads.CodeUsed {
+					t.Errorf("a transfer after the file was taken: %v, want %s", err, uploads.CodeUsed)
+				}
+			})
+		})
+	}
 }

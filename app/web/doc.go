@@ -54,10 +54,14 @@
 //     Referrer-Policy no-referrer, X-XSS-Protection, X-API-Version, and HSTS (a year,
 //     includeSubDomains) under TLS or an https public URL;
 //  3. the Host check against DNS rebinding: the public URL's host or a loopback name, else 421;
-//  4. the concurrency gate of what is not MCP: the OAuth endpoints and pages, the console and
-//     uploads share a pool of a quarter of Config.MaxConcurrent (at least 8), at most 8 per
-//     address, else 503 (or 429) with Retry-After 1; MCP requests are gated in the bearer
-//     check (9), once their token is known;
+//  4. the concurrency gate of what is not MCP: the OAuth endpoints and pages and the console
+//     share a pool of a quarter of Config.MaxConcurrent (at least 8), at most 8 per address,
+//     else 503 (or 429) with Retry-After 1; MCP requests are gated in the bearer check (9),
+//     once their token is known, and uploads in the upload route, once their upload token is
+//     known: one transfer per upload URL (else 409), two bodies at once in a pool of their own
+//     (else 503 uploads_busy), each cut (408 upload_too_slow) when it arrives slower than
+//     16 KiB/s over a 30 s window after the first 30 s, and held in memory as it arrives,
+//     never sized from Content-Length (SECURITY.md UP-02);
 //  5. the rate limit per address (429 with X-RateLimit-* and Retry-After) of everything but
 //     MCP, the discovery documents, /health and preflights.
 //

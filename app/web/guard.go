@@ -128,6 +128,10 @@ func (s *Server) gate(next http.Handler) http.Handler {
 			// Gated in requireAuth, once the token is known: authenticated calls in a pool of
 			// their own, so that no unauthenticated traffic can starve them, and event streams
 			// (GET, and POSTs whose body is a subscriptions/listen) in the streams' gates.
+		case strings.HasPrefix(p, UploadPath) && s.cfg.Uploads != nil:
+			// Gated in serveUpload, once the upload token is known, in a pool of their own:
+			// a body that takes an hour must not hold a slot sign-in needs (SECURITY.md UP-02).
+			// Refusals before it read no body.
 		case p == "/health" || p == oauth.DocsPath || strings.HasPrefix(p, "/.well-known/") || r.Method == http.MethodOptions:
 			// Cheap, without a body: a flood of others never makes these answer 503.
 		default:
@@ -146,11 +150,12 @@ func (s *Server) gate(next http.Handler) http.Handler {
 // half (pool.go); everything else that carries a body
 // — the OAuth endpoints and pages, MCP requests without a valid token — shares a smaller pool,
 // ahead of which each address (IPv6 by /64) may hold only a few slots, and its bodies must
-// arrive within smallBodyTimeout. Event streams of every kind are bounded in all and per
-// principal.
+// arrive within smallBodyTimeout. Upload bodies have a pool of their own (maxUploads,
+// upload.go). Event streams of every kind are bounded in all and per principal.
 type pools struct {
 	mcp        *callPool // pool.go
 	other      *limit.Gate
+	uploads    *limit.Gate
 	perAddress *limit.PerKey
 	streams    *limit.Gate
 	perOwner   *limit.PerKey // event streams per principal
@@ -176,6 +181,7 @@ func newPools(maxConcurrent int) *pools {
 	return &pools{
 		mcp:        newCallPool(maxConcurrent),
 		other:      limit.NewGate(other),
+		uploads:    limit.NewGate(maxUploads),
 		perAddress: limit.NewPerKey(maxPerAddress),
 		streams:    limit.NewGate(maxStreams),
 		perOwner:   limit.NewPerKey(maxStreamsPerPrincipal),

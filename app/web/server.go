@@ -96,8 +96,9 @@ type Config struct {
 	// /ca.crt is 404 as under other modes.
 	RootPEM func() ([]byte, error)
 	// Uploads takes the files of large imports at UploadPath + id (upload.go), each with its
-	// own one-time token instead of an access token, its own size cap and a read timeout
-	// suited to large bodies. If nil, those paths are 404 like any unknown one.
+	// own one-time token instead of an access token, its own size cap, one transfer per URL at
+	// a time, a pool of its own (two bodies at once) and a minimum transfer rate (16 KiB/s over
+	// each 30 s) instead of the read timeout. If nil, those paths are 404 like any unknown one.
 	Uploads UploadReceiver
 	// Console is the owner's console (app/console), served at /console and every path below it
 	// behind the same security headers, Host check, gate and per-address rate limit as the OAuth
@@ -134,6 +135,8 @@ type Server struct {
 	http80   *http.Server       // the ACME challenge and redirect listener; nil when none
 	stopBase context.CancelFunc // ends the servers' base context: event streams close
 	pools    *pools
+
+	uploadRate uploadRate // the minimum rate of upload bodies (upload.go); tests shorten it
 }
 
 // SettingError is a configuration mistake found while opening: an unreadable acme-ca-root
@@ -157,7 +160,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.TLS == "" {
 		cfg.TLS = "off"
 	}
-	s := &Server{cfg: cfg, log: cfg.Log, now: cfg.Now, pools: newPools(cfg.MaxConcurrent)}
+	s := &Server{cfg: cfg, log: cfg.Log, now: cfg.Now, pools: newPools(cfg.MaxConcurrent), uploadRate: defaultUploadRate}
 	s.compat.Store(&cfg.Compat)
 	if s.now == nil {
 		s.now = time.Now
