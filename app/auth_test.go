@@ -281,8 +281,9 @@ func wantRefused(tb testing.TB, rec *httptest.ResponseRecorder, oauthErr string)
 	if wantData == "" {
 		wantData = "unauthorized"
 	}
-	if rerr == nil || rerr.Code != -32600 || rerr.Data.Error != wantData || rerr.Data.ErrorDescription == "" || string(id) != "1" {
-		tb.Errorf("body = %s, want id 1, code -32600, data.error %q and a description", rec.Body, wantData)
+	// JSON-RPC's own message for -32600 (rpc/doc.go, "Errors"); what was wrong is in data.
+	if rerr == nil || rerr.Code != -32600 || rerr.Message != "Invalid Request" || rerr.Data.Error != wantData || rerr.Data.ErrorDescription == "" || string(id) != "1" {
+		tb.Errorf("body = %s, want id 1, code -32600, message \"Invalid Request\", data.error %q and a description", rec.Body, wantData)
 	}
 }
 

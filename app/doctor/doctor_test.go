@@ -103,7 +103,7 @@ func newGoodSiteAt(tb testing.TB, origin string) *testSite {
 		ep.Challenge(w, "", "memories:read memories:write")
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
-		w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"unauthorized"}}`))
+		w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":{"error":"unauthorized","error_description":"authorization required"}}}`))
 	}
 	return s
 }

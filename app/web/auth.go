@@ -161,7 +161,8 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 			var err error
 			body, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
 			if err != nil {
-				writeRPCError(w, http.StatusBadRequest, nil, rpc.CodeInvalidRequest, "could not read the request body", "invalid_request", err.Error())
+				writeRPCError(w, http.StatusBadRequest, nil, rpc.CodeInvalidRequest, rpc.MessageInvalidRequest, "invalid_request",
+					"could not read the request body: "+err.Error())
 				return
 			}
 			// A chunked body longer than the peek goes on whole: the rpc server judges its size.
@@ -666,10 +667,16 @@ func (s *Server) firstRefusedCall(p *oauth.Principal, msgs []peekedMessage) (jso
 }
 
 // writeRPCError answers with a JSON-RPC error whose data carries the OAuth error (DESIGN.md,
-// "401 body").
+// "401 body"): {error, error_description}. It follows rpc's rule for messages (rpc/doc.go,
+// "Errors"): JSON-RPC 2.0's five codes carry the specification's own message ("Invalid
+// Request" for -32600), whatever message says, and what went wrong is in data; other codes
+// keep message, which names what was wrong.
 func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, message, oauthCode, description string) {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
+	}
+	if m, ok := specMessages[code]; ok {
+		message = m
 	}
 	data := map[string]string{"error_description": description}
 	if oauthCode != "" {
@@ -683,4 +690,13 @@ func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code i
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(body, '\n'))
+}
+
+// specMessages are the messages of JSON-RPC 2.0's own codes, in its words.
+var specMessages = map[int]string{
+	rpc.CodeParseError:     rpc.MessageParseError,
+	rpc.CodeInvalidRequest: rpc.MessageInvalidRequest,
+	rpc.CodeMethodNotFound: rpc.MessageMethodNotFound,
+	rpc.CodeInvalidParams:  rpc.MessageInvalidParams,
+	rpc.CodeInternalError:  rpc.MessageInternalError,
 }

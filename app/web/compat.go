@@ -93,7 +93,7 @@ func (s *Server) writeUnauthorized(w http.ResponseWriter, status int, id json.Ra
 		writeSeedError(w, status, "unauthorized", description, nil)
 		return
 	}
-	writeRPCError(w, status, id, rpc.CodeInvalidRequest, "unauthorized", oauthCode, description)
+	writeRPCError(w, status, id, rpc.CodeInvalidRequest, rpc.MessageInvalidRequest, oauthCode, description)
 }
 
 // writeInsufficientScope answers a call the token's scopes do not cover (403).

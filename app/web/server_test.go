@@ -546,7 +546,7 @@ func TestServer_Handler(t *testing.T) {
 		{
 			name: "MCP without a token", method: "POST", url: "/mcp", body: callEcho,
 			wantStatus:  http.StatusUnauthorized,
-			wantBody:    []string{`"code":-32600`, `"message":"unauthorized"`, `"error":"unauthorized"`},
+			wantBody:    []string{`"code":-32600`, `"message":"Invalid Request"`, `"error":"unauthorized"`},
 			wantHeaders: map[string]string{"WWW-Authenticate": challenge + `, scope="` + allScopes + `"`},
 		},
 		{
@@ -728,6 +728,40 @@ func TestServer_Audit(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("audit entries:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// failingBody is a request body whose connection fails after a few bytes.
+type failingBody struct{ sent bool }
+
+func (b *failingBody) Read(p []byte) (int, error) {
+	if !b.sent {
+		b.sent = true
+		return copy(p, `{"jsonrpc":"2.0","id":1,`), nil
+	}
+	return 0, errors.New("connection reset by peer")
+}
+
+// TestServer_UnreadableBody: an MCP body that cannot be read is refused with 400 and JSON-RPC's
+// own message for -32600, "Invalid Request", as rpc answers (rpc/doc.go, "Errors"); what went
+// wrong is in data, with the OAuth-style error code.
+func TestServer_UnreadableBody(t *testing.T) {
+	f := MustOpenServer(t)
+	req := httptest.NewRequest(http.MethodPost, testPublicURL+"/mcp", &failingBody{})
+	req.Header.Set("Authorization", "Bearer "+f.read)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	rec := httptest.NewRecorder()
+	f.Handler().ServeHTTP(rec, req)
+	var env struct {
+		Error rpc.Error `json:"error"`
+	}
+	json.Unmarshal(rec.Body.Bytes(), &env)
+	data, _ := env.Error.Data.(map[string]any)
+	desc, _ := data["error_description"].(string)
+	if rec.Code != http.StatusBadRequest || env.Error.Code != rpc.CodeInvalidRequest || env.Error.Message != rpc.MessageInvalidRequest ||
+		data["error"] != "invalid_request" || !strings.Contains(desc, "could not read the request body: connection reset by peer") {
+		t.Errorf("got %d %s; want 400, -32600 %q, data {error: invalid_request, error_description naming the failure}", rec.Code, rec.Body, rpc.MessageInvalidRequest)
 	}
 }
 
