@@ -115,7 +115,7 @@ func (c *oauthClient) authorize(scope string) (code, verifier string) {
 	if scope != "" {
 		q.Set("scope", scope)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	loc, err := c.browser.authorize(ctx, c.base+"/oauth/authorize?"+q.Encode())
 	if err != nil {
@@ -824,7 +824,7 @@ func TestOAuth_LogsHoldNoSecrets(t *testing.T) {
 
 	c := newOAuthClient(t, a, "log test")
 	c.browser.password = wrongPassword
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if _, err := c.browser.authorize(ctx, c.base+"/oauth/authorize?"+url.Values{"response_type": {"code"}, "client_id": {c.ID},
 		"redirect_uri": {testRedirectURI}, "code_challenge": {strings.Repeat("A", 43)}, "code_challenge_method": {"S256"}}.Encode()); err == nil {

@@ -33,7 +33,7 @@ func connectSDKWith(t *testing.T, cfg Config, pin string) (*App, *mcp.ClientSess
 		t.Fatal(err)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-test", Version: "1.0.0"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	hc := &http.Client{Transport: bearerTransport{patFor(t, a)}}
 	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + a.Addr() + "/mcp", HTTPClient: hc}, sdkOptions(pin))
@@ -47,7 +47,7 @@ func connectSDKWith(t *testing.T, cfg Config, pin string) (*App, *mcp.ClientSess
 // callRaw calls a tool and returns its result as the client got it.
 func callRaw(t *testing.T, s *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
@@ -377,7 +377,7 @@ func TestMCPApp(t *testing.T) {
 	for _, era := range eras {
 		t.Run(era.name, func(t *testing.T) {
 			_, s := connectSDK(t, era.pin)
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 
 			caps := s.InitializeResult().Capabilities

@@ -125,7 +125,7 @@ func TestEmbedder_UnreachableNeverLosesAWrite(t *testing.T) {
 	}
 	// The endpoint recovers: the background worker fills in the vector, and recall by meaning works.
 	emb.down.Store(false)
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		pending := mustOK(t, a, "memory_stats", map[string]any{})["embedder"].(map[string]any)["reembed_progress"].(map[string]any)["pending"]
 		if pending == 0.0 {
@@ -154,7 +154,7 @@ func TestEmbedder_ChangeReembedsFromText(t *testing.T) {
 	ecfg := embedConfig(t, srv)
 	ecfg.DB = cfg.DB
 	b := MustOpen(t, ecfg)
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		m := mustOK(t, b, "recall", map[string]any{"query": "latte"})["matches"].([]any)
 		if len(m) == 1 {

@@ -116,7 +116,7 @@ func startServer(t *testing.T) *testServer {
 		go func() { <-drained; cmd.Wait(); close(exited) }()
 		select {
 		case <-exited:
-		case <-time.After(10 * time.Second):
+		case <-time.After(2 * time.Minute):
 			cmd.Process.Kill()
 			<-exited
 		}
@@ -129,8 +129,8 @@ func startServer(t *testing.T) *testServer {
 		return &testServer{URL: u, Issuer: strings.TrimSuffix(u, "/mcp"), logs: logs}
 	case <-drained:
 		t.Fatalf("ownsona serve exited before serving:\n%s", logs)
-	case <-time.After(30 * time.Second):
-		t.Fatalf("ownsona serve did not log \"serving MCP\" within 30s:\n%s", logs)
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("ownsona serve did not log \"serving MCP\" within 2 minutes:\n%s", logs)
 	}
 	return nil
 }

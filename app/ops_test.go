@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -62,7 +63,7 @@ func serveDBStop(t *testing.T, db string) (string, func()) {
 			go func() { cmd.Wait(); close(done) }()
 			select {
 			case <-done:
-			case <-time.After(10 * time.Second):
+			case <-time.After(time.Minute): // against a hang only
 				cmd.Process.Kill()
 				<-done
 			}
@@ -72,8 +73,8 @@ func serveDBStop(t *testing.T, db string) (string, func()) {
 	select {
 	case u := <-urls:
 		return u, stop
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not start within 30 s")
+	case <-time.After(2 * time.Minute): // against a hang only
+		t.Fatal("serve did not start within 2 minutes")
 	}
 	return "", stop
 }
@@ -158,7 +159,7 @@ func TestAdminSocket_CommandsWhileServing(t *testing.T) {
 		t.Error("export through the socket misses the memory written over HTTP")
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "desktop", Version: "1"}, nil)
 	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(ownsonaBinary(t), "stdio", "--db", db, "--log-level", "error")}, nil)
@@ -236,7 +237,7 @@ func TestBackup_UnderWriteLoad(t *testing.T) {
 		}
 	}()
 	waitFor := func(n int) {
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := time.Now().Add(2 * time.Minute) // against a hang only: a condition
 		for time.Now().Before(deadline) {
 			mu.Lock()
 			k := len(acked)
@@ -246,7 +247,7 @@ func TestBackup_UnderWriteLoad(t *testing.T) {
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		t.Fatalf("fewer than %d writes acknowledged in 30 s", n)
+		t.Fatalf("fewer than %d writes acknowledged in 2 minutes", n)
 	}
 	waitFor(50)
 	for round := range 3 {
@@ -295,20 +296,42 @@ func TestCompact_KilledMidway(t *testing.T) {
 		t.Fatalf("seeding: %v (%d ok)", err, strings.Count(string(out), `\"ok\":true`))
 	}
 	want := exportedTexts(t, db)
-	// Kill at random moments within 1.5 times what a whole compaction takes, process start
-	// included, so that some are killed mid-way and some finish.
-	start := time.Now()
-	ownsona(t, "compact", "--db", db)
-	span := time.Since(start) * 3 / 2
+	// Kill at random points of the copy, by how much of the new file is written (a condition,
+	// not a delay: a loaded machine moves the moment, never the point), so that some are
+	// killed mid-way and some finish first.
+	fi, err := os.Stat(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := fi.Size()
 	killed := 0
 	for round := range 20 {
+		old, _ := filepath.Glob(filepath.Join(dir, ".ownsona.db.tmp-*")) // of killed rounds
 		c := exec.Command(ownsonaBinary(t), "compact", "--db", db)
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(rand.Int64N(int64(span))))
-		c.Process.Signal(syscall.SIGKILL)
-		c.Wait()
+		exited := make(chan struct{})
+		go func() { c.Wait(); close(exited) }()
+		at := rand.Int64N(size + size/4) // past the file's size: the copy finishes first
+		func() {
+			for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				select {
+				case <-exited:
+					return
+				default:
+				}
+				tmp, _ := filepath.Glob(filepath.Join(dir, ".ownsona.db.tmp-*"))
+				for _, f := range tmp {
+					if fi, err := os.Stat(f); err == nil && !slices.Contains(old, f) && fi.Size() >= at {
+						c.Process.Signal(syscall.SIGKILL)
+						return
+					}
+				}
+			}
+			t.Fatalf("round %d: compact neither wrote %d bytes nor ended in 2 minutes", round, at)
+		}()
+		<-exited
 		if ws, ok := c.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			killed++
 		}
@@ -402,6 +425,7 @@ func TestCrash_ServeKilled(t *testing.T) {
 		var mu sync.Mutex
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
+		roundAcked := 0
 		for w := range 4 {
 			wg.Add(1)
 			go func() {
@@ -416,12 +440,26 @@ func TestCrash_ServeKilled(t *testing.T) {
 					if rememberHTTP(t, url, token, text) {
 						mu.Lock()
 						acked[text] = true
+						roundAcked++
 						mu.Unlock()
 					}
 				}
 			}()
 		}
-		time.Sleep(time.Duration(50+rand.IntN(250)) * time.Millisecond)
+		// The kill follows a random number of acknowledgements, not a delay (a loaded machine
+		// moves the moment, never the point); the writers keep going, so it lands mid-write.
+		strikeAt := 1 + rand.IntN(40)
+		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(time.Millisecond) {
+			mu.Lock()
+			n := roundAcked
+			mu.Unlock()
+			if n >= strikeAt {
+				break
+			}
+			if time.Now().After(deadline) { // against a hang only
+				t.Fatalf("round %d: %d writes acknowledged in 2 minutes, want %d", round, n, strikeAt)
+			}
+		}
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
 		close(stop)
@@ -544,7 +582,7 @@ func TestServe_ForeignSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stderr bytes.Buffer
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	err := Run(ctx, []string{"serve", "--db", db, "--addr", "127.0.0.1:0"}, func(string) string { return "" },
 		strings.NewReader(""), io.Discard, &stderr)

@@ -23,15 +23,35 @@ import (
 )
 
 // modelServer is an OpenAI-compatible embeddings endpoint for any model name, whose vectors
-// depend on the model (so a model change really changes them), and which can be slowed down.
+// depend on the model (so a model change really changes them), and which can hold batches
+// back: while gate is set, a request of more than one text (a batch of the re-embedding, not a
+// query) waits for a token from it; batches counts those served through it.
 type modelServer struct {
-	delay atomic.Int64 // per request, in ms
-	calls atomic.Int64
+	gate    atomic.Pointer[chan struct{}]
+	batches atomic.Int64
+}
+
+// hold makes batches wait for tokens, given with allow.
+func (m *modelServer) hold() {
+	ch := make(chan struct{}, 64)
+	m.gate.Store(&ch)
+}
+
+// allow lets n more batches through.
+func (m *modelServer) allow(n int) {
+	for range n {
+		*m.gate.Load() <- struct{}{}
+	}
+}
+
+// release lets every batch through, now and from now on.
+func (m *modelServer) release() {
+	if ch := m.gate.Swap(nil); ch != nil {
+		close(*ch)
+	}
 }
 
 func (m *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	m.calls.Add(1)
-	time.Sleep(time.Duration(m.delay.Load()) * time.Millisecond)
 	var req struct {
 		Model string   `json:"model"`
 		Input []string `json:"input"`
@@ -39,6 +59,14 @@ func (m *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
 		return
+	}
+	if ch := m.gate.Load(); ch != nil && len(req.Input) > 1 {
+		select {
+		case <-*ch:
+			m.batches.Add(1)
+		case <-r.Context().Done(): // the process was killed
+			return
+		}
 	}
 	type item struct {
 		Index     int       `json:"index"`
@@ -117,7 +145,7 @@ func (p *stdioProc) call(t *testing.T, tool string, args any) map[string]any {
 // waitEmbedded polls memory_stats until no memory waits for a vector of the current model.
 func (p *stdioProc) waitEmbedded(t *testing.T, model string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute) // against a hang only: a condition
 	for {
 		st := p.call(t, "memory_stats", map[string]any{})
 		emb := st["embedder"].(map[string]any)
@@ -126,7 +154,7 @@ func (p *stdioProc) waitEmbedded(t *testing.T, model string) map[string]any {
 			return st
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("still embedding after 60s: %v", emb)
+			t.Fatalf("still embedding after 3 minutes: %v", emb)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -158,9 +186,11 @@ func TestReembed_KillNine(t *testing.T) {
 	p.in.Close()
 	p.cmd.Wait()
 
-	emb.delay.Store(15) // ≈ 19 batches of 32 × 15 ms: a kill lands mid-way
+	// 600 memories are about 19 batches of 32: each start lets 3 through and is killed while
+	// the 4th waits, mid-way whatever the machine's load.
+	emb.hold()
 	var progress []float64
-	for _, after := range []time.Duration{80 * time.Millisecond, 150 * time.Millisecond, 120 * time.Millisecond} {
+	for range 3 {
 		p := startStdio(t, db, srv.URL+"/v1", "model-b")
 		st := p.call(t, "memory_stats", map[string]any{})
 		done := st["embedder"].(map[string]any)["reembed_progress"].(map[string]any)["done"].(float64)
@@ -168,15 +198,22 @@ func TestReembed_KillNine(t *testing.T) {
 		if r := p.call(t, "recall", map[string]any{"query": "topic 3"}); len(r["matches"].([]any)) == 0 {
 			t.Errorf("recall found nothing while re-embedding: %v", r)
 		}
-		time.Sleep(after)
+		want := emb.batches.Load() + 3
+		emb.allow(3)
+		for deadline := time.Now().Add(2 * time.Minute); emb.batches.Load() < want; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) { // against a hang only
+				t.Fatalf("%d of 3 batches served in 2 minutes", 3-(want-emb.batches.Load()))
+			}
+		}
 		p.cmd.Process.Kill()
 		p.cmd.Wait()
 	}
-	if progress[len(progress)-1] == 0 || progress[len(progress)-1] >= n {
-		t.Logf("re-embedding progress at each restart: %v (the kills did not land mid-way)", progress)
+	t.Logf("re-embedding progress at each restart: %v", progress)
+	if last := progress[len(progress)-1]; last == 0 || last >= n {
+		t.Errorf("re-embedding progress at each restart: %v; want the last start to resume mid-way", progress)
 	}
 
-	emb.delay.Store(0)
+	emb.release()
 	p = startStdio(t, db, srv.URL+"/v1", "model-b")
 	st := p.waitEmbedded(t, "model-b")
 	if st["total"] != float64(n) || st["active"] != float64(n) {

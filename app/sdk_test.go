@@ -30,7 +30,7 @@ var allTools = []string{
 // sdkPayload calls a tool and decodes its structured payload.
 func sdkPayload(t *testing.T, s *mcp.ClientSession, name string, args map[string]any) map[string]any {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
@@ -75,7 +75,7 @@ func sdkOptions(pin string) *mcp.ClientSessionOptions {
 // exerciseSDK uses every tool, resource and prompt through a connected session, which must have
 // settled on protocol version wantVersion.
 func exerciseSDK(t *testing.T, s *mcp.ClientSession, wantClient, wantVersion string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	init := s.InitializeResult()
 	if init.ServerInfo.Name != "ownsona" || !strings.Contains(init.Instructions, "remember") {
@@ -210,7 +210,7 @@ func TestSDK_Stdio(t *testing.T) {
 		t.Run(era.name, func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "ownsona.db")
 			client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-test", Version: "1.0.0"}, nil)
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			s, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin, "stdio", "--db", db, "--log-level", "error")}, sdkOptions(era.pin))
 			if err != nil {

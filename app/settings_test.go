@@ -208,7 +208,7 @@ func TestSettings_ListChanged(t *testing.T) {
 			if err := a.Listen(); err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
 			changes := newListChanges()
 			s := sdkClient(t, ctx, "http://"+a.Addr()+"/mcp", testPAT(t, a), era.pin, changes.options())
@@ -225,7 +225,7 @@ func TestSettings_ListChanged(t *testing.T) {
 			}
 			// The SDK opens its stream in the background: change the allowlist until the
 			// notification comes (a change before the stream is up has no way to arrive).
-			deadline := time.Now().Add(20 * time.Second)
+			deadline := time.Now().Add(2 * time.Minute)
 			for i := 0; ; i++ {
 				if i%2 == 0 {
 					setTools(t, a, "remember", "recall")
@@ -248,14 +248,14 @@ func TestSettings_ListChanged(t *testing.T) {
 			}{{"prompts", changes.prompts}, {"resources", changes.resources}} {
 				select {
 				case <-c.ch:
-				case <-time.After(5 * time.Second):
+				case <-time.After(2 * time.Minute):
 					t.Errorf("no notifications/%s/list_changed", c.kind)
 				}
 			}
 			setTools(t, a, "remember")
 			select {
 			case <-changes.tools:
-			case <-time.After(5 * time.Second):
+			case <-time.After(2 * time.Minute):
 				t.Fatal("no notifications/tools/list_changed for the second change")
 			}
 			if got := sdkToolNames(t, ctx, s); !slices.Equal(got, []string{"remember"}) {

@@ -94,8 +94,8 @@ func startServe(t *testing.T, within time.Duration, env map[string]string, args 
 				if err != nil {
 					t.Errorf("ownsona %s: %v\n%s", strings.Join(args, " "), err, w.logs.String())
 				}
-			case <-time.After(30 * time.Second):
-				t.Errorf("ownsona serve did not stop within 30 s of its context ending")
+			case <-time.After(2 * time.Minute):
+				t.Errorf("ownsona serve did not stop within 2 minutes of its context ending")
 			}
 		})
 	}
@@ -116,7 +116,7 @@ func startServe(t *testing.T, within time.Duration, env map[string]string, args 
 func adminRun(t *testing.T, env map[string]string, args ...string) string {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := Run(ctx, args, func(k string) string { return env[k] }, strings.NewReader(""), &stdout, &stderr); err != nil {
 		t.Fatalf("ownsona %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
@@ -171,7 +171,7 @@ func getTLS(t *testing.T, c *http.Client, url string) (*http.Response, []byte, *
 // memory can be written and found.
 func sdkOverTLS(t *testing.T, c *http.Client, endpoint, token, text string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	hc := &http.Client{Transport: bearerRT{token, c.Transport}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-tls-test", Version: "1.0.0"}, nil)

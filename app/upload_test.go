@@ -289,7 +289,7 @@ func TestUpload_SDK(t *testing.T) {
 	if err := a.Listen(); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-test", Version: "1.0.0"}, nil)
 	hc := &http.Client{Transport: bearerTransport{patFor(t, a)}}
@@ -313,7 +313,7 @@ func TestUpload_SDK(t *testing.T) {
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("upload: %d", resp.StatusCode)
 	}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
 		st := sdkPayload(t, s, "import_status", map[string]any{})
 		job := st["imports"].([]any)[0].(map[string]any)
 		if job["state"] == "done" {

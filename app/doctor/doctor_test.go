@@ -546,11 +546,10 @@ func TestRun_Timeouts(t *testing.T) {
 			o := goodOptions(t, ln.Addr().String(), ca)
 			o.Timeout = 200 * time.Millisecond
 			o.LookupIP = tt.lookup
-			start := time.Now()
+			// The stand-ins never answer: without the timeout doctor would wait for ever, and
+			// the test binary's own timeout would fail it. No wall-clock bound here: a loaded
+			// machine stretches any.
 			out, fails, warns := runDoctor(t, o)
-			if d := time.Since(start); d > 5*time.Second {
-				t.Errorf("doctor took %s with a 200ms timeout", d)
-			}
 			matchAll(t, "FAIL", fails, tt.fails, out)
 			matchAll(t, "warn", warns, tt.warns, out)
 		})

@@ -137,6 +137,9 @@ type Server struct {
 	pools    *pools
 
 	uploadRate uploadRate // the minimum rate of upload bodies (upload.go); tests shorten it
+
+	connsMu sync.Mutex
+	active  map[net.Conn]struct{} // connections in a request (http.StateActive): ActiveConns
 }
 
 // SettingError is a configuration mistake found while opening: an unreadable acme-ca-root
@@ -207,6 +210,7 @@ func (s *Server) Listen() error {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    8 << 10, // net/http adds 4 KiB of slack; larger headers get 431 (SECURITY.md RS-12)
 		BaseContext:       func(net.Listener) context.Context { return base },
+		ConnState:         s.trackConn,
 		ErrorLog:          log.New(io.Discard, "", 0), // TLS handshake noise from scanners
 	}
 	if tlsOn {
@@ -360,6 +364,29 @@ func (s *Server) listen80(base context.Context) error {
 		}
 	}(s.http80)
 	return nil
+}
+
+// trackConn keeps the set of connections in a request, for ActiveConns.
+func (s *Server) trackConn(c net.Conn, st http.ConnState) {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	if st != http.StateActive {
+		delete(s.active, c)
+		return
+	}
+	if s.active == nil {
+		s.active = map[net.Conn]struct{}{}
+	}
+	s.active[c] = struct{}{}
+}
+
+// ActiveConns is how many connections of the listener Listen opened are in a request: their
+// headers were read and the answer is not finished (http.StateActive; event streams count
+// while they last). A test waits on it to know that the server holds a request it sent.
+func (s *Server) ActiveConns() int {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	return len(s.active)
 }
 
 // Addr is the address Listen bound, e.g. 127.0.0.1:8080; "" before Listen.
