@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -42,24 +43,29 @@ type listener struct {
 	end       chan struct{} // closed when the server ends the subscription gracefully
 	once      sync.Once
 
-	fullMu    sync.Mutex
-	fullSince time.Time     // when a notification was refused with nothing taken since; zero before
-	fullTaken int64         // out.taken then
-	stuck     chan struct{} // closed when the queue stayed full (refused): the subscription ends
-	stuckOnce sync.Once
+	// written counts the messages of out the stream has written: its client's reads. Not
+	// out.taken: the stream takes the next message before it blocks writing it, so a take
+	// says nothing of the client, and counting it would let a client that reads nothing
+	// restart the clock (it did, depending on when the stream ran against a burst).
+	written     atomic.Int64
+	fullMu      sync.Mutex
+	fullSince   time.Time     // when a notification was refused with nothing written since; zero before
+	fullWritten int64         // written then
+	stuck       chan struct{} // closed when the queue stayed full (refused): the subscription ends
+	stuckOnce   sync.Once
 }
 
 func (l *listener) close() { l.once.Do(func() { close(l.end) }) }
 
 // refused records a notification refused at now for want of room, and ends the subscription
-// when the queue has stayed full, nothing taken from it, for listenStuckAfter: what waits in
+// when the queue has stayed full, its stream writing nothing, for listenStuckAfter: what waits in
 // it is dropped at once, nothing more is queued, and listen ends the request when its stream
 // next can (a burst that fills the queue of a client that reads ends nothing).
 func (l *listener) refused(now time.Time) {
 	l.fullMu.Lock()
 	defer l.fullMu.Unlock()
-	if t := l.out.taken.Load(); l.fullSince.IsZero() || t != l.fullTaken {
-		l.fullSince, l.fullTaken = now, t
+	if w := l.written.Load(); l.fullSince.IsZero() || w != l.fullWritten {
+		l.fullSince, l.fullWritten = now, w
 		return
 	}
 	if now.Sub(l.fullSince) >= listenStuckAfter {
@@ -193,6 +199,7 @@ func (s *Server) listen(ctx context.Context, ss *session, p params) (any, error)
 				<-ctx.Done() // the stream is gone: wait for the transport to end the call
 				return nil, ctx.Err()
 			}
+			l.written.Add(1)
 		case <-tick.C:
 			if l.transport == "http" {
 				ri.send(nil) // a comment line, so that proxies keep the stream open

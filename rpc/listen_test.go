@@ -84,6 +84,7 @@ func TestServer_ListenStaysFull(t *testing.T) {
 				t.Fatalf("line %d: got %s, want an update", i, got)
 			}
 		}
+		synctest.Wait()        // the stream has seen its last write return: the client has read
 		notify(2 * outboxSize) // full again, since the client read: the clock starts again
 		time.Sleep(listenStuckAfter - time.Second)
 		notify(1)
