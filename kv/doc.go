@@ -41,14 +41,23 @@
 // # Schema versions and migrations
 //
 // Options.Migrations lists the schema changes, versions 1..N in order. Open
-// runs the pending ones (those above the file's version) in order, each in
-// its own Update together with its version bump, so a failing migration
-// leaves the file at the previous version and Open returns an error naming
-// it. A file whose version is above N was written by a newer ownsona: Open
+// runs the pending ones (those above the file's version) in order, all in one
+// Update together with the version bump, so the file is either migrated
+// whole or left at its version, and a failing migration makes Open return an
+// error naming it. Before it migrates a file that holds data (version 1 or
+// more), Open writes a backup of it beside it, path.pre-vN-TIME.bak (TIME in
+// UTC, 20060102T150405Z), the way BackupFile does (a snapshot from one read
+// transaction, mode 0600, fsynced, page-checked, renamed into place), reads
+// its version back, and calls Options.OnUpgrade with its path; if the backup
+// fails, nothing is migrated. A new file and an up-to-date one get no backup.
+//
+// A file whose version is above N was written by a newer ownsona: Open
 // refuses it with ErrNewerSchema before anything can write to it (it is
 // first inspected through a read-only open), so the file's bytes are never
-// modified. A ReadOnly open runs no migrations; SchemaVersion tells the
-// caller how far behind the file is.
+// modified; the error names both versions, and the backup that the upgrade
+// to the file's version left beside it, if there is one. A ReadOnly open
+// runs no migrations and takes no backup; SchemaVersion tells the caller how
+// far behind the file is.
 //
 // # Concurrency
 //

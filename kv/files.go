@@ -11,6 +11,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -30,6 +33,72 @@ func (db *DB) BackupFile(path string) (int64, error) {
 		return n, fmt.Errorf("backup to %s: %w", path, err)
 	}
 	return n, nil
+}
+
+// upgradeBackupTime is the UTC time in an upgrade backup's name; names sort by it.
+const upgradeBackupTime = "20060102T150405Z"
+
+// now is the clock of upgrade backups' names; tests set it.
+var now = time.Now
+
+// upgradeBackupName is the name of the backup Open takes before it migrates the file at path to
+// schema version to, at time at: path.pre-v<to>-<UTC time>.bak, beside the file
+// (ownsona.db.pre-v2-20260301T101500Z.bak).
+func upgradeBackupName(path string, to int, at time.Time) string {
+	return fmt.Sprintf("%s.pre-v%d-%s.bak", path, to, at.UTC().Format(upgradeBackupTime))
+}
+
+// backupBeforeUpgrade writes the backup Open takes before it migrates the file from schema
+// version from to to, named by upgradeBackupName, with BackupFile (as `ownsona backup`: one
+// read transaction's snapshot, mode 0600, fsynced, page-checked, then renamed into place and
+// the directory fsynced), and reads it back: it must be at schema version from. A backup of
+// the same name (an upgrade retried within the second after a failed one) is replaced: a
+// failed migration commits nothing, so both hold the same file.
+func (db *DB) backupBeforeUpgrade(from, to int) (Upgrade, error) {
+	path := upgradeBackupName(db.path, to, now())
+	n, err := db.BackupFile(path)
+	if err != nil {
+		return Upgrade{}, err
+	}
+	b, err := openBolt(path, true, -1)
+	if err != nil {
+		return Upgrade{}, fmt.Errorf("backup to %s: read it back: %w", path, err)
+	}
+	v, _, err := fileVersion(b, path, uint64(to))
+	if cerr := b.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && v != uint64(from) {
+		err = fmt.Errorf("it has schema version %d, want %d", v, from)
+	}
+	if err != nil {
+		return Upgrade{}, fmt.Errorf("backup to %s: read it back: %w", path, err)
+	}
+	return Upgrade{From: from, To: to, Backup: path, Bytes: n}, nil
+}
+
+// latestBackup is the newest backup that an upgrade of the file at path to schema version v
+// left beside it, or "" if there is none.
+func latestBackup(path string, v int) string {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	prefix := fmt.Sprintf("%s.pre-v%d-", base, v)
+	var names []string
+	for _, e := range entries {
+		if n := e.Name(); strings.HasPrefix(n, prefix) && strings.HasSuffix(n, ".bak") && e.Type().IsRegular() {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(path), slices.Max(names))
 }
 
 // Compact rewrites the file at src into dst without its free pages (bbolt never shrinks a

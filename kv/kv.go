@@ -21,7 +21,8 @@ var (
 	// DB holds it (in this process or another, e.g. a running `ownsona serve`).
 	ErrInUse = errors.New("database file is in use by another process")
 	// ErrNewerSchema: Open found a schema version above len(Options.Migrations). The file is
-	// left untouched.
+	// left untouched; the error names both versions and the backup to put back, if an upgrade
+	// left one beside the file.
 	ErrNewerSchema = errors.New("database was written by a newer version of ownsona")
 	// ErrNotFound: DeleteBucket of a bucket that does not exist. Callers may also use it for
 	// their own lookups.
@@ -52,6 +53,18 @@ type Options struct {
 	// Migrations are the schema changes: Migrations[i].Version must be i+1, each with a Name
 	// and an Up. Append only: never change or reorder a released migration.
 	Migrations []Migration
+	// OnUpgrade, if set, is called when Open has backed up an existing file that it is about
+	// to migrate: after the backup is written and checked, before the migrations run (Open
+	// waits for it). For saying where the backup is. If nil, Open says nothing.
+	OnUpgrade func(Upgrade)
+}
+
+// Upgrade is the migration of an existing file that Open is about to run, and the backup it
+// made first.
+type Upgrade struct {
+	From, To int    // the file's schema version, and the one the migrations bring it to
+	Backup   string // the backup of the file at From: path.pre-vTo-TIME.bak, beside it
+	Bytes    int64  // the backup's size
 }
 
 // Migration is one schema change, from version Version-1 to Version.
@@ -77,8 +90,11 @@ type DB struct {
 
 // Open opens the database file at path, creating it with mode 0600 if it does not exist, and
 // takes its lock (see Options.Timeout). A file from a newer schema is refused with
-// ErrNewerSchema and is not modified. Otherwise pending migrations run in order, each in its
-// own Update with its version bump; a failing one stops Open with an error naming it.
+// ErrNewerSchema and is not modified. Otherwise the pending migrations run in order, all in one
+// Update with the version bump; a failing one stops Open with an error naming it, and the file
+// stays at its version. Before migrating a file that holds data (schema version 1 or more),
+// Open writes a checked backup of it beside it (named by upgradeBackupName) and calls
+// Options.OnUpgrade; if the backup fails, Open fails and migrates nothing.
 func Open(path string, opts Options) (*DB, error) {
 	if err := validate(opts.Migrations); err != nil {
 		return nil, fmt.Errorf("open db %s: %w", path, err)
@@ -112,7 +128,7 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{path: path, readOnly: opts.ReadOnly, bolt: b}
-	if err := db.migrate(opts.Migrations); err != nil {
+	if err := db.migrate(opts); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
@@ -167,10 +183,22 @@ func fileVersion(b *bolt.DB, path string, supported uint64) (v uint64, stamped b
 		return 0, false, fmt.Errorf("open db %s: %w", path, err)
 	}
 	if v > supported {
-		return 0, false, fmt.Errorf("open db %s: the file has schema version %d, this binary supports up to %d; upgrade ownsona: %w",
-			path, v, supported, ErrNewerSchema)
+		return 0, false, newerError(path, v, supported)
 	}
 	return v, stamped, nil
+}
+
+// newerError refuses a file at schema version v, above supported, saying what to do: run the
+// newer ownsona, or put back the backup taken before the upgrade, which it names if the
+// upgrade to v left one beside the file.
+func newerError(path string, v, supported uint64) error {
+	put := "put back a backup made before the upgrade"
+	if bak := latestBackup(path, int(v)); bak != "" {
+		put = "put back the backup the upgrade left beside it, " + bak + ","
+	}
+	return fmt.Errorf("open db %s: the file has schema version %d, and this ownsona reads schema versions up to %d, "+
+		"so a newer ownsona wrote it: run that newer ownsona, or %s with no ownsona running (docs/upgrading.md): %w",
+		path, v, supported, put, ErrNewerSchema)
 }
 
 // readVersion returns the stored schema version: 0 for a new, empty file. A file with buckets
@@ -201,31 +229,56 @@ func putVersion(tx *bolt.Tx, v uint64) error {
 	return meta.Put([]byte(versionKey), Key(v))
 }
 
-// migrate checks the version under the lock just taken and runs the pending migrations.
-func (db *DB) migrate(ms []Migration) error {
+// migrate checks the version under the lock just taken and runs the pending migrations, all in
+// one Update with the version bump (and the stamp of a new file), after a backup of a file that
+// holds data.
+func (db *DB) migrate(opts Options) error {
+	ms := opts.Migrations
 	v, stamped, err := fileVersion(db.bolt, db.path, uint64(len(ms)))
 	if err != nil || db.readOnly {
 		return err
 	}
-	if !stamped {
-		// Stamp a new file as ours, so that it is never mistaken for a foreign one.
-		err := db.bolt.Update(func(tx *bolt.Tx) error { return putVersion(tx, v) })
+	if stamped && v == uint64(len(ms)) {
+		return nil
+	}
+	var backup string
+	if v > 0 && v < uint64(len(ms)) {
+		up, err := db.backupBeforeUpgrade(int(v), len(ms))
 		if err != nil {
-			return fmt.Errorf("open db %s: write schema version: %w", db.path, err)
+			return fmt.Errorf("open db %s: migrate from schema %d to %d: %w; nothing was migrated", db.path, v, len(ms), err)
+		}
+		backup = up.Backup
+		if opts.OnUpgrade != nil {
+			opts.OnUpgrade(up)
 		}
 	}
-	for _, m := range ms[v:] {
-		err := db.bolt.Update(func(btx *bolt.Tx) error {
+	var failed Migration
+	err = db.bolt.Update(func(btx *bolt.Tx) error {
+		// Stamp a new file as ours, so that it is never mistaken for a foreign one.
+		if err := putVersion(btx, v); err != nil {
+			return fmt.Errorf("write schema version: %w", err)
+		}
+		for _, m := range ms[v:] {
 			if err := m.Up(&Tx{tx: btx}); err != nil {
+				failed = m
 				return err
 			}
-			return putVersion(btx, uint64(m.Version))
-		})
-		if err != nil {
-			return fmt.Errorf("open db %s: migration %d %q: %w", db.path, m.Version, m.Name, err)
+			if err := putVersion(btx, uint64(m.Version)); err != nil {
+				return fmt.Errorf("write schema version: %w", err)
+			}
 		}
+		return nil
+	})
+	if err == nil {
+		return nil
 	}
-	return nil
+	if failed.Name != "" {
+		err = fmt.Errorf("migration %d %q: %w", failed.Version, failed.Name, err)
+	}
+	if backup != "" {
+		return fmt.Errorf("open db %s: %w; nothing was migrated: the file is still at schema %d, as its backup %s is", db.path, err, v, backup)
+	}
+	return fmt.Errorf("open db %s: %w", db.path, err)
 }
 
 // Close releases the file and its lock, after running transactions finish. It may be called

@@ -393,8 +393,8 @@ func TestDB_OpenNewerSchema(t *testing.T) {
 			if !errors.Is(err, ErrNewerSchema) {
 				t.Fatalf("err = %v, want ErrNewerSchema", err)
 			}
-			supported := fmt.Sprintf("supports up to %d", len(tt.opts.Migrations))
-			for _, want := range []string{path, "schema version 3", supported} {
+			supported := fmt.Sprintf("reads schema versions up to %d", len(tt.opts.Migrations))
+			for _, want := range []string{path, "schema version 3", supported, "run that newer ownsona", "put back a backup made before the upgrade"} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error %q does not contain %q", err, want)
 				}
@@ -475,7 +475,7 @@ func TestDB_OpenMigrations(t *testing.T) {
 		}
 	})
 
-	t.Run("failing migration leaves the version unchanged", func(t *testing.T) {
+	t.Run("failing migration leaves the file at its version", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "fail.db")
 		var ran []int
 		boom := errors.New("boom")
@@ -495,29 +495,65 @@ func TestDB_OpenMigrations(t *testing.T) {
 			}},
 			bucketMigration(4, "d", &ran),
 		}
+		db := MustOpen(t, path, Options{Migrations: ms[:1]})
+		MustUpdate(t, db, func(tx *Tx) error { return tx.Bucket("a").Put([]byte("k"), []byte("v")) })
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		before := mustHash(t, path)
+		ran = nil
+
 		_, err := Open(path, Options{Migrations: ms})
 		if !errors.Is(err, boom) {
 			t.Fatalf("err = %v, want boom", err)
 		}
-		for _, want := range []string{"migration 3", "fill c", path} {
+		for _, want := range []string{"migration 3", "fill c", path, "still at schema 1", ".pre-v4-"} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("error %q does not contain %q", err, want)
 			}
 		}
-		if got, want := ran, []int{1, 2, 3}; !slices.Equal(got, want) {
+		if got, want := ran, []int{2, 3}; !slices.Equal(got, want) {
 			t.Errorf("ran = %v, want %v", got, want)
 		}
-
-		db := MustOpen(t, path, Options{Migrations: ms[:2], Timeout: shortTimeout})
-		if got, want := mustVersion(t, db), 2; got != want {
+		// All pending migrations share one transaction: migration 2's commit went with 3's.
+		if got := mustHash(t, path); got != before {
+			t.Error("file bytes changed")
+		}
+		db = MustOpen(t, path, Options{Migrations: ms, ReadOnly: true, Timeout: shortTimeout})
+		if got, want := mustVersion(t, db), 1; got != want {
 			t.Errorf("SchemaVersion = %d, want %d", got, want)
 		}
 		MustView(t, db, func(tx *Tx) error {
-			if tx.Bucket("c") != nil {
-				t.Error("bucket c of the failed migration was committed")
+			for _, name := range []string{"b", "c"} {
+				if tx.Bucket(name) != nil {
+					t.Errorf("bucket %s of the failed upgrade was committed", name)
+				}
 			}
 			return nil
 		})
+	})
+
+	t.Run("failing migration of a new file leaves it empty", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "new.db")
+		var ran []int
+		boom := errors.New("boom")
+		ms := []Migration{
+			bucketMigration(1, "a", &ran),
+			{Version: 2, Name: "fail", Up: func(*Tx) error { return boom }},
+		}
+		if _, err := Open(path, Options{Migrations: ms}); !errors.Is(err, boom) {
+			t.Fatalf("err = %v, want boom", err)
+		}
+		db := MustOpen(t, path, Options{ReadOnly: true})
+		MustView(t, db, func(tx *Tx) error {
+			if k, _ := tx.tx.Cursor().First(); k != nil {
+				t.Errorf("bucket %q was committed", k)
+			}
+			return nil
+		})
+		if got := backups(t, path); len(got) != 0 {
+			t.Errorf("backups of a new file: %v", got)
+		}
 	})
 
 	t.Run("read-only open runs no migrations", func(t *testing.T) {
