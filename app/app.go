@@ -71,7 +71,10 @@ func Open(cfg Config, stderr io.Writer) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.db, err = openDB(cfg.DB, kv.Options{Migrations: memory.Migrations}); err != nil {
+	if a.db, err = openDB(cfg.DB, kv.Options{Migrations: memory.Migrations, OnUpgrade: func(u kv.Upgrade) {
+		a.log.Warn().Str("db", cfg.DB).Int("from_schema", u.From).Int("to_schema", u.To).Str("backup", u.Backup).
+			Int64("bytes", u.Bytes).Msg("backed up the file before migrating it")
+	}}); err != nil {
 		return nil, err
 	}
 	a.settings, err = settings.Open(a.db, settings.Config{Base: cfg.runtime(), Fixed: cfg.fixedSettings(), KnownTools: tools.Names()})
