@@ -259,7 +259,7 @@ func checkUpgraded(t *testing.T, db string, from int, want map[uint64]string, to
 		if !slices.Equal(logged, []string{bak}) {
 			t.Errorf("logged backups %v, want [%s]", logged, bak)
 		}
-		// SECURITY.md: the DB and backups have mode 0600.
+		// SECURITY.md ST-14: the DB and backups have mode 0600.
 		if fi, err := os.Stat(bak); err != nil || fi.Mode().Perm() != 0o600 {
 			t.Errorf("backup %s: %v, mode %v; want 0600", bak, err, fi.Mode().Perm())
 		}

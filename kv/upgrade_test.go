@@ -42,7 +42,7 @@ func mustFileAt(tb testing.TB, path string, ms []Migration) {
 }
 
 // TestDB_OpenUpgradeBackup: before Open migrates a file that holds data, it writes a checked
-// backup of the file as it was beside it (mode 0600: SECURITY.md's "the DB and backups have
+// backup of the file as it was beside it (mode 0600: SECURITY.md ST-14, "the DB and backups have
 // mode 0600"), says where through OnUpgrade, and only then migrates; a new or up-to-date
 // file, or a read-only open, gets none; a backup that fails migrates nothing.
 func TestDB_OpenUpgradeBackup(t *testing.T) {
