@@ -30,8 +30,9 @@ run: build
 # so. The cross-builds of every dist target (app/dist_test.go) run on their own, without the
 # race detector and with their own timeout: cold, they take minutes on two cores. So do the
 # decompression bombs (SECURITY.md UP-01): each reads 100 MiB, which the race detector makes
-# minutes of CPU, and it would distort the memory they measure.
-SLOW_TESTS := ^(TestDist_CrossBuild|TestUpload_Bombs|TestImport_Bombs)$$
+# minutes of CPU, and it would distort the memory they measure. And the upgrade from the previous
+# release, which builds that release's binary from git first.
+SLOW_TESTS := ^(TestDist_CrossBuild|TestUpload_Bombs|TestImport_Bombs|TestUpgrade_FromPreviousRelease)$$
 RACE := $(shell [ "$$($(GO) env CGO_ENABLED)" = 1 ] && command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo -race)
 
 test:
