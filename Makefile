@@ -10,7 +10,9 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 BUILD_DATE := $(shell date -u -d @$(SOURCE_DATE_EPOCH) +%Y-%m-%dT%H:%M:%SZ 2>/dev/null || date -u -r $(SOURCE_DATE_EPOCH) +%Y-%m-%dT%H:%M:%SZ)
 APP := github.com/ownsona/ownsona/app
 LDFLAGS := -s -w -X $(APP).Version=$(VERSION) -X $(APP).Commit=$(COMMIT) -X $(APP).BuildDate=$(BUILD_DATE)
-BUILDVCS ?= true
+# -buildvcs=true where git can read this checkout; false where it cannot (no git, or a
+# checkout git refuses), so that a build never fails for want of its stamp (-X sets it anyway).
+BUILDVCS ?= $(shell git rev-parse HEAD >/dev/null 2>&1 && echo true || echo false)
 BUILDFLAGS := -trimpath -buildvcs=$(BUILDVCS)
 GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
