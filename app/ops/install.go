@@ -93,6 +93,19 @@ func (u serviceUnit) validate() error {
 	return nil
 }
 
+// syscallHardening are the unit lines that restrict what the service may ask of the kernel:
+// seccomp-based, so they work in a system unit and in a user unit alike (install_user.go).
+const syscallHardening = `RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX
+RestrictNamespaces=true
+RestrictRealtime=true
+RestrictSUIDSGID=true
+LockPersonality=true
+MemoryDenyWriteExecute=true
+SystemCallArchitectures=native
+SystemCallFilter=@system-service
+SystemCallErrorNumber=EPERM
+`
+
 // render writes the unit. The service may write only the database's directory (the file, the
 // temporary files of backup and compact, and the admin socket live there) and the backup
 // directory if any, and binds 443 and 80 with CAP_NET_BIND_SERVICE as its only capability.
@@ -146,15 +159,7 @@ func (u serviceUnit) render() string {
 	w("ProtectControlGroups=true")
 	w("ProtectClock=true")
 	w("ProtectHostname=true")
-	w("RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX")
-	w("RestrictNamespaces=true")
-	w("RestrictRealtime=true")
-	w("RestrictSUIDSGID=true")
-	w("LockPersonality=true")
-	w("MemoryDenyWriteExecute=true")
-	w("SystemCallArchitectures=native")
-	w("SystemCallFilter=@system-service")
-	w("SystemCallErrorNumber=EPERM")
+	b.WriteString(syscallHardening)
 	w("")
 	w("[Install]")
 	w("WantedBy=multi-user.target")
