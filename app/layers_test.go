@@ -33,6 +33,7 @@ func TestLayers(t *testing.T) {
 		"rpc":           {},
 		"vector":        {},
 		"kv":            {},
+		"kv/kvtest":     {"kv"},
 	}
 	// Standard packages that would mean a package took on another's job.
 	forbidden := map[string][]string{
@@ -66,6 +67,9 @@ func TestLayers(t *testing.T) {
 			ours, isOurs := strings.CutPrefix(imp, mod)
 			if isOurs && strings.HasPrefix(pkg, "app/") && ours == "app" {
 				t.Errorf("%s imports app: nothing under app/ may", pkg)
+			}
+			if isOurs && ours == "kv/kvtest" {
+				t.Errorf("%s imports kv/kvtest: only tests may", pkg)
 			}
 			if slices.Contains(forbidden[pkg], imp) {
 				t.Errorf("%s imports %s, which is not its job (DESIGN.md, Layout)", pkg, imp)

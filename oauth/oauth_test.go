@@ -4,12 +4,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 	"github.com/ownsona/ownsona/oauth/login"
 )
 
@@ -217,11 +216,7 @@ func TestNew_ShortPlainPassword(t *testing.T) {
 		{"a hash of a short one", hash, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			db, err := kv.Open(filepath.Join(t.TempDir(), "o.db"), kv.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db := kvtest.Open(t)
 			s, err := New(Config{PublicURL: "https://mem.example.com", DB: db, Password: tc.password})
 			if s != nil {
 				s.Close()
@@ -251,11 +246,7 @@ func TestNew_RefreshGrace(t *testing.T) {
 		{"above 30 min", 30*time.Minute + time.Second, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			db, err := kv.Open(filepath.Join(t.TempDir(), "o.db"), kv.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db := kvtest.Open(t)
 			s, err := New(Config{PublicURL: "https://mem.example.com", DB: db, Password: fastPassword(), RefreshGrace: tc.grace})
 			if s != nil {
 				s.Close()

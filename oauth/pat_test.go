@@ -8,13 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 	"github.com/ownsona/ownsona/oauth/policy"
 	"github.com/ownsona/ownsona/oauth/token"
 )
@@ -22,11 +22,7 @@ import (
 // MustOpenPATs opens the PAT store of a new database file with a fake clock.
 func MustOpenPATs(tb testing.TB) (*PATs, *kv.DB, *fakeClock) {
 	tb.Helper()
-	db, err := kv.Open(filepath.Join(tb.TempDir(), "db"), kv.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
+	db := kvtest.Open(tb)
 	clock := newFakeClock()
 	p, err := OpenPATs(db, clock.Now)
 	if err != nil {

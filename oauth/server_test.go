@@ -31,6 +31,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 	"github.com/ownsona/ownsona/oauth/cimd"
 	"github.com/ownsona/ownsona/oauth/grant"
 	"github.com/ownsona/ownsona/oauth/login"
@@ -124,10 +125,7 @@ type fixture struct {
 func MustOpenServer(tb testing.TB, opts ...func(*Config)) *fixture {
 	tb.Helper()
 	f := &fixture{tb: tb, clock: newFakeClock(), path: filepath.Join(tb.TempDir(), "ownsona.db"), logs: new(syncBuffer)}
-	db, err := kv.Open(f.path, kv.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	db := kvtest.OpenFile(tb, f.path, kv.Options{})
 	f.db = db
 	f.cfg = Config{PublicURL: testPublicURL, DB: db, Password: fastPassword(), Now: f.clock.Now, Log: zerolog.New(f.logs)}
 	for _, o := range opts {
@@ -135,7 +133,6 @@ func MustOpenServer(tb testing.TB, opts ...func(*Config)) *fixture {
 	}
 	s, err := New(f.cfg)
 	if err != nil {
-		db.Close()
 		tb.Fatal(err)
 	}
 	f.s = s
@@ -156,7 +153,6 @@ func MustOpenServer(tb testing.TB, opts ...func(*Config)) *fixture {
 	}
 	tb.Cleanup(func() {
 		s.Close()
-		db.Close()
 		logs := f.logs.String()
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -1058,9 +1054,7 @@ func (f *fixture) copyServer(tb testing.TB) *fixture {
 		tb.Fatal(err)
 	}
 	c := &fixture{tb: tb, clock: f.clock, path: path, logs: new(syncBuffer)}
-	if c.db, err = kv.Open(path, kv.Options{}); err != nil {
-		tb.Fatal(err)
-	}
+	c.db = kvtest.OpenFile(tb, path, kv.Options{})
 	cfg := f.cfg
 	cfg.DB, cfg.Log = c.db, zerolog.New(c.logs)
 	if c.s, err = New(cfg); err != nil {
@@ -1068,7 +1062,7 @@ func (f *fixture) copyServer(tb testing.TB) *fixture {
 	}
 	c.mux = http.NewServeMux()
 	c.s.Routes(c.mux)
-	tb.Cleanup(func() { c.s.Close(); c.db.Close() })
+	tb.Cleanup(func() { c.s.Close() })
 	return c
 }
 

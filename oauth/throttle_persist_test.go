@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 )
 
 // TestServer_ThrottleSurvivesRestart: login throttling state lives in the file (issue 3: every
@@ -16,10 +17,7 @@ func TestServer_ThrottleSurvivesRestart(t *testing.T) {
 	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	open := func() (*kv.DB, *Server) {
-		db, err := kv.Open(path, kv.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := kvtest.OpenFile(t, path, kv.Options{})
 		s, err := New(Config{PublicURL: "https://mem.example.com", DB: db, Password: "correct horse battery staple", Now: clock})
 		if err != nil {
 			t.Fatal(err)

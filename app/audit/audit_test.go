@@ -15,29 +15,13 @@ import (
 
 	"github.com/ownsona/ownsona/app/audit"
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 )
 
 var (
 	t0   = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	tNow = t0.AddDate(0, 0, 7)
 )
-
-// MustOpenDB opens a new database file in a temporary directory, closed at cleanup.
-func MustOpenDB(tb testing.TB) *kv.DB {
-	tb.Helper()
-	return MustReopenDB(tb, filepath.Join(tb.TempDir(), "ownsona.db"), kv.Options{})
-}
-
-// MustReopenDB opens the database file at path, closed at cleanup.
-func MustReopenDB(tb testing.TB, path string, opts kv.Options) *kv.DB {
-	tb.Helper()
-	db, err := kv.Open(path, opts)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = db.Close() })
-	return db
-}
 
 // MustOpenLog opens a Log on db, closed at cleanup (before the database). Unless cfg sets a
 // clock, it is stopped at tNow, so that entries around t0 are never too old.
@@ -123,7 +107,7 @@ func wantEntries(tb testing.TB, got, want []audit.Entry) {
 }
 
 func TestLog_RoundTrip(t *testing.T) {
-	db := MustOpenDB(t)
+	db := kvtest.Open(t)
 	l := MustOpenLog(t, db, audit.Config{})
 	in := []audit.Entry{
 		{
@@ -153,7 +137,7 @@ func TestLog_RoundTrip(t *testing.T) {
 
 // TestLog_Clean: what a hostile client controls is bounded and cannot drive a terminal.
 func TestLog_Clean(t *testing.T) {
-	db := MustOpenDB(t)
+	db := kvtest.Open(t)
 	l := MustOpenLog(t, db, audit.Config{})
 	l.Record(audit.Entry{
 		Time:      t0,
@@ -193,7 +177,7 @@ func TestLog_Clean(t *testing.T) {
 }
 
 func TestQuery_Filter(t *testing.T) {
-	db := MustOpenDB(t)
+	db := kvtest.Open(t)
 	l := MustOpenLog(t, db, audit.Config{})
 	const n = 60
 	var all []audit.Entry
@@ -271,7 +255,7 @@ func TestQuery_Filter(t *testing.T) {
 }
 
 func TestLog_PruneCount(t *testing.T) {
-	db := MustOpenDB(t)
+	db := kvtest.Open(t)
 	l := MustOpenLog(t, db, audit.Config{MaxEntries: 10})
 	for i := range 25 {
 		l.Record(sample(i))
@@ -293,7 +277,7 @@ func TestLog_PruneCount(t *testing.T) {
 func TestLog_PruneAge(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		time.Sleep(time.Until(t0)) // the bubble's clock starts in 2000: move it to the samples'
-		db := MustOpenDB(t)
+		db := kvtest.Open(t)
 		// The clock is the bubble's; no tick within the test, so the Flush below prunes.
 		l := MustOpenLog(t, db, audit.Config{Now: time.Now, MaxAge: time.Hour, FlushInterval: 24 * time.Hour})
 		for i := range 10 {
@@ -315,7 +299,7 @@ func TestLog_PruneAge(t *testing.T) {
 
 func TestLog_Reopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ownsona.db")
-	db := MustReopenDB(t, path, kv.Options{})
+	db := kvtest.OpenFile(t, path, kv.Options{})
 	l := MustOpenLog(t, db, audit.Config{})
 	for i := range 20 {
 		l.Record(sample(i))
@@ -327,7 +311,7 @@ func TestLog_Reopen(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	db = MustReopenDB(t, path, kv.Options{})
+	db = kvtest.OpenFile(t, path, kv.Options{})
 	l = MustOpenLog(t, db, audit.Config{MaxEntries: 8})
 	if s := l.Stats(); s.Stored != 20 {
 		t.Errorf("after reopening Stored = %d, want 20", s.Stored)
@@ -345,14 +329,14 @@ func TestLog_Reopen(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ro := MustReopenDB(t, path, kv.Options{ReadOnly: true})
+	ro := kvtest.OpenFile(t, path, kv.Options{ReadOnly: true})
 	wantEntries(t, MustQuery(t, ro, audit.Filter{}), want)
 }
 
 // TestLog_Concurrent records from many goroutines while others flush and query (for -race).
 // Every entry is either written or counted as dropped.
 func TestLog_Concurrent(t *testing.T) {
-	db := MustOpenDB(t)
+	db := kvtest.Open(t)
 	l := MustOpenLog(t, db, audit.Config{BufferSize: 256, BatchSize: 32})
 	const goroutines, each = 8, 300
 	var wg sync.WaitGroup
@@ -390,7 +374,7 @@ func TestLog_Concurrent(t *testing.T) {
 }
 
 func TestLog_Close(t *testing.T) {
-	db := MustOpenDB(t)
+	db := kvtest.Open(t)
 	l := MustOpenLog(t, db, audit.Config{})
 	l.Record(sample(0))
 	if err := l.Close(); err != nil {
@@ -418,7 +402,7 @@ func TestLog_Close(t *testing.T) {
 }
 
 func TestLog_WriteError(t *testing.T) {
-	db := MustOpenDB(t)
+	db := kvtest.Open(t)
 	var mu sync.Mutex
 	var reported []error
 	l := MustOpenLog(t, db, audit.Config{OnError: func(err error) {
@@ -449,7 +433,7 @@ func TestLog_WriteError(t *testing.T) {
 // written by size and by interval without Flush, and an idle writer prunes by age.
 func TestLog_Background(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		db := MustOpenDB(t)
+		db := kvtest.Open(t)
 		l, err := audit.Open(db, audit.Config{MaxAge: time.Hour, BatchSize: 4, FlushInterval: time.Second})
 		if err != nil {
 			t.Fatal(err)
@@ -485,18 +469,18 @@ func TestLog_Background(t *testing.T) {
 
 func TestQuery_NoBucket(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ownsona.db")
-	db := MustReopenDB(t, path, kv.Options{})
+	db := kvtest.OpenFile(t, path, kv.Options{})
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	ro := MustReopenDB(t, path, kv.Options{ReadOnly: true})
+	ro := kvtest.OpenFile(t, path, kv.Options{ReadOnly: true})
 	if got := MustQuery(t, ro, audit.Filter{}); len(got) != 0 {
 		t.Errorf("got %d entries from a file without the bucket", len(got))
 	}
 }
 
 func TestOpen_Config(t *testing.T) {
-	db := MustOpenDB(t)
+	db := kvtest.Open(t)
 	for _, tc := range []struct {
 		cfg  audit.Config
 		want string
@@ -607,7 +591,7 @@ func TestParseSince(t *testing.T) {
 func BenchmarkLog_Record(b *testing.B) {
 	e := sample(1)
 	b.Run("queued", func(b *testing.B) {
-		l := MustOpenLog(b, MustOpenDB(b), audit.Config{BufferSize: 1 << 15, BatchSize: 1 << 20, FlushInterval: time.Hour})
+		l := MustOpenLog(b, kvtest.Open(b), audit.Config{BufferSize: 1 << 15, BatchSize: 1 << 20, FlushInterval: time.Hour})
 		b.ReportAllocs()
 		for i := range b.N {
 			l.Record(e)
@@ -621,7 +605,7 @@ func BenchmarkLog_Record(b *testing.B) {
 		b.ReportMetric(float64(l.Stats().Dropped)/float64(b.N), "dropped/op")
 	})
 	b.Run("parallel", func(b *testing.B) {
-		l := MustOpenLog(b, MustOpenDB(b), audit.Config{})
+		l := MustOpenLog(b, kvtest.Open(b), audit.Config{})
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
@@ -636,7 +620,7 @@ func BenchmarkLog_Record(b *testing.B) {
 // BenchmarkLog_Write is the writer's cost per entry: batches of 256 committed (with fsync) and
 // pruned at the 100,000-entry bound once it is reached.
 func BenchmarkLog_Write(b *testing.B) {
-	db := MustOpenDB(b)
+	db := kvtest.Open(b)
 	l := MustOpenLog(b, db, audit.Config{BufferSize: 256, BatchSize: 1 << 20, FlushInterval: time.Hour})
 	e := sample(1)
 	b.ReportAllocs()
@@ -654,7 +638,7 @@ func BenchmarkLog_Write(b *testing.B) {
 
 // BenchmarkQuery filters 10,000 entries by client for the newest 100.
 func BenchmarkQuery(b *testing.B) {
-	db := MustOpenDB(b)
+	db := kvtest.Open(b)
 	l := MustOpenLog(b, db, audit.Config{BufferSize: 10_000, BatchSize: 10_000})
 	for i := range 10_000 {
 		l.Record(sample(i))
@@ -679,7 +663,7 @@ func TestLog_Refusals(t *testing.T) {
 	}
 
 	t.Run("aggregated per address and minute", func(t *testing.T) {
-		db := MustOpenDB(t)
+		db := kvtest.Open(t)
 		l := MustOpenLog(t, db, audit.Config{})
 		for i := range 200 {
 			l.Record(refusal("198.51.100.7", time.Duration(i)*100*time.Millisecond, audit.OutcomeUnauthorized)) // 20 s
@@ -713,7 +697,7 @@ func TestLog_Refusals(t *testing.T) {
 	})
 
 	t.Run("a flood never evicts real use", func(t *testing.T) {
-		db := MustOpenDB(t)
+		db := kvtest.Open(t)
 		l := MustOpenLog(t, db, audit.Config{MaxEntries: 10, MaxRefused: 5, MaxAge: -1})
 		for i := range 10 {
 			l.Record(sample(i))
@@ -742,7 +726,7 @@ func TestLog_Refusals(t *testing.T) {
 	})
 
 	t.Run("groups in memory are bounded", func(t *testing.T) {
-		db := MustOpenDB(t)
+		db := kvtest.Open(t)
 		l := MustOpenLog(t, db, audit.Config{MaxRefused: -1})
 		const n = 10_050
 		for i := range n { // all in one minute, each its own address

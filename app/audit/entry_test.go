@@ -4,22 +4,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"net/netip"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 )
-
-func mustOpenDB(tb testing.TB) *kv.DB {
-	tb.Helper()
-	db, err := kv.Open(filepath.Join(tb.TempDir(), "ownsona.db"), kv.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = db.Close() })
-	return db
-}
 
 // now is the tests' clock: a day after full.Time.
 func now() time.Time { return full.Time.Add(24 * time.Hour) }
@@ -34,7 +24,7 @@ var full = Entry{
 // TestLog_Drops fills the buffer while the writer is not running: what does not fit is dropped
 // and counted, never waited for.
 func TestLog_Drops(t *testing.T) {
-	db := mustOpenDB(t)
+	db := kvtest.Open(t)
 	l, err := open(db, Config{Now: now, BufferSize: 4})
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +47,7 @@ func TestLog_Drops(t *testing.T) {
 // TestLog_PruneBudget: one write deletes at most max(minPrune, 2×added) entries, and the next
 // writes carry on.
 func TestLog_PruneBudget(t *testing.T) {
-	db := mustOpenDB(t)
+	db := kvtest.Open(t)
 	l, err := Open(db, Config{Now: now, BufferSize: 4000, BatchSize: 4000, FlushInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +76,7 @@ func TestLog_PruneBudget(t *testing.T) {
 }
 
 func TestQuery_Corrupt(t *testing.T) {
-	db := mustOpenDB(t)
+	db := kvtest.Open(t)
 	l, err := Open(db, Config{Now: now})
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 	"github.com/letsencrypt/pebble/v2/wfe"
 	"github.com/miekg/dns"
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 )
 
 // pebble is an ACME CA running in the test process: Pebble's own packages behind an
@@ -142,11 +143,7 @@ func TestManager_acme_pebble(t *testing.T) {
 	front := startFrontDoor(t)
 	p := startPebble(t, port(t, front.httpAddr), port(t, front.tlsAddr))
 	path := filepath.Join(t.TempDir(), "ownsona.db")
-	database, err := kv.Open(path, kv.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = database.Close() }()
+	database := kvtest.OpenFile(t, path, kv.Options{})
 	config := func(names ...string) Config {
 		return Config{
 			Mode:              ModeACME,
@@ -226,10 +223,7 @@ func TestManager_acme_pebble(t *testing.T) {
 	if err := database.Close(); err != nil {
 		t.Fatal(err)
 	}
-	database, err = kv.Open(path, kv.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	database = kvtest.OpenFile(t, path, kv.Options{})
 	before := p.orders.Load()
 	m := start(config("h.ownsona.test", "t.ownsona.test"))
 	defer m.Close()

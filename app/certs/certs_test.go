@@ -9,13 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ownsona/ownsona/kv/kvtest"
 	"github.com/rs/zerolog"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
 
 func TestNew_invalid(t *testing.T) {
-	db := MustOpenDB(t, "")
+	db := kvtest.Open(t)
 	for _, tt := range []struct {
 		name string
 		cfg  Config
@@ -47,7 +48,7 @@ func TestNew_invalid(t *testing.T) {
 }
 
 func TestManager_TLSConfig(t *testing.T) {
-	db := MustOpenDB(t, "")
+	db := kvtest.Open(t)
 	for _, tt := range []struct {
 		cfg   Config
 		nil   bool
@@ -81,7 +82,7 @@ func TestManager_TLSConfig(t *testing.T) {
 }
 
 func TestManager_HTTPHandler(t *testing.T) {
-	db := MustOpenDB(t, "")
+	db := kvtest.Open(t)
 	for _, tt := range []struct {
 		name      string
 		httpsPort int

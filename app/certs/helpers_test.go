@@ -15,7 +15,6 @@ import (
 	"log"
 	"net"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -23,25 +22,6 @@ import (
 	"github.com/ownsona/ownsona/kv"
 	"github.com/rs/zerolog"
 )
-
-// MustOpenDB opens the kv file at path (a new one in a temp dir if path is empty) and closes
-// it when the test ends.
-func MustOpenDB(tb testing.TB, path string) *kv.DB {
-	tb.Helper()
-	if path == "" {
-		path = filepath.Join(tb.TempDir(), "ownsona.db")
-	}
-	db, err := kv.Open(path, kv.Options{})
-	if err != nil {
-		tb.Fatalf("kv.Open: %v", err)
-	}
-	tb.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			tb.Errorf("Close: %v", err)
-		}
-	})
-	return db
-}
 
 // testLogger writes to the test's log, so that failures come with what the package said.
 func testLogger(tb testing.TB) zerolog.Logger {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 	"github.com/rs/zerolog"
 )
 
@@ -51,7 +52,7 @@ func MustStart(tb testing.TB, cfg Config) *Manager {
 }
 
 func TestManager_local_handshake(t *testing.T) {
-	db := MustOpenDB(t, "")
+	db := kvtest.Open(t)
 	m := MustStart(t, Config{Mode: ModeLocal, DB: db, Names: []string{"mem.home.arpa", "192.168.1.7"}, Logger: testLogger(t)})
 	addr := MustServeTLS(t, m.TLSConfig(), okHandler)
 	roots := MustRootPool(t, db)
@@ -100,10 +101,7 @@ func TestRootPEM_reopen(t *testing.T) {
 	// The root and the leaf are created once and kept in the file: reopening it serves the
 	// same leaf, which still verifies against the root exported before.
 	path := filepath.Join(t.TempDir(), "ownsona.db")
-	db, err := kv.Open(path, kv.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := kvtest.OpenFile(t, path, kv.Options{})
 	root1, err := RootPEM(db)
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +124,7 @@ func TestRootPEM_reopen(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	db = MustOpenDB(t, path)
+	db = kvtest.OpenFile(t, path, kv.Options{})
 	root2, err := RootPEM(db)
 	if err != nil {
 		t.Fatal(err)
@@ -147,25 +145,18 @@ func TestRootPEM_reopen(t *testing.T) {
 
 func TestRootPEM_readOnly(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ownsona.db")
-	db, err := kv.Open(path, kv.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := kvtest.OpenFile(t, path, kv.Options{})
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	ro, err := kv.Open(path, kv.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
+	ro := kvtest.OpenFile(t, path, kv.Options{ReadOnly: true})
 	if _, err := RootPEM(ro); err == nil {
 		t.Error("RootPEM on a read-only file without a CA: got nil error")
 	}
 }
 
 func TestLocalCA_certificate_renewal(t *testing.T) {
-	db := MustOpenDB(t, "")
+	db := kvtest.Open(t)
 	c := newClock()
 	m := MustStart(t, Config{Mode: ModeLocal, DB: db, Names: []string{"mem.home.arpa"}, Now: c.Now})
 	roots := MustRootPool(t, db)
@@ -228,7 +219,7 @@ func TestLocalCA_root_constrained(t *testing.T) {
 	// The root may vouch only for the configured names and the names under them, localhost
 	// and loopback: a leaf for any other name, signed with the root's own key (as by someone
 	// with a copy of the file), fails verification against it.
-	db := MustOpenDB(t, "")
+	db := kvtest.Open(t)
 	MustStart(t, Config{Mode: ModeLocal, DB: db, Names: []string{"mem.home.arpa", "192.168.1.7"}, Logger: testLogger(t)})
 	root, key := MustStoredRoot(t, db)
 	if !root.PermittedDNSDomainsCritical {
@@ -282,7 +273,7 @@ func TestLocalCA_root_constrained(t *testing.T) {
 func TestManager_local_loopback(t *testing.T) {
 	// Loopback connections verify through the constrained root, by name and by address, over
 	// IPv4 and IPv6.
-	db := MustOpenDB(t, "")
+	db := kvtest.Open(t)
 	m := MustStart(t, Config{Mode: ModeLocal, DB: db, Names: []string{"mem.home.arpa"}, Logger: testLogger(t)})
 	roots := MustRootPool(t, db)
 	addrs := map[string]string{"127.0.0.1": MustServeTLS(t, m.TLSConfig(), okHandler)}
@@ -312,7 +303,7 @@ func TestManager_local_loopback(t *testing.T) {
 func TestLocalCA_namesChange(t *testing.T) {
 	// Other names make a new root, limited to them; the log says devices must trust it again,
 	// and RootPEM (`ownsona ca export`, /ca.crt) gives it.
-	db := MustOpenDB(t, "")
+	db := kvtest.Open(t)
 	MustStart(t, Config{Mode: ModeLocal, DB: db, Names: []string{"mem.home.arpa"}, Logger: testLogger(t)})
 	first, _ := MustStoredRoot(t, db)
 
@@ -370,7 +361,7 @@ func TestLocalCA_root_lifetime(t *testing.T) {
 	// The root lives two years and is replaced 30 days (a leaf's lifetime) before it expires,
 	// so no leaf outlives its root; the log says devices must trust the new one.
 	synctest.Test(t, func(t *testing.T) {
-		db := MustOpenDB(t, "")
+		db := kvtest.Open(t)
 		var logs syncBuffer
 		m := MustStart(t, Config{Mode: ModeLocal, DB: db, Names: []string{"mem.home.arpa"}, Logger: zerolog.New(&logs)})
 		first, _ := MustStoredRoot(t, db)
@@ -419,7 +410,7 @@ func TestLocalCA_legacyRoot(t *testing.T) {
 	// A file from an older ownsona holds a root without name constraints, good for ten years.
 	names := []string{"mem.home.arpa"}
 	t.Run("replaced on start", func(t *testing.T) {
-		db := MustOpenDB(t, "")
+		db := kvtest.Open(t)
 		legacy := MustPutLegacyCA(t, db, names)
 		var logs syncBuffer
 		m := MustStart(t, Config{Mode: ModeLocal, DB: db, Names: names, Logger: zerolog.New(&logs)})
@@ -443,7 +434,7 @@ func TestLocalCA_legacyRoot(t *testing.T) {
 	t.Run("ca export first", func(t *testing.T) {
 		// RootPEM replaces it too, for the names of the stored leaf (the last serve), so the
 		// root exported is the one serve then keeps.
-		db := MustOpenDB(t, "")
+		db := kvtest.Open(t)
 		legacy := MustPutLegacyCA(t, db, names)
 		exported, err := RootPEM(db)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 	"github.com/rs/zerolog"
 )
 
@@ -45,8 +46,8 @@ var tree = []string{
 
 func TestStorage_missing(t *testing.T) {
 	ctx := context.Background()
-	s := MustStorage(t, MustOpenDB(t, ""), nil, tree...)
-	empty := MustStorage(t, MustOpenDB(t, ""), nil)
+	s := MustStorage(t, kvtest.Open(t), nil, tree...)
+	empty := MustStorage(t, kvtest.Open(t), nil)
 	for _, tt := range []struct {
 		name string
 		s    *storage
@@ -81,7 +82,7 @@ func TestStorage_missing(t *testing.T) {
 
 func TestStorage_StoreLoad(t *testing.T) {
 	ctx := context.Background()
-	s := MustStorage(t, MustOpenDB(t, ""), nil)
+	s := MustStorage(t, kvtest.Open(t), nil)
 	for _, tt := range []struct {
 		name, store, load string
 		value             []byte
@@ -112,7 +113,7 @@ func TestStorage_StoreLoad(t *testing.T) {
 
 func TestStorage_Store_conflicts(t *testing.T) {
 	ctx := context.Background()
-	s := MustStorage(t, MustOpenDB(t, ""), nil, tree...)
+	s := MustStorage(t, kvtest.Open(t), nil, tree...)
 	for _, key := range []string{"", "/", "top/under", "a", "certificates/ca"} {
 		if err := s.Store(ctx, key, []byte("x")); err == nil {
 			t.Errorf("Store(%q): got nil error, want one", key)
@@ -122,7 +123,7 @@ func TestStorage_Store_conflicts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := MustStorage(t, MustOpenDB(t, ""), nil, tree...).List(ctx, "", true)
+	want, _ := MustStorage(t, kvtest.Open(t), nil, tree...).List(ctx, "", true)
 	if !slices.Equal(got, want) {
 		t.Errorf("after refused stores: got %q, want %q", got, want)
 	}
@@ -131,7 +132,7 @@ func TestStorage_Store_conflicts(t *testing.T) {
 func TestStorage_Stat(t *testing.T) {
 	ctx := context.Background()
 	c := newClock()
-	s := MustStorage(t, MustOpenDB(t, ""), c.Now)
+	s := MustStorage(t, kvtest.Open(t), c.Now)
 	t0 := c.Now()
 	mustStore(t, s, "d/one", "12345")
 	c.Add(time.Hour)
@@ -178,7 +179,7 @@ func mustStore(tb testing.TB, s *storage, key, value string) {
 
 func TestStorage_List(t *testing.T) {
 	ctx := context.Background()
-	s := MustStorage(t, MustOpenDB(t, ""), nil, tree...)
+	s := MustStorage(t, kvtest.Open(t), nil, tree...)
 	for _, tt := range []struct {
 		prefix    string
 		recursive bool
@@ -260,7 +261,7 @@ func TestStorage_Delete(t *testing.T) {
 		{"certificates/c", nil},
 	} {
 		t.Run(tt.key, func(t *testing.T) {
-			s := MustStorage(t, MustOpenDB(t, ""), nil, tree...)
+			s := MustStorage(t, kvtest.Open(t), nil, tree...)
 			if err := s.Delete(ctx, tt.key); err != nil {
 				t.Fatalf("Delete: %v", err)
 			}
@@ -278,7 +279,7 @@ func TestStorage_Delete(t *testing.T) {
 		})
 	}
 	t.Run("everything is refused", func(t *testing.T) {
-		s := MustStorage(t, MustOpenDB(t, ""), nil, tree...)
+		s := MustStorage(t, kvtest.Open(t), nil, tree...)
 		if err := s.Delete(ctx, ""); err == nil {
 			t.Error("Delete(\"\"): got nil error")
 		}
@@ -288,7 +289,7 @@ func TestStorage_Delete(t *testing.T) {
 func TestStorage_canceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	s := MustStorage(t, MustOpenDB(t, ""), nil, "k")
+	s := MustStorage(t, kvtest.Open(t), nil, "k")
 	if err := s.Store(ctx, "k", nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("Store: got %v", err)
 	}
@@ -309,15 +310,12 @@ func TestStorage_canceled(t *testing.T) {
 func TestStorage_persists(t *testing.T) {
 	ctx := context.Background()
 	path := t.TempDir() + "/ownsona.db"
-	db, err := kv.Open(path, kv.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := kvtest.OpenFile(t, path, kv.Options{})
 	mustStore(t, MustStorage(t, db, nil), "acme/key", "secret")
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	got, err := MustStorage(t, MustOpenDB(t, path), nil).Load(ctx, "acme/key")
+	got, err := MustStorage(t, kvtest.OpenFile(t, path, kv.Options{}), nil).Load(ctx, "acme/key")
 	if err != nil || string(got) != "secret" {
 		t.Errorf("after reopening: got %q, %v; want \"secret\"", got, err)
 	}
@@ -326,7 +324,7 @@ func TestStorage_persists(t *testing.T) {
 func TestStorage_Lock_contention(t *testing.T) {
 	// Goroutines on two storages of one file (two certmagic configs in one process) take the
 	// same lock in turns; the race detector checks the counter, inside checks exclusion.
-	db := MustOpenDB(t, "")
+	db := kvtest.Open(t)
 	stores := []*storage{MustStorage(t, db, nil), MustStorage(t, db, nil)}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -367,7 +365,7 @@ func TestStorage_Lock_contention(t *testing.T) {
 
 func TestStorage_Lock_context(t *testing.T) {
 	ctx := context.Background()
-	s := MustStorage(t, MustOpenDB(t, ""), nil)
+	s := MustStorage(t, kvtest.Open(t), nil)
 	if err := s.Lock(ctx, "x"); err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +388,7 @@ func TestStorage_Lock_context(t *testing.T) {
 
 func TestStorage_Unlock(t *testing.T) {
 	ctx := context.Background()
-	db := MustOpenDB(t, "")
+	db := kvtest.Open(t)
 	s, other := MustStorage(t, db, nil), MustStorage(t, db, nil)
 	if err := s.Unlock(ctx, "never"); err == nil {
 		t.Error("Unlock of a lock never taken: got nil error")
@@ -431,7 +429,7 @@ func putLock(tb testing.TB, db *kv.DB, name string, rec lockRecord) {
 func TestStorage_Lock_stale(t *testing.T) {
 	// A previous process died holding the lock. Its record is taken over once it has not been
 	// refreshed for lockStale; time is synctest's fake clock.
-	db := MustOpenDB(t, "")
+	db := kvtest.Open(t)
 	for _, tt := range []struct {
 		name string
 		age  time.Duration // of the dead holder's last refresh
@@ -485,7 +483,7 @@ func MustUpdateLock(tb testing.TB, db *kv.DB, name string, v []byte) {
 func TestStorage_Lock_liveHolder(t *testing.T) {
 	// A live holder refreshes its record, so a waiter on another storage waits as long as it
 	// holds the lock, however long, and takes it at its Unlock.
-	db := MustOpenDB(t, "")
+	db := kvtest.Open(t)
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		holder, waiter := newStorage(db, nil, zerolog.Nop()), newStorage(db, nil, zerolog.Nop())

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"github.com/ownsona/ownsona/app/console"
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 	"github.com/ownsona/ownsona/oauth"
 	"github.com/ownsona/ownsona/oauth/grant"
 	"github.com/ownsona/ownsona/vector"
@@ -73,11 +73,7 @@ func MustOpen(tb testing.TB, opts ...func(*options)) *fixture {
 	}
 	f := &fixture{}
 	var err error
-	f.db, err = kv.Open(filepath.Join(tb.TempDir(), "ownsona.db"), kv.Options{Migrations: memory.Migrations})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { f.db.Close() })
+	f.db = kvtest.Open(tb, memory.Migrations...)
 	if f.mem, err = memory.Open(f.db, memory.Config{Embedder: o.embedder}); err != nil {
 		tb.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package console_test
 
 import (
 	"net/url"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -10,7 +9,7 @@ import (
 	"github.com/ownsona/ownsona/app/approval"
 	"github.com/ownsona/ownsona/app/console"
 	"github.com/ownsona/ownsona/app/settings"
-	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 )
 
 var testTools = []string{"remember", "recall", "forget"}
@@ -19,11 +18,7 @@ var testTools = []string{"remember", "recall", "forget"}
 // given.
 func MustOpenSettings(tb testing.TB, fixed map[string]string) (*fixture, *settings.Store) {
 	tb.Helper()
-	db, err := kv.Open(filepath.Join(tb.TempDir(), "settings.db"), kv.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
+	db := kvtest.Open(tb)
 	st, err := settings.Open(db, settings.Config{KnownTools: testTools, Fixed: fixed,
 		Base: settings.Settings{Approval: approval.HardDelete, ApprovalTimeout: 2 * time.Minute, RateLimit: 120, RateBurst: 20}})
 	if err != nil {

@@ -8,19 +8,17 @@ import (
 	"time"
 
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 )
 
 // openFile is openAt of package memory_test for the tests inside the package: the file at
-// path and the store in it with cfg; the caller closes the store, then the file.
+// path and the store in it with cfg; the caller closes the store, then the file (kvtest closes
+// and checks the file at cleanup in any case).
 func openFile(tb testing.TB, path string, cfg Config) (*Store, *kv.DB) {
 	tb.Helper()
-	db, err := kv.Open(path, kv.Options{Migrations: Migrations})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	db := kvtest.OpenFile(tb, path, kv.Options{Migrations: Migrations})
 	s, err := Open(db, cfg)
 	if err != nil {
-		db.Close()
 		tb.Fatal(err)
 	}
 	return s, db

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 	"github.com/ownsona/ownsona/vector"
 )
 
@@ -110,10 +111,7 @@ func TestOpen_chunks(t *testing.T) {
 	}
 
 	for _, bad := range []uint64{ids[3], ids[2400]} {
-		db, err := kv.Open(path, kv.Options{Migrations: Migrations})
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := kvtest.OpenFile(t, path, kv.Options{Migrations: Migrations})
 		var good []byte
 		if err := db.Update(func(tx *kv.Tx) error {
 			good = slices.Clone(tx.Bucket(bucketMemories).Get(kv.Key(bad)))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 	"github.com/ownsona/ownsona/vector"
 )
 
@@ -21,22 +22,19 @@ import (
 // at 2000-01-01 00:00 UTC and stands still until the test sleeps.
 func MustOpen(tb testing.TB, emb vector.Embedder) *memory.Store {
 	tb.Helper()
-	s, db := openAt(tb, filepath.Join(tb.TempDir(), "ownsona.db"), memory.Config{Embedder: emb, MaxTextChars: 200})
-	tb.Cleanup(func() { s.Close(); db.Close() })
+	s, _ := openAt(tb, filepath.Join(tb.TempDir(), "ownsona.db"), memory.Config{Embedder: emb, MaxTextChars: 200})
+	tb.Cleanup(func() { s.Close() })
 	return s
 }
 
 // openAt opens the file at path and the store in it with cfg, for tests that close and reopen
-// a file or reach the file itself; the caller closes the store, then the file.
+// a file or reach the file itself; the caller closes the store, then the file (kvtest closes
+// and checks the file at cleanup in any case).
 func openAt(tb testing.TB, path string, cfg memory.Config) (*memory.Store, *kv.DB) {
 	tb.Helper()
-	db, err := kv.Open(path, kv.Options{Migrations: memory.Migrations})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	db := kvtest.OpenFile(tb, path, kv.Options{Migrations: memory.Migrations})
 	s, err := memory.Open(db, cfg)
 	if err != nil {
-		db.Close()
 		tb.Fatal(err)
 	}
 	return s, db

@@ -19,6 +19,7 @@ import (
 func TestStore_Update_keepsPreviousText(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ownsona.db")
 	s, db := openAt(t, path, memory.Config{MaxTextChars: 200})
+	whole := t // the subtests share the file: it is reopened for this test's span, not a subtest's
 	ctx := context.Background()
 	imp := 0.8
 	a := remember(t, s, memory.Draft{Text: "My sister lives in Lisbon", Tags: []string{"family"}, Importance: &imp})
@@ -85,7 +86,7 @@ func TestStore_Update_keepsPreviousText(t *testing.T) {
 	t.Run("the file keeps them", func(t *testing.T) {
 		s.Close()
 		db.Close()
-		s, db = openAt(t, path, memory.Config{MaxTextChars: 200})
+		s, db = openAt(whole, path, memory.Config{MaxTextChars: 200})
 		if v := mustGet(t, s, va); v.Text != "My sister lives in Lisbon" || !slices.Equal(mustGet(t, s, a).Supersedes, []uint64{va}) {
 			t.Errorf("reopened: version %+v", v)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/ops"
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 )
 
 // mustImport stores memories of texts in the database at db, offline.
@@ -91,11 +92,7 @@ func TestBackup(t *testing.T) {
 
 func TestBackupTo(t *testing.T) {
 	dir := t.TempDir()
-	db, err := kv.Open(filepath.Join(dir, "o.db"), kv.Options{Migrations: memory.Migrations})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := kvtest.OpenFile(t, filepath.Join(dir, "o.db"), kv.Options{Migrations: memory.Migrations})
 	to := filepath.Join(dir, "scheduled.db")
 	n, err := ops.BackupTo(db, to)
 	if err != nil {

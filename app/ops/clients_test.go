@@ -8,6 +8,7 @@ import (
 
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 	"github.com/ownsona/ownsona/oauth/grant"
 )
 
@@ -15,10 +16,7 @@ import (
 // never authorized within 15 minutes of registering, and keeps the rest.
 func TestClientsPrune(t *testing.T) {
 	path := MustCreateDB(t, filepath.Join(t.TempDir(), "ownsona.db"))
-	db, err := kv.Open(path, kv.Options{Migrations: memory.Migrations})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := kvtest.OpenFile(t, path, kv.Options{Migrations: memory.Migrations})
 	at := testNow.Add(-time.Hour)
 	g, err := grant.Open(db, grant.Config{Now: func() time.Time { return at }})
 	if err != nil {

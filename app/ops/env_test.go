@@ -12,6 +12,7 @@ import (
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/ops"
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 )
 
 func TestCommands(t *testing.T) {
@@ -197,12 +198,8 @@ func firstLine(s string) string {
 // holder, without blaming serve.
 func TestOpen_InUse(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "o.db")
-	k, err := kv.Open(db, kv.Options{Migrations: memory.Migrations})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Close()
-	_, _, err = run(t, newEnv(db, ""), "token", "list")
+	kvtest.OpenFile(t, db, kv.Options{Migrations: memory.Migrations})
+	_, _, err := run(t, newEnv(db, ""), "token", "list")
 	if !errors.Is(err, kv.ErrInUse) {
 		t.Fatalf("err = %v, want ErrInUse", err)
 	}

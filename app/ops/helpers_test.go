@@ -17,6 +17,7 @@ import (
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/ops"
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 )
 
 // testNow is the clock of the commands under test.
@@ -103,13 +104,9 @@ func (s *testServer) Changed() []uint64 {
 func MustServe(tb testing.TB) *testServer {
 	tb.Helper()
 	path := filepath.Join(shortDir(tb), "o.db")
-	db, err := kv.Open(path, kv.Options{Migrations: memory.Migrations})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	db := kvtest.OpenFile(tb, path, kv.Options{Migrations: memory.Migrations})
 	store, err := memory.Open(db, memory.Config{})
 	if err != nil {
-		db.Close()
 		tb.Fatal(err)
 	}
 	s := &testServer{Live: &ops.Live{DBPath: path, DB: db, Memories: store}}
@@ -125,13 +122,11 @@ func MustServe(tb testing.TB) *testServer {
 	closeSocket, err := ops.ListenSocket(context.Background(), s.Live, stdio, zerolog.Nop())
 	if err != nil {
 		store.Close()
-		db.Close()
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() {
 		closeSocket()
 		store.Close()
-		db.Close()
 	})
 	return s
 }

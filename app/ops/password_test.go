@@ -15,6 +15,7 @@ import (
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/ops"
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 	"github.com/ownsona/ownsona/oauth"
 	"github.com/ownsona/ownsona/oauth/login"
 )
@@ -28,11 +29,7 @@ func TestPasswordSet(t *testing.T) {
 				t.Errorf("output lacks %q:\n%s", want, out)
 			}
 		}
-		k, err := kv.Open(db, kv.Options{Migrations: memory.Migrations})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer k.Close()
+		k := kvtest.OpenFile(t, db, kv.Options{Migrations: memory.Migrations})
 		mustVerifyOwnerPassword(t, k, "correct horse battery")
 	})
 	t.Run("too short", func(t *testing.T) {
@@ -69,11 +66,7 @@ func TestHashPassword(t *testing.T) {
 // the admin socket into it, and the new password signs in at once while the old one fails.
 func TestPasswordSet_Live(t *testing.T) {
 	path := filepath.Join(shortDir(t), "o.db")
-	db, err := kv.Open(path, kv.Options{Migrations: memory.Migrations})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := kvtest.OpenFile(t, path, kv.Options{Migrations: memory.Migrations})
 	auth, err := oauth.New(oauth.Config{DB: db, PublicURL: "http://127.0.0.1:8080"})
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/ops"
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 	"github.com/ownsona/ownsona/oauth"
 	"github.com/ownsona/ownsona/oauth/login"
 )
@@ -192,11 +193,7 @@ func TestListenSocket(t *testing.T) {
 
 func TestListenSocket_StaleAndClose(t *testing.T) {
 	path := filepath.Join(shortDir(t), "o.db")
-	db, err := kv.Open(path, kv.Options{Migrations: memory.Migrations})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := kvtest.OpenFile(t, path, kv.Options{Migrations: memory.Migrations})
 	os.WriteFile(ops.SocketPath(path), []byte("stale"), 0o600) // a file nobody answers on
 	closeSocket, err := ops.ListenSocket(context.Background(), &ops.Live{DBPath: path, DB: db}, nil, zerolog.Nop())
 	if err != nil {

@@ -14,23 +14,13 @@ import (
 	"github.com/ownsona/ownsona/app/approval"
 	"github.com/ownsona/ownsona/app/settings"
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 )
 
 var known = []string{"remember", "recall", "get_memory", "forget"}
 
 // defaults are the Base of a store nothing fixes.
 var defaults = settings.Settings{Approval: approval.HardDelete, ApprovalTimeout: 2 * time.Minute, RateLimit: 120, RateBurst: 20}
-
-// MustOpenDB opens a fresh file, closed at cleanup.
-func MustOpenDB(tb testing.TB) *kv.DB {
-	tb.Helper()
-	db, err := kv.Open(filepath.Join(tb.TempDir(), "ownsona.db"), kv.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	return db
-}
 
 // MustOpen opens a store over db.
 func MustOpen(tb testing.TB, db *kv.DB, cfg settings.Config) *settings.Store {
@@ -53,7 +43,7 @@ func equal(a, b settings.Settings) bool {
 // TestStore_Set: what Set stores is in force at once and after a reopen; a setting put back to
 // its default follows the default again.
 func TestStore_Set(t *testing.T) {
-	db := MustOpenDB(t)
+	db := kvtest.Open(t)
 	st := MustOpen(t, db, settings.Config{Base: defaults})
 	if got := st.Get(); !equal(got, defaults) {
 		t.Fatalf("Get on a fresh file = %+v, want the defaults", got)
@@ -93,7 +83,7 @@ func TestStore_Set(t *testing.T) {
 // TestStore_Fixed: a setting a flag or a variable gives wins over the file, and Set refuses
 // to change it, naming it and its source; the rest stays settable.
 func TestStore_Fixed(t *testing.T) {
-	db := MustOpenDB(t)
+	db := kvtest.Open(t)
 	st := MustOpen(t, db, settings.Config{Base: defaults})
 	stored := defaults
 	stored.Tools, stored.RateLimit = []string{"recall"}, 30
@@ -154,7 +144,7 @@ func TestStore_Fixed(t *testing.T) {
 }
 
 func TestStore_Set_invalid(t *testing.T) {
-	st := MustOpen(t, MustOpenDB(t), settings.Config{Base: defaults})
+	st := MustOpen(t, kvtest.Open(t), settings.Config{Base: defaults})
 	for _, tc := range []struct {
 		setting string
 		change  func(*settings.Settings)
@@ -182,7 +172,7 @@ func TestStore_Set_invalid(t *testing.T) {
 }
 
 func TestStore_OnChange(t *testing.T) {
-	st := MustOpen(t, MustOpenDB(t), settings.Config{Base: defaults})
+	st := MustOpen(t, kvtest.Open(t), settings.Config{Base: defaults})
 	var got []settings.Settings
 	st.OnChange(func(s settings.Settings) { got = append(got, s) })
 	s := st.Get()
@@ -204,7 +194,7 @@ func TestStore_OnChange(t *testing.T) {
 // TestOpen_invalidStored: a stored value that no longer validates (a tool gone in an upgrade)
 // fails Open naming the setting and the flag that overrides it, unless that flag is given.
 func TestOpen_invalidStored(t *testing.T) {
-	db := MustOpenDB(t)
+	db := kvtest.Open(t)
 	st := MustOpen(t, db, settings.Config{Base: defaults})
 	s := st.Get()
 	s.Tools = []string{"get_memory"}

@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ownsona/ownsona/app/memory"
-	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 	"github.com/ownsona/ownsona/vector"
 )
 
@@ -20,15 +19,12 @@ import (
 // meaning.
 func MustNewBuiltin(tb testing.TB, cfg Config) *Server {
 	tb.Helper()
-	db, err := kv.Open(filepath.Join(tb.TempDir(), "ownsona.db"), kv.Options{Migrations: memory.Migrations})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	db := kvtest.Open(tb, memory.Migrations...)
 	mem, err := memory.Open(db, memory.Config{Embedder: vector.NewBuiltin()})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { mem.Close(); db.Close() })
+	tb.Cleanup(func() { mem.Close() })
 	cfg.Memories = mem
 	s, err := New(cfg)
 	if err != nil {

@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,21 +10,18 @@ import (
 
 	"github.com/ownsona/ownsona/app/approval"
 	"github.com/ownsona/ownsona/app/memory"
-	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 )
 
 // MustNew returns a Server over a fresh store, closed at cleanup.
 func MustNew(tb testing.TB, cfg Config) *Server {
 	tb.Helper()
-	db, err := kv.Open(filepath.Join(tb.TempDir(), "ownsona.db"), kv.Options{Migrations: memory.Migrations})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	db := kvtest.Open(tb, memory.Migrations...)
 	mem, err := memory.Open(db, memory.Config{})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { mem.Close(); db.Close() })
+	tb.Cleanup(func() { mem.Close() })
 	cfg.Memories = mem
 	s, err := New(cfg)
 	if err != nil {

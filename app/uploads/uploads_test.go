@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,21 +13,18 @@ import (
 
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/uploads"
-	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 )
 
 func mustService(tb testing.TB, base string) *uploads.Service {
 	tb.Helper()
-	db, err := kv.Open(filepath.Join(tb.TempDir(), "ownsona.db"), kv.Options{Migrations: memory.Migrations})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	db := kvtest.Open(tb, memory.Migrations...)
 	mem, err := memory.Open(db, memory.Config{})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	svc := uploads.New(uploads.Config{Memories: mem, BaseURL: func() string { return base }})
-	tb.Cleanup(func() { svc.Close(); mem.Close(); db.Close() })
+	tb.Cleanup(func() { svc.Close(); mem.Close() })
 	return svc
 }
 
@@ -110,10 +106,7 @@ func TestService_Receive_bounds(t *testing.T) {
 				if tt.stepped {
 					mcfg.Now = func() time.Time { return time.Unix(now.Add(1), 0) }
 				}
-				db, err := kv.Open(filepath.Join(t.TempDir(), "ownsona.db"), kv.Options{Migrations: memory.Migrations})
-				if err != nil {
-					t.Fatal(err)
-				}
+				db := kvtest.Open(t, memory.Migrations...)
 				mem, err := memory.Open(db, mcfg)
 				if err != nil {
 					t.Fatal(err)
@@ -121,7 +114,7 @@ func TestService_Receive_bounds(t *testing.T) {
 				cfg := tt.cfg
 				cfg.Memories, cfg.BaseURL = mem, func() string { return "https://mem.example.com" }
 				svc := uploads.New(cfg)
-				defer func() { svc.Close(); mem.Close(); db.Close() }()
+				defer func() { svc.Close(); mem.Close() }()
 				if got := svc.MaxExpanded(); got != uploads.ExpansionFactor*cfg.MaxBytes {
 					t.Errorf("MaxExpanded %d, want %d × %d", got, uploads.ExpansionFactor, cfg.MaxBytes)
 				}
@@ -178,16 +171,13 @@ func TestService_Receive_pieces(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				db, err := kv.Open(filepath.Join(t.TempDir(), "ownsona.db"), kv.Options{Migrations: memory.Migrations})
-				if err != nil {
-					t.Fatal(err)
-				}
+				db := kvtest.Open(t, memory.Migrations...)
 				mem, err := memory.Open(db, memory.Config{})
 				if err != nil {
 					t.Fatal(err)
 				}
 				svc := uploads.New(uploads.Config{Memories: mem, BaseURL: func() string { return "https://mem.example.com" }})
-				defer func() { svc.Close(); mem.Close(); db.Close() }()
+				defer func() { svc.Close(); mem.Close() }()
 				tk, err := svc.Prepare(me, tt.file, "")
 				if err != nil {
 					t.Fatal(err)

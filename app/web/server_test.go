@@ -21,6 +21,7 @@ import (
 	"github.com/ownsona/ownsona/app/limit"
 	"github.com/ownsona/ownsona/app/web"
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 	"github.com/ownsona/ownsona/oauth"
 	"github.com/ownsona/ownsona/oauth/policy"
 	"github.com/ownsona/ownsona/rpc"
@@ -106,12 +107,8 @@ type fixture struct {
 func MustOpenServer(tb testing.TB, opts ...func(*web.Config)) *fixture {
 	tb.Helper()
 	f := &fixture{clock: &fakeClock{t: time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC)}}
-	db, err := kv.Open(filepath.Join(tb.TempDir(), "web.db"), kv.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	db := kvtest.Open(tb)
 	f.db = db
-	tb.Cleanup(func() { db.Close() })
 	mcp, scope := newMCP()
 	cfg := web.Config{
 		Addr:        "127.0.0.1:0",
@@ -884,11 +881,7 @@ func TestNew_GeneratedPassword(t *testing.T) {
 func TestNew_GeneratedPasswordNotice(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
-	db, err := kv.Open("rel.db", kv.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := kvtest.OpenFile(t, "rel.db", kv.Options{})
 	var stderr strings.Builder
 	mcp, _ := newMCP()
 	s, err := web.New(web.Config{OAuth: oauth.Config{DB: db}, PublicURL: testPublicURL, MCP: mcp, Stderr: &stderr,

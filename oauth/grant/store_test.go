@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 	"github.com/ownsona/ownsona/oauth/token"
 )
 
@@ -25,21 +26,11 @@ const (
 	scopeWrite   = "memories:write"
 )
 
-func MustOpenDB(tb testing.TB, path string) *kv.DB {
-	tb.Helper()
-	db, err := kv.Open(path, kv.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	return db
-}
-
 // MustOpenStore opens a Store on a new database file with cfg. Unless cfg.Now says otherwise
 // its clock is time.Now, which inside a synctest bubble stands still until the test sleeps.
 func MustOpenStore(tb testing.TB, cfg Config) *Store {
 	tb.Helper()
-	db := MustOpenDB(tb, filepath.Join(tb.TempDir(), "db"))
+	db := kvtest.Open(tb)
 	s, err := Open(db, cfg)
 	if err != nil {
 		tb.Fatal(err)
@@ -160,7 +151,7 @@ func checkInvariants(tb testing.TB, s *Store) {
 }
 
 func TestOpen_Config(t *testing.T) {
-	db := MustOpenDB(t, filepath.Join(t.TempDir(), "db"))
+	db := kvtest.Open(t)
 	bad := []struct {
 		name string
 		cfg  Config
@@ -230,10 +221,7 @@ func TestVerifyS256(t *testing.T) {
 // TestStore_Reopen: the file is the truth; the cache is rebuilt from it.
 func TestStore_Reopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "db")
-	db, err := kv.Open(path, kv.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := kvtest.OpenFile(t, path, kv.Options{})
 	s, err := Open(db, Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -248,7 +236,7 @@ func TestStore_Reopen(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	db = MustOpenDB(t, path)
+	db = kvtest.OpenFile(t, path, kv.Options{})
 	s, err = Open(db, Config{})
 	if err != nil {
 		t.Fatal(err)

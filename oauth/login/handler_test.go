@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -19,9 +18,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/ownsona/ownsona/kv/kvtest"
 	"github.com/rs/zerolog"
-
-	"github.com/ownsona/ownsona/kv"
 )
 
 const (
@@ -709,7 +707,7 @@ func TestHandler_Transaction(t *testing.T) {
 		})
 	})
 	t.Run("restart", func(t *testing.T) {
-		db := mustOpenDB(t)
+		db := kvtest.Open(t)
 		synctest.Test(t, func(t *testing.T) {
 			p := mustNewTestServerWith(t, func(c *Config) { c.DB = db }).start(t, testRequest())
 			restarted := mustNewTestServerWith(t, func(c *Config) { c.DB = db })
@@ -721,17 +719,6 @@ func TestHandler_Transaction(t *testing.T) {
 			}
 		})
 	})
-}
-
-// mustOpenDB opens a database file in a temporary directory, closed at Cleanup.
-func mustOpenDB(tb testing.TB) *kv.DB {
-	tb.Helper()
-	db, err := kv.Open(filepath.Join(tb.TempDir(), "ownsona.db"), kv.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	return db
 }
 
 // TestHandler_DeviceCookie is issue 13 item 6: while 34 addresses guess three times each and
@@ -831,7 +818,7 @@ func TestHandler_DeviceCookie(t *testing.T) {
 		}
 	})
 	t.Run("kept hashed across a restart", func(t *testing.T) {
-		db := mustOpenDB(t)
+		db := kvtest.Open(t)
 		var dev *http.Cookie
 		synctest.Test(t, func(t *testing.T) {
 			s := mustNewTestServerWith(t, func(c *Config) { c.DB = db; c.Secure = true })

@@ -1,12 +1,11 @@
 package token
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 )
 
 // FuzzBearer (SECURITY.md LA-09): no bearer value but the unmodified original
@@ -14,11 +13,7 @@ import (
 // stored corpus entries are other keys' tokens and must fail too. It runs on the real clock
 // (a fuzz target cannot run in a synctest bubble); every Verify is against now.
 func FuzzBearer(f *testing.F) {
-	db, err := kv.Open(filepath.Join(f.TempDir(), "db"), kv.Options{})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { db.Close() })
+	db := kvtest.Open(f)
 	k, err := OpenKeys(db, time.Now)
 	if err != nil {
 		f.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/kv/kvtest"
 )
 
 const (
@@ -19,21 +20,11 @@ const (
 	testAudience = "https://mem.example.com/mcp"
 )
 
-func MustOpenDB(tb testing.TB, path string) *kv.DB {
-	tb.Helper()
-	db, err := kv.Open(path, kv.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	return db
-}
-
 // MustOpenKeys opens Keys on a new database file, with the clock time.Now. Inside a synctest
 // bubble that clock starts at 2000-01-01 00:00 UTC and stands still until the test sleeps.
 func MustOpenKeys(tb testing.TB) (*Keys, *kv.DB) {
 	tb.Helper()
-	db := MustOpenDB(tb, filepath.Join(tb.TempDir(), "db"))
+	db := kvtest.Open(tb)
 	k, err := OpenKeys(db, time.Now)
 	if err != nil {
 		tb.Fatal(err)
@@ -153,10 +144,7 @@ func TestOpenKeys_FirstStart(t *testing.T) {
 func TestOpenKeys_Reopen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "db")
-		db, err := kv.Open(path, kv.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := kvtest.OpenFile(t, path, kv.Options{})
 		k, err := OpenKeys(db, time.Now)
 		if err != nil {
 			t.Fatal(err)
@@ -167,7 +155,7 @@ func TestOpenKeys_Reopen(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		db2 := MustOpenDB(t, path)
+		db2 := kvtest.OpenFile(t, path, kv.Options{})
 		k2, err := OpenKeys(db2, time.Now)
 		if err != nil {
 			t.Fatal(err)
