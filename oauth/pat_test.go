@@ -124,17 +124,23 @@ func TestPATs_CreateScopeEntries(t *testing.T) {
 	}
 }
 
-// TestPATs_CreateInvalidUTF8: a name that is not UTF-8 is stored (through JSON) with U+FFFD in
-// place of the bad bytes, so the name the owner typed no longer finds it.
+// TestPATs_CreateInvalidUTF8: a name that is not UTF-8 is refused, and nothing is stored. (Were
+// it stored, JSON would put U+FFFD in place of the bad bytes, and the name the owner typed would
+// no longer find the token to revoke it.)
 func TestPATs_CreateInvalidUTF8(t *testing.T) {
 	t.Parallel()
 	p, _, _ := MustOpenPATs(t)
-	if _, _, err := p.Create("a\xffb", policy.DefaultScopes, 0); err != nil {
-		return // refused: fine
+	for _, name := range []string{"a\xffb", "\xc3", "ok\xed\xa0\x80"} { // a stray byte, a cut sequence, a surrogate
+		if _, _, err := p.Create(name, policy.DefaultScopes, 0); err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
+			t.Errorf("Create(%q) = %v, want the error that the name is not valid UTF-8", name, err)
+		}
 	}
-	if _, err := p.Revoke("a\xffb"); err != nil {
-		list, _ := p.List()
-		t.Errorf("Create(%q) succeeded, Revoke(%q) = %v; List shows %q", "a\xffb", "a\xffb", err, list[0].Name)
+	list, err := p.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 0 {
+		t.Errorf("List after refused names = %d tokens (first %q), want none", len(list), list[0].Name)
 	}
 }
 
