@@ -8,7 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
+	"testing/synctest"
 )
 
 func randomUnit(rng *rand.Rand, dim int) []float32 {
@@ -339,46 +339,51 @@ func TestExact_Grow(t *testing.T) {
 // TestDense_BuildWaitsForScans: a search that took the exact index before the graph replaced
 // it holds it while it scans; the build's collection, which gives the exact index's rows back
 // to the operating system, waits for that scan, or it would find the rows in use and leave
-// them to a later collection, which a busy server may not reach for a long time.
+// them to a later collection, which a busy server may not reach for a long time. In a synctest
+// bubble, synctest.Wait tells when the build has gone as far as it can.
 func TestDense_BuildWaitsForScans(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 9))
-	const dim = 16
-	d := NewDense(dim, 1<<30, HNSWConfig{Seed: 1}) // no build until Build
-	for id := uint64(1); id <= 2000; id++ {
-		if err := d.Add(id, randomUnit(rng, dim)); err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(5, 9))
+		const dim = 16
+		d := NewDense(dim, 1<<30, HNSWConfig{Seed: 1}) // no build until Build
+		for id := uint64(1); id <= 2000; id++ {
+			if err := d.Add(id, randomUnit(rng, dim)); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	var released atomic.Bool
-	collected := make(chan bool, 1)
-	d.collect = func() { collected <- released.Load() }
+		var released atomic.Bool
+		collected := make(chan bool, 1)
+		d.collect = func() { collected <- released.Load() }
 
-	q := randomUnit(rng, dim)
-	inScan, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	go func() {
-		defer close(done)
-		d.Search(q, 5, func(uint64) bool {
-			once.Do(func() { close(inScan); <-release })
-			return true
-		})
-	}()
-	<-inScan
-	<-d.Build() // the graph serves, while the scan still holds the exact index
-	select {
-	case <-collected:
-		t.Fatal("the build collected while a scan of the exact index was under way")
-	case <-time.After(100 * time.Millisecond):
-	}
-	released.Store(true)
-	close(release)
-	<-done
-	select {
-	case afterScan := <-collected:
-		if !afterScan {
-			t.Fatal("the build collected before the scan of the exact index ended")
+		q := randomUnit(rng, dim)
+		inScan, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		go func() {
+			defer close(done)
+			d.Search(q, 5, func(uint64) bool {
+				once.Do(func() { close(inScan); <-release })
+				return true
+			})
+		}()
+		<-inScan
+		<-d.Build() // the graph serves, while the scan still holds the exact index
+		synctest.Wait()
+		select {
+		case <-collected:
+			t.Fatal("the build collected while a scan of the exact index was under way")
+		default:
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the build did not collect once the scan ended")
-	}
+		released.Store(true)
+		close(release)
+		<-done
+		synctest.Wait()
+		select {
+		case afterScan := <-collected:
+			if !afterScan {
+				t.Fatal("the build collected before the scan of the exact index ended")
+			}
+		default:
+			t.Fatal("the build did not collect once the scan ended")
+		}
+	})
 }

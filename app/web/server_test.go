@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -42,24 +43,6 @@ var fastPassword = sync.OnceValue(func() string {
 	}
 	return string(h)
 })
-
-// fakeClock is the injected clock; tests move it by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // newMCP is an rpc.Server with two tools and no memories: echo (read-only, memories:read) and
 // stamp (memories:write), and the scope function app/tools would give for them.
@@ -98,15 +81,15 @@ func newMCP() (*rpc.Server, func(string) (string, bool)) {
 type fixture struct {
 	*web.Server
 	db          *kv.DB
-	clock       *fakeClock
 	read, write string // PATs
 }
 
 // MustOpenServer returns a Server for testPublicURL with the two-tool MCP server, rate limiting
-// off, TLS off and cfg changed by opts. It is closed when the test ends.
+// off, TLS off and cfg changed by opts. It is closed when the test ends. Its clock is time.Now:
+// in a synctest bubble (as every scenario runs), 2000-01-01 00:00 UTC until the test sleeps.
 func MustOpenServer(tb testing.TB, opts ...func(*web.Config)) *fixture {
 	tb.Helper()
-	f := &fixture{clock: &fakeClock{t: time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC)}}
+	f := &fixture{}
 	db := kvtest.Open(tb)
 	f.db = db
 	mcp, scope := newMCP()
@@ -119,7 +102,7 @@ func MustOpenServer(tb testing.TB, opts ...func(*web.Config)) *fixture {
 		MCP:         mcp,
 		Scope:       scope,
 		Health:      func() (map[string]string, bool) { return map[string]string{"database": "ok"}, true },
-		Now:         f.clock.Now,
+		Now:         time.Now,
 		Stderr:      io.Discard,
 	}
 	for _, o := range opts {
@@ -184,7 +167,13 @@ type scenario struct {
 	check         func(t *testing.T, rec *httptest.ResponseRecorder) // anything else
 }
 
+// run serves the scenario's requests in a synctest bubble: in-process, through the handler, on
+// the bubble's clock.
 func (sc scenario) run(t *testing.T) {
+	synctest.Test(t, sc.runInBubble)
+}
+
+func (sc scenario) runInBubble(t *testing.T) {
 	var opts []func(*web.Config)
 	if sc.config != nil {
 		opts = append(opts, sc.config)
@@ -284,10 +273,10 @@ func TestServer_Handler(t *testing.T) {
 	for _, sc := range []scenario{
 		{
 			name: "health", method: "GET", url: "/health",
-			before:     func(f *fixture) { f.clock.Advance(90 * time.Second) },
+			before:     func(*fixture) { time.Sleep(90 * time.Second) },
 			wantStatus: http.StatusOK,
 			wantBody: []string{`"status":"healthy"`, `"checks":{"database":"ok"}`, `"uptime":90`,
-				`"timestamp":"2026-11-22T09:31:30Z"`, `"version":"9.9.9-test"`},
+				`"timestamp":"2000-01-01T00:01:30Z"`, `"version":"9.9.9-test"`},
 			wantHeaders: map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"},
 		},
 		{
@@ -685,47 +674,49 @@ func TestServer_Handler(t *testing.T) {
 // when the request carries one (initialize's clientInfo, a 2026-07-28 request's _meta), method,
 // tool and outcome.
 func TestServer_Audit(t *testing.T) {
-	var log *audit.Log
-	f := MustOpenServer(t, func(c *web.Config) {
-		var err error
-		if log, err = audit.Open(c.OAuth.DB, audit.Config{Now: c.Now}); err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		var log *audit.Log
+		f := MustOpenServer(t, func(c *web.Config) {
+			var err error
+			if log, err = audit.Open(c.OAuth.DB, audit.Config{Now: c.Now}); err != nil {
+				t.Fatal(err)
+			}
+			c.Audit = log
+		})
+		t.Cleanup(func() { log.Close() })
+		h := f.Handler()
+		for _, sc := range []scenario{
+			{method: "POST", url: "/mcp", bearer: "read", body: callEcho},
+			{method: "POST", url: "/mcp", bearer: "read", body: callStamp},
+			{method: "POST", url: "/mcp", body: callEcho},
+			{method: "POST", url: "/mcp", bearer: "read", body: callEchoModern,
+				headers: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"}},
+			{method: "POST", url: "/mcp", bearer: "read", body: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":5}}`},
+		} {
+			h.ServeHTTP(httptest.NewRecorder(), sc.request(f))
 		}
-		c.Audit = log
+		entries, corrupt, err := log.Query(audit.Filter{OldestFirst: true})
+		if err != nil || corrupt != 0 {
+			t.Fatalf("Query: %v (%d corrupt)", err, corrupt)
+		}
+		var got []string
+		for _, e := range entries {
+			got = append(got, fmt.Sprintf("%s|%s|%s|%s|%s|%d|%d", e.Client, e.Agent, e.Method, e.Tool, e.Outcome, e.Status, e.ErrorCode))
+		}
+		want := []string{
+			fmt.Sprintf("pat:reader||tools/call|echo|%s|200|0", audit.OutcomeOK),
+			fmt.Sprintf("pat:reader||tools/call|stamp|%s|403|%d", audit.OutcomeDenied, rpc.CodeAuthorization),
+			fmt.Sprintf("pat:reader|claude-code 2.1.4|tools/call|echo|%s|200|0", audit.OutcomeOK),
+			// A malformed _meta hides neither the method nor the tool from the record.
+			fmt.Sprintf("pat:reader||tools/call|echo|%s|200|%d", audit.OutcomeError, rpc.CodeInvalidParams),
+			// No principal: the token check refused it. Refusals are aggregated per minute, and
+			// come after the served requests of the same time.
+			fmt.Sprintf("||http:POST||%s|401|0", audit.OutcomeUnauthorized),
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("audit entries:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
 	})
-	t.Cleanup(func() { log.Close() })
-	h := f.Handler()
-	for _, sc := range []scenario{
-		{method: "POST", url: "/mcp", bearer: "read", body: callEcho},
-		{method: "POST", url: "/mcp", bearer: "read", body: callStamp},
-		{method: "POST", url: "/mcp", body: callEcho},
-		{method: "POST", url: "/mcp", bearer: "read", body: callEchoModern,
-			headers: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"}},
-		{method: "POST", url: "/mcp", bearer: "read", body: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":5}}`},
-	} {
-		h.ServeHTTP(httptest.NewRecorder(), sc.request(f))
-	}
-	entries, corrupt, err := log.Query(audit.Filter{OldestFirst: true})
-	if err != nil || corrupt != 0 {
-		t.Fatalf("Query: %v (%d corrupt)", err, corrupt)
-	}
-	var got []string
-	for _, e := range entries {
-		got = append(got, fmt.Sprintf("%s|%s|%s|%s|%s|%d|%d", e.Client, e.Agent, e.Method, e.Tool, e.Outcome, e.Status, e.ErrorCode))
-	}
-	want := []string{
-		fmt.Sprintf("pat:reader||tools/call|echo|%s|200|0", audit.OutcomeOK),
-		fmt.Sprintf("pat:reader||tools/call|stamp|%s|403|%d", audit.OutcomeDenied, rpc.CodeAuthorization),
-		fmt.Sprintf("pat:reader|claude-code 2.1.4|tools/call|echo|%s|200|0", audit.OutcomeOK),
-		// A malformed _meta hides neither the method nor the tool from the record.
-		fmt.Sprintf("pat:reader||tools/call|echo|%s|200|%d", audit.OutcomeError, rpc.CodeInvalidParams),
-		// No principal: the token check refused it. Refusals are aggregated per minute, and
-		// come after the served requests of the same time.
-		fmt.Sprintf("||http:POST||%s|401|0", audit.OutcomeUnauthorized),
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("audit entries:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
 }
 
 // failingBody is a request body whose connection fails after a few bytes.
