@@ -59,6 +59,7 @@ type fixture struct {
 type options struct {
 	publicURL string
 	embedder  vector.Embedder
+	maxMems   int       // memory.Config.MaxMemories; 0: its default
 	log       io.Writer // the console's and the authorization server's log; nil: silent
 	cfg       func(*console.Config)
 }
@@ -74,7 +75,7 @@ func MustOpen(tb testing.TB, opts ...func(*options)) *fixture {
 	f := &fixture{}
 	var err error
 	f.db = kvtest.Open(tb, memory.Migrations...)
-	if f.mem, err = memory.Open(f.db, memory.Config{Embedder: o.embedder}); err != nil {
+	if f.mem, err = memory.Open(f.db, memory.Config{Embedder: o.embedder, MaxMemories: o.maxMems}); err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { f.mem.Close() })

@@ -308,21 +308,27 @@ func patchOf(m *memory.Memory, f editForm, now time.Time) (memory.Patch, error) 
 	return p, nil
 }
 
-// describe words an error of the memory store for the owner.
+// describe words an error of the memory store for the owner, by its kind (memory.ErrorCode).
 func describe(err error) string {
 	var ie *memory.InputError
 	var se *memory.SecretError
-	switch {
-	case errors.As(err, &ie):
+	var le *memory.LimitError
+	switch memory.ErrorCode(err) {
+	case memory.CodeInvalid:
+		errors.As(err, &ie)
 		field := strings.ReplaceAll(ie.Field, "_", " ")
 		if field == "" {
 			return ie.Reason + "."
 		}
 		return field + " " + ie.Reason + "."
-	case errors.As(err, &se):
+	case memory.CodeSecret:
+		errors.As(err, &se)
 		return "the text looks like a secret (" + se.Kind + "); describe it instead of storing it."
-	case errors.Is(err, memory.ErrNotFound), errors.Is(err, memory.ErrForgotten):
+	case memory.CodeNotFound:
 		return err.Error() + "."
+	case memory.CodeLimit: // the message names the limit and what to do (SECURITY.md ST-13)
+		errors.As(err, &le)
+		return le.Error() + "."
 	}
 	return "internal error."
 }

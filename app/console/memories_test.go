@@ -166,6 +166,20 @@ func TestConsole_Edit(t *testing.T) {
 	}
 }
 
+// TestConsole_EditAtQuota: an edit refused at a quota says which and what to do (SECURITY.md
+// ST-13), as the tools' LIMIT_EXCEEDED does, not "internal error".
+func TestConsole_EditAtQuota(t *testing.T) {
+	f := MustOpen(t, func(o *options) { o.maxMems = 1 })
+	id := f.remember(t, []string{"home"}, "Lives in Porto")[0]
+	b := f.signedIn(t)
+	w := b.post(memURL(id), url.Values{"text": {"Lives in Lisbon"}, "tags": {"home"}, "importance": {"0.5"}})
+	if w.Code != http.StatusUnprocessableEntity {
+		t.Errorf("status %d, want 422", w.Code)
+	}
+	wantContains(t, "the refused edit", w.Body.String(), "Not saved: the database holds 1 memories", "raise max-memories.")
+	wantNotContains(t, "the refused edit", w.Body.String(), "internal error")
+}
+
 // TestConsole_ForgetRestore: forget puts a memory in the trash, restore brings it back, delete
 // forever erases one in the trash, and emptying the trash needs its box ticked.
 func TestConsole_ForgetRestore(t *testing.T) {

@@ -73,3 +73,44 @@ func notFound(id uint64) error {
 func forgotten(id uint64, advice string) error {
 	return &idError{fmt.Sprintf("memory %d was forgotten%s", id, advice), ErrForgotten}
 }
+
+// Code sorts an error of the store for the adapters: the one table from the store's errors to
+// the kinds its callers answer differently (wtf's ErrorCode). The values are the payload codes
+// of TOOLS.md, which the tools send as they are; the console words each kind for the owner.
+type Code string
+
+// The codes of ErrorCode.
+const (
+	// CodeInvalid: an *InputError, a value a memory may not hold or an argument refused.
+	CodeInvalid Code = "INVALID_INPUT"
+	// CodeNotFound: ErrNotFound or ErrForgotten, whose message names the memory.
+	CodeNotFound Code = "NOT_FOUND"
+	// CodeSecret: a *SecretError.
+	CodeSecret Code = "SECRET_REJECTED"
+	// CodeLimit: a *LimitError, whose message names the limit and what to do.
+	CodeLimit Code = "LIMIT_EXCEEDED"
+	// CodeInternal: anything else, a failure of the file or a bug. Adapters log it in full and
+	// show only that it happened.
+	CodeInternal Code = "DATABASE_ERROR"
+)
+
+// ErrorCode is the Code of err, looking through wrapping: CodeInternal for an error the store
+// does not define, "" for nil.
+func ErrorCode(err error) Code {
+	var ie *InputError
+	var se *SecretError
+	var le *LimitError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &ie):
+		return CodeInvalid
+	case errors.As(err, &se):
+		return CodeSecret
+	case errors.As(err, &le):
+		return CodeLimit
+	case errors.Is(err, ErrNotFound), errors.Is(err, ErrForgotten):
+		return CodeNotFound
+	}
+	return CodeInternal
+}

@@ -39,10 +39,11 @@
 //
 // # Errors
 //
-// payloadError is the one table from errors to payload codes: INVALID_INPUT (memory's
-// *InputError, rpc's *ArgError), SECRET_REJECTED, NOT_FOUND (memory.ErrNotFound and
-// ErrForgotten), LIMIT_EXCEEDED, and DATABASE_ERROR for anything else, whose details go to the
-// log only. An invalid argument of the call itself goes back to rpc, which answers -32602 or an
+// The store's errors take their payload codes from memory.ErrorCode, the one table of them that
+// the console uses too: INVALID_INPUT (memory's *InputError), SECRET_REJECTED, NOT_FOUND
+// (memory.ErrNotFound and ErrForgotten), LIMIT_EXCEEDED, and DATABASE_ERROR for anything else,
+// whose details go to the log only. payloadError adds the tools' own: rpc's *ArgError as
+// INVALID_INPUT, and a *toolError as it is. An invalid argument of the call itself goes back to rpc, which answers -32602 or an
 // isError result by protocol version. JSON-RPC codes come from rpc.
 //
 // # Scopes and notifications

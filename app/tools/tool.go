@@ -25,13 +25,14 @@ const (
 	maxDupGroups    = 500
 )
 
-// Error codes of tool payloads (TOOLS.md).
+// Error codes of tool payloads (TOOLS.md): the store's (memory.ErrorCode), which name its
+// errors, and the tools' own.
 const (
-	codeInvalidInput   = "INVALID_INPUT"
-	codeNotFound       = "NOT_FOUND"
-	codeSecretRejected = "SECRET_REJECTED"
-	codeLimitExceeded  = "LIMIT_EXCEEDED"
-	codeDatabase       = "DATABASE_ERROR"
+	codeInvalidInput   = string(memory.CodeInvalid)
+	codeNotFound       = string(memory.CodeNotFound)
+	codeSecretRejected = string(memory.CodeSecret)
+	codeLimitExceeded  = string(memory.CodeLimit)
+	codeDatabase       = string(memory.CodeInternal)
 )
 
 // toolError is a failure reported in the payload ("ok": false) rather than as a JSON-RPC error.
@@ -50,27 +51,33 @@ type errorPayload struct {
 	Error *toolError `json:"error"`
 }
 
-// payloadError is the one table from errors to payload codes: memory's refusals and sentinels,
-// the arguments rpc refused, and anything else as a storage error (its details go to the log).
+// payloadError is the payload error of err: a *toolError as it is, the arguments rpc refused as
+// INVALID_INPUT, and the store's errors by memory.ErrorCode, the one table of their codes; the
+// message of an internal error is only that it happened (its details go to the log).
 func payloadError(err error) *toolError {
 	var te *toolError
-	var ie *memory.InputError
 	var ae *rpc.ArgError
-	var se *memory.SecretError
-	var le *memory.LimitError
 	switch {
 	case errors.As(err, &te):
 		return te
-	case errors.As(err, &ie):
-		return &toolError{Code: codeInvalidInput, Message: ie.Field + ": " + ie.Reason, Field: ie.Field, Reason: ie.Reason}
 	case errors.As(err, &ae):
 		return &toolError{Code: codeInvalidInput, Message: ae.Field + ": " + ae.Reason, Field: ae.Field, Reason: ae.Reason}
-	case errors.As(err, &se):
-		return &toolError{Code: codeSecretRejected, Message: se.Error()}
-	case errors.As(err, &le): // a quota (SECURITY.md ST-13): the message names the limit and its setting
-		return &toolError{Code: codeLimitExceeded, Message: le.Error()}
-	case errors.Is(err, memory.ErrNotFound), errors.Is(err, memory.ErrForgotten):
-		return &toolError{Code: codeNotFound, Message: err.Error()}
+	}
+	var ie *memory.InputError
+	var se *memory.SecretError
+	var le *memory.LimitError
+	switch code := memory.ErrorCode(err); code {
+	case memory.CodeInvalid:
+		errors.As(err, &ie)
+		return &toolError{Code: string(code), Message: ie.Field + ": " + ie.Reason, Field: ie.Field, Reason: ie.Reason}
+	case memory.CodeSecret:
+		errors.As(err, &se)
+		return &toolError{Code: string(code), Message: se.Error()}
+	case memory.CodeLimit: // a quota (SECURITY.md ST-13): the message names the limit and its setting
+		errors.As(err, &le)
+		return &toolError{Code: string(code), Message: le.Error()}
+	case memory.CodeNotFound:
+		return &toolError{Code: string(code), Message: err.Error()}
 	}
 	return &toolError{Code: codeDatabase, Message: "storage error; the server log has details"}
 }
