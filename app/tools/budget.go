@@ -7,7 +7,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/rpc"
 )
 
@@ -225,21 +224,17 @@ func cutText(text string, max int) (string, bool) {
 	return string([]rune(text)[:max]) + "…", true
 }
 
-// cutMemory is m, or a copy whose text is cut to max characters, and whether it was cut.
-func cutMemory(m *memory.Memory, max int) (*memory.Memory, bool) {
-	text, cut := cutText(m.Text, max)
-	if !cut {
-		return m, false
-	}
-	c := *m // a shallow copy: only Text differs, and nothing writes the rest
-	c.Text = text
-	return &c, true
+// cutMemory is m with its text cut to max characters, and whether it was cut.
+func cutMemory(m memoryOut, max int) (memoryOut, bool) {
+	var cut bool
+	m.Text, cut = cutText(m.Text, max)
+	return m, cut
 }
 
 // firstMemories is the first n of mems, the texts of the first cut to textMax characters
 // (textMax >= 0), and the ids of those cut.
-func firstMemories(mems []*memory.Memory, n, textMax int) ([]*memory.Memory, []uint64) {
-	out := append([]*memory.Memory{}, mems[:n]...)
+func firstMemories(mems []memoryOut, n, textMax int) ([]memoryOut, []uint64) {
+	out := append([]memoryOut{}, mems[:n]...)
 	var cut []uint64
 	if textMax >= 0 && n > 0 {
 		var was bool

@@ -250,7 +250,7 @@ func kuraText(query string, p recallPayload) string {
 	} else {
 		fmt.Fprintf(&b, "Found %d notes matching '%s':", len(p.Matches), query)
 		for i, m := range p.Matches {
-			fmt.Fprintf(&b, "\n\n%d. **%s** (similarity: %.2f)\n   %s", i+1, title(m.Text), m.Score, noteExcerpt(m.Text))
+			fmt.Fprintf(&b, "\n\n%d. **%s** (similarity: %.2f)\n   %s", i+1, title(m.Text), *m.Score, noteExcerpt(m.Text))
 		}
 	}
 	for _, note := range []string{p.Warning, p.Note} {
@@ -359,7 +359,7 @@ func sophonText(p recallPayload, client string) string {
 			if m.SourceClient == client {
 				whose = "agent"
 			}
-			fmt.Fprintf(&b, "\n%d. %s (%s; %s memory; score %.2f)", i+1, strings.Join(strings.Fields(m.Text), " "), sophonURI(m.ID), whose, m.Score)
+			fmt.Fprintf(&b, "\n%d. %s (%s; %s memory; score %.2f)", i+1, strings.Join(strings.Fields(m.Text), " "), sophonURI(m.ID), whose, *m.Score)
 		}
 	}
 	for _, note := range []string{p.Warning, p.Note} {

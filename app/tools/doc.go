@@ -17,7 +17,9 @@
 // (OpenAI's search and fetch, for ChatGPT connectors and deep research, in OpenAI's payload
 // shapes), resources.go, prompts.go, compat.go (the opt-in compatibility modes' tools and
 // resources: once, komcp, sophon; Compat, SetCompat). Each holds a tool's argument type, its handler and its
-// payload together. mcpapp.go is the MCP App (io.modelcontextprotocol/ui): the ui:// resource
+// payload together. payload.go holds what several payloads share (a memory, a near duplicate,
+// a tag count): the payloads are types of this package, converted from app/memory's, so that
+// the wire shape is declared here and the store's own record never leaks into it. mcpapp.go is the MCP App (io.modelcontextprotocol/ui): the ui:// resource
 // embedded from ui/memories.html that recall, search_memory and list_memories name in their
 // _meta, and the extension in the capabilities.
 //

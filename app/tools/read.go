@@ -64,9 +64,9 @@ type exportArgs struct {
 }
 
 type listPayload struct {
-	OK         bool             `json:"ok"`
-	Memories   []*memory.Memory `json:"memories"`
-	NextCursor string           `json:"next_cursor"`
+	OK         bool        `json:"ok"`
+	Memories   []memoryOut `json:"memories"`
+	NextCursor string      `json:"next_cursor"`
 	cutNote
 	from string // the cursor of the request, where an empty answer would have to continue
 }
@@ -91,8 +91,8 @@ func (p listPayload) trimmed(n, textMax int) any {
 
 // memoriesPayload is text_search's.
 type memoriesPayload struct {
-	OK       bool             `json:"ok"`
-	Memories []*memory.Memory `json:"memories"`
+	OK       bool        `json:"ok"`
+	Memories []memoryOut `json:"memories"`
 	cutNote
 }
 
@@ -108,8 +108,8 @@ func (p memoriesPayload) trimmed(n, textMax int) any {
 
 // memoryPayload is get_memory's.
 type memoryPayload struct {
-	OK     bool           `json:"ok"`
-	Memory *memory.Memory `json:"memory"`
+	OK     bool       `json:"ok"`
+	Memory *memoryOut `json:"memory"`
 	cutNote
 }
 
@@ -122,18 +122,18 @@ func (p memoryPayload) trimmed(n, textMax int) any {
 		q.cutNote = cutNote{Truncated: true, Omitted: 1, Note: "The memory is longer than the answer budget allows; the owner sees it in ownsona's console or with `ownsona export`."}
 		return q
 	}
-	mems, cut := firstMemories([]*memory.Memory{p.Memory}, 1, textMax)
-	q.Memory = mems[0]
+	mems, cut := firstMemories([]memoryOut{*p.Memory}, 1, textMax)
+	q.Memory = &mems[0]
 	q.cutNote = newCut(1, 1, "", "", cut, textMax)
 	return q
 }
 
 // exportPayload is export_memories's: count is how many memories this answer holds.
 type exportPayload struct {
-	OK         bool             `json:"ok"`
-	Count      int              `json:"count"`
-	Memories   []*memory.Memory `json:"memories"`
-	NextCursor string           `json:"next_cursor,omitempty"`
+	OK         bool        `json:"ok"`
+	Count      int         `json:"count"`
+	Memories   []memoryOut `json:"memories"`
+	NextCursor string      `json:"next_cursor,omitempty"`
 	cutNote
 	from string // the cursor of the request
 }
@@ -221,7 +221,7 @@ func (s *Server) listMemories(ctx context.Context, in listArgs) (any, error) {
 		}
 	}
 	mems, more := s.mem.List(f, page)
-	p := listPayload{OK: true, Memories: nonNil(mems), from: in.Cursor}
+	p := listPayload{OK: true, Memories: memoriesOf(mems), from: in.Cursor}
 	if more && len(mems) > 0 {
 		p.NextCursor = encodeCursor(mems[len(mems)-1].ID)
 	}
@@ -233,7 +233,8 @@ func (s *Server) getMemory(ctx context.Context, in idArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return memoryPayload{OK: true, Memory: m}, nil
+	out := memoryOf(m)
+	return memoryPayload{OK: true, Memory: &out}, nil
 }
 
 func (s *Server) textSearch(ctx context.Context, in textSearchArgs) (any, error) {
@@ -246,7 +247,7 @@ func (s *Server) textSearch(ctx context.Context, in textSearchArgs) (any, error)
 		limit = *in.Limit
 	}
 	mems, _ := s.mem.List(memory.Filter{Contains: needle, IncludeSuperseded: in.IncludeSuperseded}, memory.Page{Limit: limit})
-	return memoriesPayload{OK: true, Memories: nonNil(mems)}, nil
+	return memoriesPayload{OK: true, Memories: memoriesOf(mems)}, nil
 }
 
 func (s *Server) exportMemories(ctx context.Context, in exportArgs) (any, error) {
@@ -259,7 +260,7 @@ func (s *Server) exportMemories(ctx context.Context, in exportArgs) (any, error)
 	}
 	// Superseded memories are history: an export keeps them, with their links.
 	f := memory.Filter{IncludeDeleted: in.IncludeDeleted == nil || *in.IncludeDeleted, IncludeSuperseded: true}
-	var mems []*memory.Memory
+	mems := []memoryOut{}
 	total := 0
 	s.mem.Each(f, func(m *memory.Memory) bool {
 		if total == maxExport {
@@ -268,14 +269,14 @@ func (s *Server) exportMemories(ctx context.Context, in exportArgs) (any, error)
 		}
 		total++
 		if m.ID > after {
-			mems = append(mems, m.Clone())
+			mems = append(mems, memoryOf(m))
 		}
 		return true
 	})
 	if total > maxExport {
 		return nil, &toolError{Code: codeLimitExceeded, Message: fmt.Sprintf("more than %d memories; run `ownsona export` on the server for all of them", maxExport)}
 	}
-	return exportPayload{OK: true, Count: len(mems), Memories: nonNil(mems), from: in.Cursor}, nil
+	return exportPayload{OK: true, Count: len(mems), Memories: mems, from: in.Cursor}, nil
 }
 
 // nonNil makes an absent list an empty one, so payloads show [] rather than null.

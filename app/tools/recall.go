@@ -76,18 +76,13 @@ func (in *searchArgs) query(field, text string) (memory.Query, error) {
 	return q, nil
 }
 
-type scoredMemory struct {
-	*memory.Memory
-	Score float32 `json:"score"`
-}
-
 type recallPayload struct {
-	OK                   bool           `json:"ok"`
-	Matches              []scoredMemory `json:"matches"`
-	QueryEmbeddingTimeMS float64        `json:"query_embedding_time_ms"`
-	SearchTimeMS         float64        `json:"search_time_ms"`
-	Warning              string         `json:"warning,omitempty"`
-	TimeWindow           *timeWindow    `json:"time_window,omitempty"`
+	OK                   bool        `json:"ok"`
+	Matches              []memoryOut `json:"matches"`
+	QueryEmbeddingTimeMS float64     `json:"query_embedding_time_ms"`
+	SearchTimeMS         float64     `json:"search_time_ms"`
+	Warning              string      `json:"warning,omitempty"`
+	TimeWindow           *timeWindow `json:"time_window,omitempty"`
 	cutNote
 	// render, when set, is the text of content[0] (recall's format "text", the compat
 	// modes' answers), made from the payload as it is sent, so from a cut one too.
@@ -138,9 +133,9 @@ func (p recallPayload) trimmed(n, textMax int) any {
 	q.Matches = firstOf(p.Matches, n)
 	var cut []uint64
 	if textMax >= 0 && n > 0 {
-		if m, was := cutMemory(q.Matches[0].Memory, textMax); was {
-			q.Matches[0].Memory = m
-			cut = append(cut, m.ID)
+		var was bool
+		if q.Matches[0], was = cutMemory(q.Matches[0], textMax); was {
+			cut = append(cut, q.Matches[0].ID)
 		}
 	}
 	q.cutNote = newCut(len(p.Matches), n, "%d more matches", "ask again with a lower limit, or narrow the search with tags, since or until", cut, textMax)
@@ -156,13 +151,13 @@ type contextPromptPayload struct {
 	Omitted int    `json:"omitted"`
 	Warning string `json:"warning,omitempty"`
 	cutNote
-	userPrompt string           // the user's prompt
-	facts      []*memory.Memory // the matches, most relevant first
-	maxChars   int              // max_chars; 0: none
+	userPrompt string      // the user's prompt
+	facts      []memoryOut // the matches, most relevant first
+	maxChars   int         // max_chars; 0: none
 }
 
 // newContextPrompt lays out the prompt of facts within maxChars.
-func newContextPrompt(userPrompt string, facts []*memory.Memory, maxChars int, warning string) contextPromptPayload {
+func newContextPrompt(userPrompt string, facts []memoryOut, maxChars int, warning string) contextPromptPayload {
 	prompt, used, omitted := contextPrompt(userPrompt, facts, maxChars)
 	return contextPromptPayload{OK: true, Prompt: prompt, MemoryIDs: used, Omitted: omitted, Warning: warning,
 		userPrompt: userPrompt, facts: facts, maxChars: maxChars}
@@ -221,10 +216,12 @@ func (s *Server) recall(ctx context.Context, in recallArgs) (any, error) {
 
 // newRecallPayload is recall's payload of what a search found.
 func newRecallPayload(found memory.Found) recallPayload {
-	p := recallPayload{OK: true, Matches: []scoredMemory{}, QueryEmbeddingTimeMS: ms(found.EmbedTime), SearchTimeMS: ms(found.SearchTime), Warning: found.Warning,
+	p := recallPayload{OK: true, Matches: make([]memoryOut, 0, len(found.Matches)), QueryEmbeddingTimeMS: ms(found.EmbedTime), SearchTimeMS: ms(found.SearchTime), Warning: found.Warning,
 		TimeWindow: timeWindowOf(found.TimeWindow)}
 	for _, m := range found.Matches {
-		p.Matches = append(p.Matches, scoredMemory{m.Memory, m.Score})
+		out := memoryOf(m.Memory)
+		out.Score = &m.Score
+		p.Matches = append(p.Matches, out)
 	}
 	return p
 }
@@ -237,7 +234,7 @@ func recallText(query string, p recallPayload) string {
 	} else {
 		fmt.Fprintf(&b, "Found %d memories matching %q:\n", len(p.Matches), query)
 		for i, m := range p.Matches {
-			fmt.Fprintf(&b, "\n%d. [id %d, score %.2f", i+1, m.ID, m.Score)
+			fmt.Fprintf(&b, "\n%d. [id %d, score %.2f", i+1, m.ID, *m.Score)
 			if len(m.Tags) > 0 {
 				fmt.Fprintf(&b, ", tags %s", strings.Join(m.Tags, ", "))
 			}
@@ -259,9 +256,9 @@ func (s *Server) buildContextPrompt(ctx context.Context, in contextPromptArgs) (
 		return nil, err
 	}
 	found := s.mem.Search(ctx, q)
-	facts := make([]*memory.Memory, len(found.Matches))
+	facts := make([]memoryOut, len(found.Matches))
 	for i, m := range found.Matches {
-		facts[i] = m.Memory
+		facts[i] = memoryOf(m.Memory)
 	}
 	maxChars := 0
 	if in.MaxChars != nil {
@@ -272,7 +269,7 @@ func (s *Server) buildContextPrompt(ctx context.Context, in contextPromptArgs) (
 
 // contextPrompt lays out facts and the user's prompt as OwnSona does, adding facts in order of
 // relevance while the whole prompt stays within maxChars (0: no budget).
-func contextPrompt(userPrompt string, facts []*memory.Memory, maxChars int) (prompt string, used []uint64, omitted int) {
+func contextPrompt(userPrompt string, facts []memoryOut, maxChars int) (prompt string, used []uint64, omitted int) {
 	const head = "The following are previously known facts:\n"
 	const tail = "----------\nThe following is the user's prompt:\n"
 	var lines strings.Builder

@@ -63,24 +63,24 @@ var contradictionsSchema = schema{"type": "array", "items": nearDuplicatesSchema
 var replayedSchema = schema{"type": "boolean", "description": "true when nothing was stored: an earlier call with the same idempotency_key, or the same text and tags written by this client within the last minute, answered"}
 
 type rememberPayload struct {
-	OK             bool                   `json:"ok"`
-	MemoryID       uint64                 `json:"memory_id"`
-	Message        string                 `json:"message"`
-	Replayed       bool                   `json:"replayed,omitempty"`
-	NearDuplicates []memory.NearDuplicate `json:"near_duplicates,omitempty"`
-	Contradictions []memory.NearDuplicate `json:"possible_contradictions,omitempty"`
-	Warning        string                 `json:"warning,omitempty"`
+	OK             bool            `json:"ok"`
+	MemoryID       uint64          `json:"memory_id"`
+	Message        string          `json:"message"`
+	Replayed       bool            `json:"replayed,omitempty"`
+	NearDuplicates []nearDuplicate `json:"near_duplicates,omitempty"`
+	Contradictions []nearDuplicate `json:"possible_contradictions,omitempty"`
+	Warning        string          `json:"warning,omitempty"`
 }
 
 type rememberItemResult struct {
-	InputIndex     int                    `json:"input_index"`
-	OK             bool                   `json:"ok"`
-	MemoryID       uint64                 `json:"memory_id,omitempty"`
-	Message        string                 `json:"message,omitempty"`
-	Replayed       bool                   `json:"replayed,omitempty"`
-	Error          *toolError             `json:"error,omitempty"`
-	NearDuplicates []memory.NearDuplicate `json:"near_duplicates,omitempty"`
-	Contradictions []memory.NearDuplicate `json:"possible_contradictions,omitempty"`
+	InputIndex     int             `json:"input_index"`
+	OK             bool            `json:"ok"`
+	MemoryID       uint64          `json:"memory_id,omitempty"`
+	Message        string          `json:"message,omitempty"`
+	Replayed       bool            `json:"replayed,omitempty"`
+	Error          *toolError      `json:"error,omitempty"`
+	NearDuplicates []nearDuplicate `json:"near_duplicates,omitempty"`
+	Contradictions []nearDuplicate `json:"possible_contradictions,omitempty"`
 }
 
 type rememberBatchPayload struct {
@@ -116,11 +116,11 @@ func (p rememberBatchPayload) trimmed(n, textMax int) any {
 const batchRest = "those items were processed all the same (summary counts them); list_memories and get_memory show the memories as they are now"
 
 // cutNear is dups with their texts cut to max characters, appending the ids of those cut to cut.
-func cutNear(dups []memory.NearDuplicate, max int, cut []uint64) ([]memory.NearDuplicate, []uint64) {
+func cutNear(dups []nearDuplicate, max int, cut []uint64) ([]nearDuplicate, []uint64) {
 	if len(dups) == 0 {
 		return dups, cut
 	}
-	out := make([]memory.NearDuplicate, len(dups))
+	out := make([]nearDuplicate, len(dups))
 	for i, d := range dups {
 		var was bool
 		if d.Text, was = cutText(d.Text, max); was {
@@ -182,8 +182,8 @@ func (s *Server) remember(ctx context.Context, in rememberArgs) (any, error) {
 	if res[0].Err != nil {
 		return nil, res[0].Err
 	}
-	p := rememberPayload{OK: true, MemoryID: res[0].ID, Message: "Ok", Replayed: res[0].Replayed, NearDuplicates: res[0].NearDuplicates,
-		Contradictions: res[0].Contradictions, Warning: warning}
+	p := rememberPayload{OK: true, MemoryID: res[0].ID, Message: "Ok", Replayed: res[0].Replayed, NearDuplicates: nearOf(res[0].NearDuplicates),
+		Contradictions: nearOf(res[0].Contradictions), Warning: warning}
 	if res[0].Existing {
 		p.Message = "Already remembered"
 	}
@@ -223,8 +223,8 @@ func (s *Server) rememberBatch(ctx context.Context, in rememberBatchArgs, item *
 			r.Error = payloadError(memory.Prefix(fmt.Sprintf("items[%d].", i), res[j].Err))
 			continue
 		}
-		r.OK, r.MemoryID, r.Message, r.NearDuplicates = true, res[j].ID, "Ok", res[j].NearDuplicates
-		r.Replayed, r.Contradictions = res[j].Replayed, res[j].Contradictions
+		r.OK, r.MemoryID, r.Message, r.NearDuplicates = true, res[j].ID, "Ok", nearOf(res[j].NearDuplicates)
+		r.Replayed, r.Contradictions = res[j].Replayed, nearOf(res[j].Contradictions)
 		if res[j].Existing {
 			r.Message = "Already remembered"
 		}

@@ -40,7 +40,7 @@ func (s *Server) listResources(ctx context.Context) ([]rpc.Resource, error) {
 
 // recentPayload is the resource of the newest memories.
 type recentPayload struct {
-	Memories []*memory.Memory `json:"memories"`
+	Memories []memoryOut `json:"memories"`
 	cutNote
 }
 
@@ -56,7 +56,7 @@ func (p recentPayload) trimmed(n, textMax int) any {
 
 // resourceTags is the resource of the tags: list_tags's payload without "ok".
 type resourceTags struct {
-	Tags []memory.TagCount `json:"tags"`
+	Tags []tagCount `json:"tags"`
 	cutNote
 }
 
@@ -69,7 +69,7 @@ func (p resourceTags) trimmed(n, _ int) any {
 
 // resourceMemory is a memory as its resource shows it.
 type resourceMemory struct {
-	*memory.Memory
+	*memoryOut
 	cutNote
 }
 
@@ -79,8 +79,8 @@ func (p resourceMemory) trimmed(n, textMax int) any {
 	if n == 0 {
 		return resourceMemory{cutNote: memoryPayload{}.trimmed(0, -1).(memoryPayload).cutNote}
 	}
-	mems, cut := firstMemories([]*memory.Memory{p.Memory}, 1, textMax)
-	return resourceMemory{Memory: mems[0], cutNote: newCut(1, 1, "", "", cut, textMax)}
+	mems, cut := firstMemories([]memoryOut{*p.memoryOut}, 1, textMax)
+	return resourceMemory{memoryOut: &mems[0], cutNote: newCut(1, 1, "", "", cut, textMax)}
 }
 
 // jsonText is a resource's contents: v as indented JSON, cut to the answer budget when it is
@@ -118,9 +118,9 @@ func (s *Server) readResource(ctx context.Context, uri string) ([]rpc.ResourceCo
 		return readApp(), nil
 	case "ownsona://memories/recent":
 		mems, _ := s.mem.List(memory.Filter{}, memory.Page{Limit: 20})
-		return s.jsonText(uri, recentPayload{Memories: nonNil(mems)})
+		return s.jsonText(uri, recentPayload{Memories: memoriesOf(mems)})
 	case "ownsona://tags":
-		return s.jsonText(uri, resourceTags{Tags: s.mem.Tags(memory.Filter{}, 0)})
+		return s.jsonText(uri, resourceTags{Tags: tagCountsOf(s.mem.Tags(memory.Filter{}, 0))})
 	case "ownsona://stats":
 		return s.jsonText(uri, s.stats())
 	}
@@ -131,7 +131,8 @@ func (s *Server) readResource(ctx context.Context, uri string) ([]rpc.ResourceCo
 		id, err := strconv.ParseUint(rest, 10, 64)
 		if err == nil && strconv.FormatUint(id, 10) == rest {
 			if m, err := s.mem.Get(id); err == nil {
-				return s.jsonText(uri, resourceMemory{Memory: m})
+				out := memoryOf(m)
+				return s.jsonText(uri, resourceMemory{memoryOut: &out})
 			}
 		}
 	}

@@ -28,10 +28,10 @@ type tagsArgs struct {
 }
 
 type duplicateGroupPayload struct {
-	IDs           []uint64         `json:"ids"`
-	MaxSimilarity float32          `json:"max_similarity"`
-	PairCount     int              `json:"pair_count"`
-	Memories      []*memory.Memory `json:"memories"`
+	IDs           []uint64    `json:"ids"`
+	MaxSimilarity float32     `json:"max_similarity"`
+	PairCount     int         `json:"pair_count"`
+	Memories      []memoryOut `json:"memories"`
 }
 
 type duplicatesPayload struct {
@@ -53,7 +53,7 @@ func (p duplicatesPayload) trimmed(n, textMax int) any {
 	var cut []uint64
 	if textMax >= 0 && n > 0 {
 		g := &q.Groups[0]
-		mems := make([]*memory.Memory, len(g.Memories))
+		mems := make([]memoryOut, len(g.Memories))
 		for i, m := range g.Memories {
 			var was bool
 			if mems[i], was = cutMemory(m, textMax); was {
@@ -69,8 +69,8 @@ func (p duplicatesPayload) trimmed(n, textMax int) any {
 
 // tagsPayload is list_tags's.
 type tagsPayload struct {
-	OK   bool              `json:"ok"`
-	Tags []memory.TagCount `json:"tags"`
+	OK   bool       `json:"ok"`
+	Tags []tagCount `json:"tags"`
 	cutNote
 }
 
@@ -89,18 +89,18 @@ type providerCount struct {
 }
 
 type statsPayload struct {
-	OK              bool              `json:"ok"`
-	Total           int               `json:"total"`
-	Active          int               `json:"active"`
-	SoftDeleted     int               `json:"soft_deleted"`
-	Superseded      int               `json:"superseded"`
-	Expired         int               `json:"expired"`
-	AvgImportance   float64           `json:"avg_importance"`
-	OldestCreatedAt *time.Time        `json:"oldest_created_at"`
-	NewestCreatedAt *time.Time        `json:"newest_created_at"`
-	TopTags         []memory.TagCount `json:"top_tags"`
-	ByProvider      []providerCount   `json:"by_provider"`
-	Embedder        embedderPayload   `json:"embedder"`
+	OK              bool            `json:"ok"`
+	Total           int             `json:"total"`
+	Active          int             `json:"active"`
+	SoftDeleted     int             `json:"soft_deleted"`
+	Superseded      int             `json:"superseded"`
+	Expired         int             `json:"expired"`
+	AvgImportance   float64         `json:"avg_importance"`
+	OldestCreatedAt *time.Time      `json:"oldest_created_at"`
+	NewestCreatedAt *time.Time      `json:"newest_created_at"`
+	TopTags         []tagCount      `json:"top_tags"`
+	ByProvider      []providerCount `json:"by_provider"`
+	Embedder        embedderPayload `json:"embedder"`
 }
 
 type embedderPayload struct {
@@ -180,7 +180,7 @@ func (s *Server) findNearDuplicates(ctx context.Context, in duplicatesArgs) (any
 		gp := duplicateGroupPayload{IDs: g.IDs, MaxSimilarity: g.MaxSimilarity, PairCount: g.PairCount}
 		for _, id := range g.IDs {
 			if m, err := s.mem.Get(id); err == nil {
-				gp.Memories = append(gp.Memories, m)
+				gp.Memories = append(gp.Memories, memoryOf(m))
 			}
 		}
 		p.Groups = append(p.Groups, gp)
@@ -205,7 +205,7 @@ func (s *Server) listTags(ctx context.Context, in tagsArgs) (any, error) {
 	if in.Limit != nil {
 		limit = *in.Limit
 	}
-	return tagsPayload{OK: true, Tags: s.mem.Tags(memory.Filter{IncludeDeleted: in.IncludeDeleted}, limit)}, nil
+	return tagsPayload{OK: true, Tags: tagCountsOf(s.mem.Tags(memory.Filter{IncludeDeleted: in.IncludeDeleted}, limit))}, nil
 }
 
 // stats is memory_stats's payload, also the ownsona://stats resource.
@@ -216,7 +216,7 @@ func (s *Server) stats() statsPayload {
 	if st.Active > 0 {
 		p.AvgImportance = float64(int(st.ImportanceSum/float64(st.Active)*1000+0.5)) / 1000
 	}
-	p.TopTags = memory.TopCounts(st.Tags, 10, func(k string, n int) memory.TagCount { return memory.TagCount{Tag: k, Count: n} })
+	p.TopTags = memory.TopCounts(st.Tags, 10, func(k string, n int) tagCount { return tagCount{Tag: k, Count: n} })
 	p.ByProvider = memory.TopCounts(st.Providers, 0, func(k string, n int) providerCount { return providerCount{k, n} })
 	es := s.mem.EmbedderStatus()
 	p.Embedder.Name, p.Embedder.Model, p.Embedder.Dimensions, p.Embedder.LastError = es.Info.Name, es.Info.Model, es.Info.Dim, es.LastError

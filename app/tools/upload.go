@@ -50,9 +50,56 @@ type prepareUploadPayload struct {
 }
 
 type importStatusPayload struct {
-	OK      bool               `json:"ok"`
-	Imports []memory.ImportJob `json:"imports"`
+	OK      bool        `json:"ok"`
+	Imports []importJob `json:"imports"`
 	cutNote
+}
+
+// importJob is an import in import_status: memory.ImportJob without its owner.
+type importJob struct {
+	ID           string        `json:"id"`
+	Filename     string        `json:"filename"`
+	Client       string        `json:"client"`
+	State        string        `json:"state"`
+	Format       string        `json:"format,omitempty"`
+	Bytes        int64         `json:"bytes"`
+	Read         int           `json:"read"`
+	Imported     int           `json:"imported"`
+	Skipped      int           `json:"skipped"`
+	Failed       int           `json:"failed"`
+	LinksSkipped int           `json:"links_skipped,omitempty"`
+	Errors       []importError `json:"errors"`
+	MoreErrors   int           `json:"more_errors,omitempty"`
+	Error        string        `json:"error,omitempty"`
+	CreatedAt    time.Time     `json:"created_at"`
+	ExpiresAt    *time.Time    `json:"expires_at,omitempty"`
+	StartedAt    *time.Time    `json:"started_at,omitempty"`
+	FinishedAt   *time.Time    `json:"finished_at,omitempty"`
+}
+
+// importError is a line or item of an import that was not imported.
+type importError struct {
+	Line  int    `json:"line,omitempty"`
+	Item  int    `json:"item,omitempty"`
+	Error string `json:"error"`
+}
+
+// importJobsOf is jobs in a payload: [] for none.
+func importJobsOf(jobs ...memory.ImportJob) []importJob {
+	out := make([]importJob, len(jobs))
+	for i, j := range jobs {
+		out[i] = importJob{ID: j.ID, Filename: j.Filename, Client: j.Client, State: j.State, Format: j.Format, Bytes: j.Bytes,
+			Read: j.Read, Imported: j.Imported, Skipped: j.Skipped, Failed: j.Failed, LinksSkipped: j.LinksSkipped,
+			MoreErrors: j.MoreErrors, Error: j.Error, CreatedAt: j.CreatedAt, ExpiresAt: clonePtr(j.ExpiresAt),
+			StartedAt: clonePtr(j.StartedAt), FinishedAt: clonePtr(j.FinishedAt)}
+		if j.Errors != nil {
+			out[i].Errors = make([]importError, len(j.Errors))
+			for k, e := range j.Errors {
+				out[i].Errors[k] = importError{Line: e.Line, Item: e.Item, Error: e.Error}
+			}
+		}
+	}
+	return out
 }
 
 func (p importStatusPayload) listLen() int { return len(p.Imports) }
@@ -137,7 +184,7 @@ func (s *Server) prepareUpload(ctx context.Context, in prepareUploadArgs) (any, 
 
 func (s *Server) importStatus(ctx context.Context, in importStatusArgs) (any, error) {
 	if s.uploads == nil {
-		return importStatusPayload{OK: true, Imports: []memory.ImportJob{}}, nil
+		return importStatusPayload{OK: true, Imports: []importJob{}}, nil
 	}
 	owner := "stdio" // no principal: nothing was uploaded over stdio
 	if p, ok := oauth.PrincipalFrom(ctx); ok {
@@ -148,13 +195,9 @@ func (s *Server) importStatus(ctx context.Context, in importStatusArgs) (any, er
 		if !ok {
 			return nil, &toolError{Code: codeNotFound, Message: fmt.Sprintf("no import %q of this client (imports are kept in memory until the server restarts)", in.ID)}
 		}
-		return importStatusPayload{OK: true, Imports: []memory.ImportJob{j}}, nil
+		return importStatusPayload{OK: true, Imports: importJobsOf(j)}, nil
 	}
-	jobs := s.uploads.ImportJobs(owner)
-	if jobs == nil {
-		jobs = []memory.ImportJob{}
-	}
-	return importStatusPayload{OK: true, Imports: jobs}, nil
+	return importStatusPayload{OK: true, Imports: importJobsOf(s.uploads.ImportJobs(owner)...)}, nil
 }
 
 // errNoUploads answers prepare_import_upload on a server built without Config.Uploads.
