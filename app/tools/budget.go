@@ -159,31 +159,13 @@ func textOf(p any) string {
 
 // cutNote is what a payload cut to the budget says of itself; all empty when it was not cut.
 type cutNote struct {
-	Truncated bool `json:"truncated,omitempty"`
+	Truncated bool `json:"truncated,omitempty" desc:"true when the answer was cut to fit the server's answer budget (see note)"`
 	// Omitted is how many items of the list were left out.
-	Omitted int `json:"omitted,omitempty"`
+	Omitted int `json:"omitted,omitempty" desc:"how many items were left out to fit the answer budget"`
 	// TextCut names the memories whose text is cut short.
-	TextCut []uint64 `json:"text_cut,omitempty"`
+	TextCut []uint64 `json:"text_cut,omitempty" desc:"memories whose text is cut short to fit the answer budget" schema:"id"`
 	// Note says what was left out and how to get it.
-	Note string `json:"note,omitempty"`
-}
-
-// cutSchema describes cutNote's fields, for the output schemas of the tools that fit cuts.
-var cutSchema = schema{
-	"truncated": schema{"type": "boolean", "description": "true when the answer was cut to fit the server's answer budget (see note)"},
-	"omitted":   schema{"type": "integer", "description": "how many items were left out to fit the answer budget"},
-	"text_cut":  schema{"type": "array", "items": idSchema, "description": "memories whose text is cut short to fit the answer budget"},
-	"note":      schema{"type": "string", "description": "what was left out to fit the answer budget, and how to get it"},
-}
-
-// withCut is out with cutSchema's properties, those it has of its own kept.
-func withCut(out schema) schema {
-	for k, v := range cutSchema {
-		if _, ok := out[k]; !ok {
-			out[k] = v
-		}
-	}
-	return out
+	Note string `json:"note,omitempty" desc:"what was left out to fit the answer budget, and how to get it"`
 }
 
 // newCut is the note of a list cut to n of total items: omitted says what the left-out items

@@ -142,11 +142,11 @@ func (s *Server) compatTools() []*rpc.Tool {
 		newTool(s, s.prepareUploadDef("prepare_local_file_upload", "Prepare a file upload for import (ONCE's name)",
 			prepareUploadDesc+" The same tool as prepare_import_upload, under the name clients written for ONCE call.")),
 		s.kuraTool(),
-		newTool(s, def[sophonSearchArgs]{
+		newTool(s, def[sophonSearchArgs, recallPayload]{
 			name: "memory.search", title: "Search memory (Sophon)",
 			desc: "Search user and agent memory by natural-language query. scope: agent is what this client wrote, user every other memory, all (default) both; limit defaults to 10. " +
 				"For Sophon's clients (ownsona's sophon compatibility mode); other clients should call recall." + asData,
-			ann: readOnly(), out: recallOut(), inSchema: sophonSearchSchema, run: s.sophonSearch,
+			ann: readOnly(), inSchema: sophonSearchSchema, run: s.sophonSearch,
 		}),
 	}
 }
@@ -174,7 +174,7 @@ func (s *Server) kuraTool() *rpc.Tool {
 	ann := *readOnly()
 	ann.Title = "Search Kura notes (KOmcp)"
 	t := &rpc.Tool{Name: "search_kura_notes", Title: ann.Title, Description: kuraDesc, InputSchema: mustJSON(kuraSchema),
-		ArgumentSchema: mustJSON(schema{"type": "object"}), OutputSchema: mustJSON(output(recallOut())), Annotations: &ann}
+		ArgumentSchema: mustJSON(schema{"type": "object"}), OutputSchema: mustJSON(outputOf[recallPayload]()), Annotations: &ann}
 	t.Handler = func(ctx context.Context, raw json.RawMessage) (*rpc.ToolResult, error) {
 		in, err := parseKuraArgs(raw)
 		if err != nil {
@@ -303,10 +303,10 @@ var sophonSearchSchema = schema{
 // defaultSophonLimit is memory.search's limit when none is given.
 const defaultSophonLimit = 10
 
-func (s *Server) sophonSearch(ctx context.Context, in sophonSearchArgs) (any, error) {
+func (s *Server) sophonSearch(ctx context.Context, in sophonSearchArgs) (recallPayload, error) {
 	q, err := (&searchArgs{}).query("query", in.Query)
 	if err != nil {
-		return nil, err
+		return recallPayload{}, err
 	}
 	q.Limit = defaultSophonLimit
 	if in.Limit != nil {

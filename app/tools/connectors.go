@@ -32,9 +32,9 @@ type fetchArgs struct {
 
 // searchResult is one of search's results.
 type searchResult struct {
-	ID    string `json:"id"`
-	Title string `json:"title"`
-	URL   string `json:"url"`
+	ID    string `json:"id" desc:"the memory's id, for fetch" schema:"required"`
+	Title string `json:"title" desc:"the memory's first words" schema:"required"`
+	URL   string `json:"url" desc:"the memory's page in the owner's console" schema:"required"`
 }
 
 type searchPayload struct {
@@ -43,10 +43,10 @@ type searchPayload struct {
 
 // document is fetch's payload: one memory as OpenAI's fetch describes a document.
 type document struct {
-	ID       string      `json:"id"`
-	Title    string      `json:"title"`
-	Text     string      `json:"text"`
-	URL      string      `json:"url"`
+	ID       string      `json:"id" desc:"the memory's id"`
+	Title    string      `json:"title" desc:"the memory's first words"`
+	Text     string      `json:"text" desc:"the memory's whole text"`
+	URL      string      `json:"url" desc:"the memory's page in the owner's console"`
 	Metadata docMetadata `json:"metadata"`
 }
 
@@ -69,53 +69,19 @@ const fetchDesc = "Fetch one memory by the id a search result gave: its full tex
 
 // connectorTools are search and fetch.
 func (s *Server) connectorTools() []*rpc.Tool {
-	str := func(desc string) schema { return schema{"type": "string", "description": desc} }
-	results := schema{
-		"type": "object",
-		"properties": schema{
-			"results": arrayOf(schema{
-				"type": "object",
-				"properties": schema{
-					"id":    str("the memory's id, for fetch"),
-					"title": str("the memory's first words"),
-					"url":   str("the memory's page in the owner's console"),
-				},
-				"required": []string{"id", "title", "url"},
-			}),
-			"ok": typeBoolean, "error": errorSchema,
-		},
-	}
-	doc := schema{
-		"type": "object",
-		"properties": schema{
-			"id":    str("the memory's id"),
-			"title": str("the memory's first words"),
-			"text":  str("the memory's whole text"),
-			"url":   str("the memory's page in the owner's console"),
-			"metadata": schema{
-				"type": "object",
-				"properties": schema{
-					"tags": arrayOf(typeString), "importance": typeNumber,
-					"created_at": typeString, "updated_at": typeString, "last_confirmed_at": typeString, "expires_at": typeString,
-					"source_provider": typeString, "source_client": typeString, "session_id": typeString,
-				},
-			},
-			"ok": typeBoolean, "error": errorSchema,
-		},
-	}
 	return []*rpc.Tool{
-		newTool(s, def[searchConnectorArgs]{name: "search", title: "Search memories (ChatGPT connectors)", desc: searchDesc,
-			ann: readOnly(), outSchema: results, run: s.searchConnector}),
-		newTool(s, def[fetchArgs]{name: "fetch", title: "Fetch a memory (ChatGPT connectors)", desc: fetchDesc,
-			ann: readOnly(), outSchema: doc, run: s.fetch}),
+		newTool(s, def[searchConnectorArgs, searchPayload]{name: "search", title: "Search memories (ChatGPT connectors)", desc: searchDesc,
+			ann: readOnly(), run: s.searchConnector}),
+		newTool(s, def[fetchArgs, document]{name: "fetch", title: "Fetch a memory (ChatGPT connectors)", desc: fetchDesc,
+			ann: readOnly(), run: s.fetch}),
 	}
 }
 
 // searchConnector ranks as recall does, with recall's defaults (8 results, no filter).
-func (s *Server) searchConnector(ctx context.Context, in searchConnectorArgs) (any, error) {
+func (s *Server) searchConnector(ctx context.Context, in searchConnectorArgs) (searchPayload, error) {
 	q, err := (&searchArgs{}).query("query", in.Query)
 	if err != nil {
-		return nil, err
+		return searchPayload{}, err
 	}
 	found := s.mem.Search(ctx, q)
 	p := searchPayload{Results: []searchResult{}}
@@ -125,19 +91,19 @@ func (s *Server) searchConnector(ctx context.Context, in searchConnectorArgs) (a
 	return p, nil
 }
 
-func (s *Server) fetch(ctx context.Context, in fetchArgs) (any, error) {
+func (s *Server) fetch(ctx context.Context, in fetchArgs) (document, error) {
 	raw := strings.TrimSpace(in.ID)
 	id, err := strconv.ParseUint(raw, 10, 64)
 	if err != nil || id == 0 || id > uint64(maxID) || strconv.FormatUint(id, 10) != raw {
-		return nil, &toolError{Code: codeInvalidInput, Message: "id: " + strconv.Quote(in.ID) + " is not a memory id; pass the id of a search result",
+		return document{}, &toolError{Code: codeInvalidInput, Message: "id: " + strconv.Quote(in.ID) + " is not a memory id; pass the id of a search result",
 			Field: "id", Reason: "is not a memory id such as \"12\""}
 	}
 	m, err := s.mem.Get(id)
 	if err != nil {
-		return nil, err
+		return document{}, err
 	}
 	if m.Deleted() {
-		return nil, &toolError{Code: codeNotFound, Message: "memory " + raw + " was forgotten"}
+		return document{}, &toolError{Code: codeNotFound, Message: "memory " + raw + " was forgotten"}
 	}
 	return document{ID: raw, Title: title(m.Text), Text: m.Text, URL: s.memoryURL(m.ID), Metadata: metadataOf(m)}, nil
 }

@@ -23,11 +23,14 @@
 // embedded from ui/memories.html that recall, search_memory and list_memories name in their
 // _meta, and the extension in the capabilities.
 //
-// # Arguments described once
+// # Arguments and payloads described once
 //
-// A tool's input schema is derived from its argument type (schema.go: json names, desc and
-// schema tags), so the schema clients validate against and the struct the handler decodes
-// cannot disagree. A schema names one type at a time (anyOf branches for tags and nullable
+// A tool is a def[In, Out]: its input schema is derived from its argument type In and its
+// output schema from its payload type Out (schema.go: json names, desc and schema tags), so the
+// schemas clients see and the structs the handler decodes and encodes cannot disagree. Output
+// schemas are open objects that require "ok" and declare "error" (errorPayload, a failed
+// call's); TestServer_outputSchemas calls every listed tool and checks each payload against
+// its outputSchema, every object closed, so that an undeclared field fails too. A schema names one type at a time (anyOf branches for tags and nullable
 // times), which clients with a single-type schema dialect accept. Every tool's annotations
 // carry its title and all four hints. rpc validates arguments against the schema before the handler runs; batch
 // tools validate each item themselves, so one bad item fails alone.

@@ -25,7 +25,7 @@ type forgetBatchArgs struct {
 
 type forgetPayload struct {
 	OK             bool   `json:"ok"`
-	MemoryID       uint64 `json:"memory_id"`
+	MemoryID       uint64 `json:"memory_id" schema:"id"`
 	DryRun         bool   `json:"dry_run"`
 	AlreadyDeleted bool   `json:"already_deleted"`
 	Message        string `json:"message"`
@@ -33,7 +33,7 @@ type forgetPayload struct {
 
 type forgetItemResult struct {
 	InputIndex     int        `json:"input_index"`
-	ID             uint64     `json:"id"`
+	ID             uint64     `json:"id" schema:"id"`
 	OK             bool       `json:"ok"`
 	AlreadyDeleted bool       `json:"already_deleted"`
 	Error          *toolError `json:"error,omitempty"`
@@ -63,26 +63,18 @@ func (p forgetBatchPayload) trimmed(n, _ int) any {
 
 func (s *Server) forgetTools() []*rpc.Tool {
 	return []*rpc.Tool{
-		newTool(s, def[forgetArgs]{
+		newTool(s, def[forgetArgs, forgetPayload]{
 			name: "forget", title: "Forget a memory",
-			desc: "Forget a memory that is no longer true. By default a soft delete that keeps a tombstone (with reason and replaced_by_id, the memory that supersedes it); hard_delete erases it for good. dry_run previews.",
-			ann:  writes(true, true),
-			out: schema{"memory_id": idSchema, "dry_run": typeBoolean,
-				"already_deleted": typeBoolean, "message": typeString},
+			desc:     "Forget a memory that is no longer true. By default a soft delete that keeps a tombstone (with reason and replaced_by_id, the memory that supersedes it); hard_delete erases it for good. dry_run previews.",
+			ann:      writes(true, true),
 			run:      s.forget,
 			describe: s.describeForget,
 		}),
-		newTool(s, def[forgetBatchArgs]{
+		newTool(s, def[forgetBatchArgs, forgetBatchPayload]{
 			name: "forget_batch", title: "Forget several memories",
 			desc: "Soft-delete up to 200 memories by id; each id succeeds or fails on its own.",
 			ann:  writes(true, true),
-			out: withCut(schema{
-				"dry_run": typeBoolean,
-				"results": arrayOf(schema{"type": "object", "properties": schema{"input_index": typeInteger, "id": idSchema,
-					"ok": typeBoolean, "already_deleted": typeBoolean, "error": errorSchema}}),
-				"summary": summaryOf("total", "deleted", "already_deleted", "errors"),
-			}),
-			run: s.forgetBatch,
+			run:  s.forgetBatch,
 			describe: func(_ context.Context, in forgetBatchArgs, text bool) (string, error) {
 				return "Forget " + s.memoryList(in.IDs, text) + "? Forgotten memories stay restorable from the trash.", nil
 			},
@@ -90,20 +82,20 @@ func (s *Server) forgetTools() []*rpc.Tool {
 	}
 }
 
-func (s *Server) forget(ctx context.Context, in forgetArgs) (any, error) {
+func (s *Server) forget(ctx context.Context, in forgetArgs) (forgetPayload, error) {
 	m, err := s.mem.Get(in.ID)
 	if err != nil {
-		return nil, err
+		return forgetPayload{}, err
 	}
 	if err := in.check(); err != nil {
-		return nil, err
+		return forgetPayload{}, err
 	}
 	p := forgetPayload{OK: true, MemoryID: in.ID, DryRun: in.DryRun, AlreadyDeleted: m.Deleted()}
 	if in.HardDelete {
 		p.Message = "Would hard delete"
 		if !in.DryRun {
 			if err := s.mem.Delete(in.ID); err != nil {
-				return nil, err
+				return forgetPayload{}, err
 			}
 			p.Message = "Hard deleted"
 		}
@@ -111,10 +103,10 @@ func (s *Server) forget(ctx context.Context, in forgetArgs) (any, error) {
 	}
 	res, err := s.mem.Forget([]uint64{in.ID}, memory.Forgetting{Reason: in.Reason, ReplacedBy: in.ReplacedByID, DryRun: in.DryRun})
 	if err != nil {
-		return nil, err
+		return forgetPayload{}, err
 	}
 	if res[0].Err != nil {
-		return nil, res[0].Err
+		return forgetPayload{}, res[0].Err
 	}
 	p.AlreadyDeleted = res[0].Already
 	switch {
@@ -155,10 +147,10 @@ func (s *Server) describeForget(_ context.Context, in forgetArgs, text bool) (st
 	return "Forget " + what + "? It stays restorable from the trash.", nil
 }
 
-func (s *Server) forgetBatch(ctx context.Context, in forgetBatchArgs) (any, error) {
+func (s *Server) forgetBatch(ctx context.Context, in forgetBatchArgs) (forgetBatchPayload, error) {
 	res, err := s.mem.Forget(in.IDs, memory.Forgetting{Reason: in.Reason, DryRun: in.DryRun})
 	if err != nil {
-		return nil, err
+		return forgetBatchPayload{}, err
 	}
 	p := forgetBatchPayload{OK: true, DryRun: in.DryRun, Results: make([]forgetItemResult, len(res))}
 	for i, r := range res {

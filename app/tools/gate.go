@@ -424,7 +424,7 @@ func (s *Server) memoryList(ids []uint64, text bool) string {
 // user, who sees memory text only when the allowlist lets the client read memories. A tool
 // without its own describe is described by its title and arguments. An error means the call
 // would change nothing (an unknown memory, conflicting arguments): it is the call's answer.
-func describeCall[In any](ctx context.Context, s *Server, d def[In], in In, raw json.RawMessage) (summary, question string, err error) {
+func describeCall[In, Out any](ctx context.Context, s *Server, d def[In, Out], in In, raw json.RawMessage) (summary, question string, err error) {
 	if d.describe == nil {
 		args := string(raw)
 		if utf8.RuneCountInString(args) > 300 {

@@ -15,11 +15,11 @@ import (
 // memoryOut is a memory in a payload: TOOLS.md's memory, tombstone and supersedes links
 // included; a search's match adds its score.
 type memoryOut struct {
-	ID              uint64     `json:"id"`
-	Text            string     `json:"text"`
-	Tags            []string   `json:"tags"`
+	ID              uint64     `json:"id" schema:"required,id"`
+	Text            string     `json:"text" schema:"required"`
+	Tags            []string   `json:"tags" schema:"required"`
 	Importance      float64    `json:"importance"`
-	CreatedAt       time.Time  `json:"created_at"`
+	CreatedAt       time.Time  `json:"created_at" schema:"required"`
 	UpdatedAt       time.Time  `json:"updated_at"`
 	LastConfirmedAt time.Time  `json:"last_confirmed_at"`
 	ExpiresAt       *time.Time `json:"expires_at,omitempty"`
@@ -30,8 +30,8 @@ type memoryOut struct {
 	DeletedAt       *time.Time `json:"deleted_at,omitempty"`
 	ForgetReason    string     `json:"forget_reason,omitempty"`
 	ReplacedByID    *uint64    `json:"replaced_by_id,omitempty"`
-	Supersedes      []uint64   `json:"supersedes,omitempty"`
-	SupersededBy    *uint64    `json:"superseded_by,omitempty"`
+	Supersedes      []uint64   `json:"supersedes,omitempty" schema:"id"`
+	SupersededBy    *uint64    `json:"superseded_by,omitempty" schema:"id"`
 	// Score is a search's relevance of the memory (recall); absent elsewhere.
 	Score *float32 `json:"score,omitempty"`
 }
@@ -69,7 +69,7 @@ func clonePtr[T any](p *T) *T {
 // nearDuplicate is a stored memory close to one written: remember's near_duplicates and
 // possible_contradictions.
 type nearDuplicate struct {
-	ID    uint64  `json:"id"`
+	ID    uint64  `json:"id" schema:"id"`
 	Text  string  `json:"text"`
 	Score float32 `json:"score"`
 }

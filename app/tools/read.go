@@ -158,28 +158,27 @@ func (p exportPayload) trimmed(n, textMax int) any {
 }
 
 func (s *Server) readTools() []*rpc.Tool {
-	memories := arrayOf(memorySchema)
 	return []*rpc.Tool{
-		newTool(s, def[listArgs]{
+		newTool(s, def[listArgs, listPayload]{
 			name: "list_memories", title: "List memories",
 			desc: "List memories newest first, with filters; page with next_cursor (or offset). Superseded (corrected) memories are left out unless include_superseded." + asData,
-			ann:  readOnly(), out: withCut(schema{"memories": memories, "next_cursor": typeString}), run: s.listMemories,
+			ann:  readOnly(), run: s.listMemories,
 			meta: appMeta(),
 		}),
-		newTool(s, def[idArgs]{
+		newTool(s, def[idArgs, memoryPayload]{
 			name: "get_memory", title: "Get a memory",
 			desc: "Fetch one memory by id, including forgotten (soft-deleted) ones with their tombstone and superseded ones: superseded_by names the memory that corrects it, supersedes those it corrects." + asData,
-			ann:  readOnly(), out: withCut(schema{"memory": memorySchema}), run: s.getMemory,
+			ann:  readOnly(), run: s.getMemory,
 		}),
-		newTool(s, def[textSearchArgs]{
+		newTool(s, def[textSearchArgs, memoriesPayload]{
 			name: "text_search", title: "Find memories containing text",
 			desc: "Find active memories whose text contains the given text (case-insensitive), newest first; superseded ones only with include_superseded. Use recall to search by meaning." + asData,
-			ann:  readOnly(), out: withCut(schema{"memories": memories}), run: s.textSearch,
+			ann:  readOnly(), run: s.textSearch,
 		}),
-		newTool(s, def[exportArgs]{
+		newTool(s, def[exportArgs, exportPayload]{
 			name: "export_memories", title: "Export memories",
 			desc: "Return every memory, oldest first, with all fields (forgotten ones too unless include_deleted is false); at most 1000, beyond which use `ownsona export` on the server. An answer too long for one reply is cut at a whole memory: call again with its next_cursor for the rest." + asData,
-			ann:  readOnly(), out: withCut(schema{"count": typeInteger, "memories": memories, "next_cursor": typeString}), run: s.exportMemories,
+			ann:  readOnly(), run: s.exportMemories,
 		}),
 	}
 }
@@ -206,10 +205,10 @@ func decodeExportCursor(s string) (uint64, error) {
 	return id, nil
 }
 
-func (s *Server) listMemories(ctx context.Context, in listArgs) (any, error) {
+func (s *Server) listMemories(ctx context.Context, in listArgs) (listPayload, error) {
 	f, err := in.filter()
 	if err != nil {
-		return nil, err
+		return listPayload{}, err
 	}
 	page := memory.Page{Offset: in.Offset, Limit: defaultList}
 	if in.Limit != nil {
@@ -217,7 +216,7 @@ func (s *Server) listMemories(ctx context.Context, in listArgs) (any, error) {
 	}
 	if in.Cursor != "" {
 		if page.Before, err = decodeCursor(in.Cursor); err != nil {
-			return nil, err
+			return listPayload{}, err
 		}
 	}
 	mems, more := s.mem.List(f, page)
@@ -228,19 +227,19 @@ func (s *Server) listMemories(ctx context.Context, in listArgs) (any, error) {
 	return p, nil
 }
 
-func (s *Server) getMemory(ctx context.Context, in idArgs) (any, error) {
+func (s *Server) getMemory(ctx context.Context, in idArgs) (memoryPayload, error) {
 	m, err := s.mem.Get(in.ID)
 	if err != nil {
-		return nil, err
+		return memoryPayload{}, err
 	}
 	out := memoryOf(m)
 	return memoryPayload{OK: true, Memory: &out}, nil
 }
 
-func (s *Server) textSearch(ctx context.Context, in textSearchArgs) (any, error) {
+func (s *Server) textSearch(ctx context.Context, in textSearchArgs) (memoriesPayload, error) {
 	needle := strings.ToLower(strings.TrimSpace(in.Text))
 	if needle == "" {
-		return nil, rpc.InvalidArgument("text", "is empty")
+		return memoriesPayload{}, rpc.InvalidArgument("text", "is empty")
 	}
 	limit := defaultList
 	if in.Limit != nil {
@@ -250,12 +249,12 @@ func (s *Server) textSearch(ctx context.Context, in textSearchArgs) (any, error)
 	return memoriesPayload{OK: true, Memories: memoriesOf(mems)}, nil
 }
 
-func (s *Server) exportMemories(ctx context.Context, in exportArgs) (any, error) {
+func (s *Server) exportMemories(ctx context.Context, in exportArgs) (exportPayload, error) {
 	var after uint64
 	if in.Cursor != "" {
 		var err error
 		if after, err = decodeExportCursor(in.Cursor); err != nil {
-			return nil, err
+			return exportPayload{}, err
 		}
 	}
 	// Superseded memories are history: an export keeps them, with their links.
@@ -274,7 +273,7 @@ func (s *Server) exportMemories(ctx context.Context, in exportArgs) (any, error)
 		return true
 	})
 	if total > maxExport {
-		return nil, &toolError{Code: codeLimitExceeded, Message: fmt.Sprintf("more than %d memories; run `ownsona export` on the server for all of them", maxExport)}
+		return exportPayload{}, &toolError{Code: codeLimitExceeded, Message: fmt.Sprintf("more than %d memories; run `ownsona export` on the server for all of them", maxExport)}
 	}
 	return exportPayload{OK: true, Count: len(mems), Memories: mems, from: in.Cursor}, nil
 }

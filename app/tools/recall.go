@@ -82,7 +82,7 @@ type recallPayload struct {
 	QueryEmbeddingTimeMS float64     `json:"query_embedding_time_ms"`
 	SearchTimeMS         float64     `json:"search_time_ms"`
 	Warning              string      `json:"warning,omitempty"`
-	TimeWindow           *timeWindow `json:"time_window,omitempty"`
+	TimeWindow           *timeWindow `json:"time_window,omitempty" desc:"the window the question's own time words set (since inclusive, until exclusive, null for an open end); absent when it has none or since/until were given. It ranks, never hides: memories written in it or mentioning a time in it come first (ranked: true). listed: the question was only the window, and the matches are its memories, newest first; nearest: it holds none, and the matches are the nearest in time; note says so"`
 	cutNote
 	// render, when set, is the text of content[0] (recall's format "text", the compat
 	// modes' answers), made from the payload as it is sent, so from a cut one too.
@@ -95,8 +95,8 @@ type recallPayload struct {
 // was only the window (the window's memories, newest first, or, when it holds none, the
 // nearest in time).
 type timeWindow struct {
-	Since   *time.Time `json:"since"`
-	Until   *time.Time `json:"until"`
+	Since   *time.Time `json:"since" schema:"format=date-time"`
+	Until   *time.Time `json:"until" schema:"format=date-time"`
 	Phrase  string     `json:"phrase"`
 	Ranked  bool       `json:"ranked"`
 	Listed  bool       `json:"listed,omitempty"`
@@ -145,7 +145,7 @@ func (p recallPayload) trimmed(n, textMax int) any {
 type contextPromptPayload struct {
 	OK        bool     `json:"ok"`
 	Prompt    string   `json:"prompt"`
-	MemoryIDs []uint64 `json:"memory_ids"`
+	MemoryIDs []uint64 `json:"memory_ids" schema:"id"`
 	// Omitted counts the facts left out, by max_chars or by the answer budget; it hides
 	// cutNote's.
 	Omitted int    `json:"omitted"`
@@ -179,33 +179,23 @@ func (p contextPromptPayload) trimmed(n, textMax int) any {
 
 const recallDesc = "Search the user's memories by meaning and keywords; returns the best matches first with a relevance score. Call it before answering anything that may depend on what you know about the user. Prefer the most recently confirmed of contradicting matches." + asData
 
-// recallOut is the output schema of recall's payload, less "ok" and "error".
-func recallOut() schema {
-	return withCut(schema{"matches": arrayOf(memorySchema), "query_embedding_time_ms": typeNumber, "search_time_ms": typeNumber, "warning": typeString,
-		"time_window": schema{"type": "object", "description": "the window the question's own time words set (since inclusive, until exclusive, null for an open end); absent when it has none or since/until were given. It ranks, never hides: memories written in it or mentioning a time in it come first (ranked: true). listed: the question was only the window, and the matches are its memories, newest first; nearest: it holds none, and the matches are the nearest in time; note says so",
-			"properties": schema{"since": orNull(schema{"type": "string", "format": "date-time"}), "until": orNull(schema{"type": "string", "format": "date-time"}), "phrase": typeString,
-				"ranked": typeBoolean, "listed": typeBoolean, "nearest": typeBoolean, "note": typeString}}})
-}
-
 func (s *Server) recallTools() []*rpc.Tool {
-	out := recallOut()
 	return []*rpc.Tool{
-		newTool(s, def[recallArgs]{name: "recall", title: "Recall memories", desc: recallDesc, ann: readOnly(), out: out, run: s.recall, meta: appMeta()}),
-		newTool(s, def[recallArgs]{name: "search_memory", title: "Search memories (alias of recall)", desc: "Alias of recall. " + recallDesc, ann: readOnly(), out: out, run: s.recall, meta: appMeta()}),
-		newTool(s, def[contextPromptArgs]{
+		newTool(s, def[recallArgs, recallPayload]{name: "recall", title: "Recall memories", desc: recallDesc, ann: readOnly(), run: s.recall, meta: appMeta()}),
+		newTool(s, def[recallArgs, recallPayload]{name: "search_memory", title: "Search memories (alias of recall)", desc: "Alias of recall. " + recallDesc, ann: readOnly(), run: s.recall, meta: appMeta()}),
+		newTool(s, def[contextPromptArgs, contextPromptPayload]{
 			name: "build_context_prompt", title: "Build a prompt with context",
 			desc: "Find the memories relevant to the user's prompt and return one prompt that lists them as known facts followed by the user's prompt, within max_chars characters (most relevant facts first)." + asData,
 			ann:  readOnly(),
-			out:  withCut(schema{"prompt": typeString, "memory_ids": arrayOf(idSchema), "omitted": typeInteger, "warning": typeString}),
 			run:  s.buildContextPrompt,
 		}),
 	}
 }
 
-func (s *Server) recall(ctx context.Context, in recallArgs) (any, error) {
+func (s *Server) recall(ctx context.Context, in recallArgs) (recallPayload, error) {
 	q, err := in.query("query", in.Query)
 	if err != nil {
-		return nil, err
+		return recallPayload{}, err
 	}
 	p := newRecallPayload(s.mem.Search(ctx, q))
 	if in.Format == "text" {
@@ -250,10 +240,10 @@ func recallText(query string, p recallPayload) string {
 	return b.String()
 }
 
-func (s *Server) buildContextPrompt(ctx context.Context, in contextPromptArgs) (any, error) {
+func (s *Server) buildContextPrompt(ctx context.Context, in contextPromptArgs) (contextPromptPayload, error) {
 	q, err := in.query("user_prompt", in.UserPrompt)
 	if err != nil {
-		return nil, err
+		return contextPromptPayload{}, err
 	}
 	found := s.mem.Search(ctx, q)
 	facts := make([]memoryOut, len(found.Matches))

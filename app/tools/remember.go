@@ -54,33 +54,27 @@ func (in *rememberArgs) draft(prefix string, defPolicy memory.DedupPolicy) (memo
 	return d, err
 }
 
-var nearDuplicatesSchema = arrayOf(schema{"type": "object", "properties": schema{"id": idSchema, "text": typeString, "score": typeNumber}})
-
-// contradictionsSchema: stored memories that say nearly the same with other details.
-var contradictionsSchema = schema{"type": "array", "items": nearDuplicatesSchema["items"],
-	"description": "stored memories similar to this one but with other details (a place, a number, a name, a negation): ask the user whether the new memory replaces them, and if so call update_memory with supersedes"}
-
-var replayedSchema = schema{"type": "boolean", "description": "true when nothing was stored: an earlier call with the same idempotency_key, or the same text and tags written by this client within the last minute, answered"}
-
+// rememberPayload is remember's. (Struct tags take no constants: the descriptions of replayed
+// and possible_contradictions are rememberItemResult's too, word for word.)
 type rememberPayload struct {
 	OK             bool            `json:"ok"`
-	MemoryID       uint64          `json:"memory_id"`
+	MemoryID       uint64          `json:"memory_id" schema:"id"`
 	Message        string          `json:"message"`
-	Replayed       bool            `json:"replayed,omitempty"`
+	Replayed       bool            `json:"replayed,omitempty" desc:"true when nothing was stored: an earlier call with the same idempotency_key, or the same text and tags written by this client within the last minute, answered"`
 	NearDuplicates []nearDuplicate `json:"near_duplicates,omitempty"`
-	Contradictions []nearDuplicate `json:"possible_contradictions,omitempty"`
+	Contradictions []nearDuplicate `json:"possible_contradictions,omitempty" desc:"stored memories similar to this one but with other details (a place, a number, a name, a negation): ask the user whether the new memory replaces them, and if so call update_memory with supersedes"`
 	Warning        string          `json:"warning,omitempty"`
 }
 
 type rememberItemResult struct {
 	InputIndex     int             `json:"input_index"`
 	OK             bool            `json:"ok"`
-	MemoryID       uint64          `json:"memory_id,omitempty"`
+	MemoryID       uint64          `json:"memory_id,omitempty" schema:"id"`
 	Message        string          `json:"message,omitempty"`
-	Replayed       bool            `json:"replayed,omitempty"`
+	Replayed       bool            `json:"replayed,omitempty" desc:"true when nothing was stored: an earlier call with the same idempotency_key, or the same text and tags written by this client within the last minute, answered"`
 	Error          *toolError      `json:"error,omitempty"`
 	NearDuplicates []nearDuplicate `json:"near_duplicates,omitempty"`
-	Contradictions []nearDuplicate `json:"possible_contradictions,omitempty"`
+	Contradictions []nearDuplicate `json:"possible_contradictions,omitempty" desc:"stored memories similar to this one but with other details (a place, a number, a name, a negation): ask the user whether the new memory replaces them, and if so call update_memory with supersedes"`
 }
 
 type rememberBatchPayload struct {
@@ -134,13 +128,11 @@ func cutNear(dups []nearDuplicate, max int, cut []uint64) ([]nearDuplicate, []ui
 func (s *Server) rememberTools() []*rpc.Tool {
 	item := itemSchema[rememberArgs]()
 	return []*rpc.Tool{
-		newTool(s, def[rememberArgs]{
+		newTool(s, def[rememberArgs, rememberPayload]{
 			name: "remember", title: "Remember a fact",
 			desc: "Store one durable fact about the user (a preference, a person, a plan, a decision) as a self-contained sentence with tags. Near duplicates are stored and reported unless dedup_policy says otherwise. When the fact corrects a stored one, name it in supersedes; possible_contradictions lists stored facts with other details, for you to ask the user about. Give an idempotency_key so that a retry never stores twice. Text that looks like a secret is refused.",
 			ann:  writes(false, false),
-			out: schema{"memory_id": idSchema, "message": typeString, "replayed": replayedSchema, "near_duplicates": nearDuplicatesSchema,
-				"possible_contradictions": contradictionsSchema, "warning": typeString},
-			run: s.remember,
+			run:  s.remember,
 			describe: func(_ context.Context, in rememberArgs, text bool) (string, error) {
 				if kind, found := memtext.DetectSecret(in.Text); found {
 					return "", &memory.SecretError{Kind: kind} // refused anyway: never quoted in a question
@@ -149,19 +141,14 @@ func (s *Server) rememberTools() []*rpc.Tool {
 			},
 			hides: func(in rememberArgs, _ expiryWindow) bool { return len(in.Supersedes) > 0 }, // its expiry is its own
 		}),
-		newTool(s, def[rememberBatchArgs]{
+		newTool(s, def[rememberBatchArgs, rememberBatchPayload]{
 			name: "remember_batch", title: "Remember several facts",
-			desc: "Store up to 200 facts in one call; each item takes remember's arguments and succeeds or fails on its own (results[i].input_index). source_provider and dedup_policy given here are the items' defaults.",
-			ann:  writes(false, false),
-			out: withCut(schema{
-				"results": arrayOf(schema{"type": "object", "properties": schema{"input_index": typeInteger, "ok": typeBoolean,
-					"memory_id": idSchema, "message": typeString, "replayed": replayedSchema, "error": errorSchema, "near_duplicates": nearDuplicatesSchema,
-					"possible_contradictions": contradictionsSchema}}),
-				"summary": summaryOf("total", "succeeded", "failed"),
-				"warning": typeString,
-			}),
+			desc:      "Store up to 200 facts in one call; each item takes remember's arguments and succeeds or fails on its own (results[i].input_index). source_provider and dedup_policy given here are the items' defaults.",
+			ann:       writes(false, false),
 			batchProp: "items",
-			run:       func(ctx context.Context, in rememberBatchArgs) (any, error) { return s.rememberBatch(ctx, in, item) },
+			run: func(ctx context.Context, in rememberBatchArgs) (rememberBatchPayload, error) {
+				return s.rememberBatch(ctx, in, item)
+			},
 			describe: func(_ context.Context, in rememberBatchArgs, text bool) (string, error) {
 				return fmt.Sprintf("Remember %d new memories?", len(in.Items)) + s.supersedesNote(supersededIn(in.Items), text), nil
 			},
@@ -170,17 +157,17 @@ func (s *Server) rememberTools() []*rpc.Tool {
 	}
 }
 
-func (s *Server) remember(ctx context.Context, in rememberArgs) (any, error) {
+func (s *Server) remember(ctx context.Context, in rememberArgs) (rememberPayload, error) {
 	d, err := in.draft("", "")
 	if err != nil {
-		return nil, err
+		return rememberPayload{}, err
 	}
 	res, warning, err := s.mem.Remember(ctx, []memory.Draft{d}, writer(ctx, ""))
 	if err != nil {
-		return nil, err
+		return rememberPayload{}, err
 	}
 	if res[0].Err != nil {
-		return nil, res[0].Err
+		return rememberPayload{}, res[0].Err
 	}
 	p := rememberPayload{OK: true, MemoryID: res[0].ID, Message: "Ok", Replayed: res[0].Replayed, NearDuplicates: nearOf(res[0].NearDuplicates),
 		Contradictions: nearOf(res[0].Contradictions), Warning: warning}
@@ -190,7 +177,7 @@ func (s *Server) remember(ctx context.Context, in rememberArgs) (any, error) {
 	return p, nil
 }
 
-func (s *Server) rememberBatch(ctx context.Context, in rememberBatchArgs, item *rpc.Schema) (any, error) {
+func (s *Server) rememberBatch(ctx context.Context, in rememberBatchArgs, item *rpc.Schema) (rememberBatchPayload, error) {
 	n := float64(len(in.Items))
 	rpc.Progress(ctx, 0, n, "checking")
 	p := rememberBatchPayload{OK: true, Results: make([]rememberItemResult, len(in.Items))}
@@ -214,7 +201,7 @@ func (s *Server) rememberBatch(ctx context.Context, in rememberBatchArgs, item *
 	rpc.Progress(ctx, n/2, n, "storing")
 	res, warning, err := s.mem.Remember(ctx, drafts, writer(ctx, in.SourceProvider))
 	if err != nil {
-		return nil, err
+		return rememberBatchPayload{}, err
 	}
 	p.Warning = warning
 	for j, i := range idx {

@@ -1,9 +1,10 @@
 package tools
 
-// JSON Schemas of the tools. A tool's arguments are described once, by their Go type: schemaOf
-// derives the input schema from the argument struct's fields and tags, so that the type the
-// handler decodes and the schema clients see cannot disagree. Output schemas are built with the
-// small builders below. Maps marshal with sorted keys, so tools/list is stable byte for byte.
+// JSON Schemas of the tools. A tool's arguments and its payload are described once, by their Go
+// types: schemaOf derives the input schema from the argument struct's fields and tags, and
+// outputOf the output schema from the payload's, so that the types the handler decodes and
+// encodes and the schemas clients see cannot disagree. Maps marshal with sorted keys, so
+// tools/list is stable byte for byte.
 //
 // A field becomes a property named by its json tag, typed by its Go type (string, integer,
 // number, boolean, array, object; pointers are optional values), described by its desc tag, and
@@ -17,8 +18,15 @@ package tools
 //	nullable       null is allowed too (anyOf the property's schema and {"type":"null"})
 //	id             a memory id (integer from 1, described as such); on a slice, its items are
 //
-// Embedded structs lend their fields. The types tagsArg (tags as an array or a comma-separated
+// Embedded structs lend their fields (a field of the outer struct hides one of the same name
+// below it, as encoding/json has it). The types tagsArg (tags as an array or a comma-separated
 // string) and batch[T] (an array of T, decoded item by item) describe themselves.
+//
+// An output schema differs where a payload does: its objects are open (a client must accept
+// fields added later), so no additionalProperties; a time.Time is a string (with format=date-time
+// where the schema says so); and a pointer field without omitempty is nullable, as encoding/json
+// writes null for nil. The tag options are the same; required names what every payload of the
+// type carries. A slice is never null in a payload: the tools send [] for none.
 //
 // Every schema names one type at a time: a value of several types is anyOf branches of one
 // type each ({"anyOf":[{"type":"array",…},{"type":"string"}]}), never "type": [...], which
@@ -30,40 +38,86 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 type schema = map[string]any
 
 // schemaOf is the input schema of the argument type T: an object that admits no other property.
-func schemaOf[T any]() schema { return objectOf(reflect.TypeFor[T]()) }
+func schemaOf[T any]() schema { return ofArgs.objectOf(reflect.TypeFor[T]()) }
+
+// outputOf is the output schema of the payload type P. A payload that begins with "ok" (an ok
+// field) requires it, and declares "error" too: a failed call's payload is {"ok": false,
+// "error": {…}} (errorPayload). A payload in another system's shape (OpenAI's search and
+// fetch, which have no ok) declares ok and error all the same, for its failures, and requires
+// neither.
+func outputOf[P any]() schema {
+	s := ofPayloads.objectOf(reflect.TypeFor[P]())
+	props := s["properties"].(schema)
+	_, begins := props["ok"]
+	props["ok"] = schema{"type": "boolean"}
+	props["error"] = ofPayloads.objectOf(reflect.TypeFor[toolError]())
+	if begins {
+		s["required"] = []string{"ok"}
+	}
+	return s
+}
+
+// deriver derives the schemas of one direction: arguments (input) or payloads (output).
+type deriver struct{ out bool }
+
+var (
+	ofArgs     = deriver{}
+	ofPayloads = deriver{out: true}
+)
 
 // describer is a type that gives its own schema (tagsArg, batch[T]).
 type describer interface {
 	describe(desc string, opts map[string]string) schema
 }
 
-func objectOf(t reflect.Type) schema {
+func (d deriver) objectOf(t reflect.Type) schema {
 	props := schema{}
 	var required []string
-	addFields(t, props, &required)
+	d.addFields(t, props, &required, false)
+	if d.out {
+		s := schema{"type": "object", "properties": props}
+		if len(required) > 0 {
+			s["required"] = required
+		}
+		return s
+	}
 	return object(props, required...)
 }
 
-func addFields(t reflect.Type, props schema, required *[]string) {
+// addFields adds the properties of struct t's fields; those of an embedded struct (below) do
+// not replace one of the outer struct's.
+func (d deriver) addFields(t reflect.Type, props schema, required *[]string, below bool) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if f.Anonymous {
-			addFields(f.Type, props, required)
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			d.addFields(ft, props, required, true)
 			continue
 		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		name, jsonOpts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if name == "" || name == "-" || !f.IsExported() {
 			continue
 		}
+		if _, taken := props[name]; taken && below {
+			continue
+		}
 		opts := parseOpts(f.Tag.Get("schema"))
-		props[name] = propertyOf(f.Type, f.Tag.Get("desc"), opts)
+		if d.out && f.Type.Kind() == reflect.Pointer && !slices.Contains(strings.Split(jsonOpts, ","), "omitempty") {
+			opts["nullable"] = "" // encoding/json writes null for nil
+		}
+		props[name] = d.propertyOf(f.Type, f.Tag.Get("desc"), opts)
 		if _, ok := opts["required"]; ok {
 			*required = append(*required, name)
 		}
@@ -81,9 +135,12 @@ func parseOpts(tag string) map[string]string {
 	return opts
 }
 
-var describerType = reflect.TypeFor[describer]()
+var (
+	describerType = reflect.TypeFor[describer]()
+	timeType      = reflect.TypeFor[time.Time]()
+)
 
-func propertyOf(t reflect.Type, desc string, opts map[string]string) schema {
+func (d deriver) propertyOf(t reflect.Type, desc string, opts map[string]string) schema {
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -94,33 +151,35 @@ func propertyOf(t reflect.Type, desc string, opts map[string]string) schema {
 		return idSchema
 	}
 	s := schema{}
-	switch t.Kind() {
-	case reflect.String:
+	switch k := t.Kind(); {
+	case t == timeType && d.out: // RFC 3339, as time.Time marshals
+		s["type"] = "string"
+	case k == reflect.String:
 		s["type"] = "string"
 		bound(s, opts, "minLength", "maxLength", false)
 		if e, ok := opts["enum"]; ok {
 			s["enum"] = strings.Split(e, "|")
 		}
-	case reflect.Int, reflect.Int64, reflect.Uint64:
+	case k == reflect.Int, k == reflect.Int64, k == reflect.Uint64:
 		s["type"] = "integer"
 		bound(s, opts, "minimum", "maximum", false)
-	case reflect.Float64, reflect.Float32:
+	case k == reflect.Float64, k == reflect.Float32:
 		s["type"] = "number"
 		bound(s, opts, "minimum", "maximum", true)
-	case reflect.Bool:
+	case k == reflect.Bool:
 		s["type"] = "boolean"
-	case reflect.Slice:
+	case k == reflect.Slice:
 		s["type"] = "array"
 		if _, ok := opts["id"]; ok {
 			s["items"] = idSchema
 		} else {
-			s["items"] = propertyOf(t.Elem(), "", nil)
+			s["items"] = d.propertyOf(t.Elem(), "", nil)
 		}
 		bound(s, opts, "minItems", "maxItems", false)
-	case reflect.Struct:
-		s = objectOf(t)
+	case k == reflect.Struct:
+		s = d.objectOf(t)
 	default:
-		panic(fmt.Sprintf("tools: no schema for %s", t)) // the argument types are in this package
+		panic(fmt.Sprintf("tools: no schema for %s", t)) // the argument and payload types are in this package
 	}
 	if _, ok := opts["time"]; ok {
 		s["format"] = "date-time"
@@ -180,7 +239,7 @@ func (tagsArg) describe(string, map[string]string) schema { return tagsSchema }
 type batch[T any] []json.RawMessage
 
 func (batch[T]) describe(desc string, opts map[string]string) schema {
-	s := schema{"type": "array", "items": objectOf(reflect.TypeFor[T]())}
+	s := schema{"type": "array", "items": ofArgs.objectOf(reflect.TypeFor[T]())}
 	bound(s, opts, "minItems", "maxItems", false)
 	if desc != "" {
 		s["description"] = desc
@@ -217,34 +276,9 @@ func object(props schema, required ...string) schema {
 	return s
 }
 
-// output is an output schema: open to fields added later, "ok" always present.
-func output(props schema) schema {
-	p := schema{"ok": schema{"type": "boolean"}, "error": errorSchema}
-	for k, v := range props {
-		p[k] = v
-	}
-	return schema{"type": "object", "properties": p, "required": []string{"ok"}}
-}
-
-var errorSchema = schema{
-	"type": "object",
-	"properties": schema{
-		"code":    str("machine-readable error code"),
-		"message": str("what went wrong"),
-		"field":   str("the argument at fault"),
-		"reason":  str("why it was refused"),
-	},
-	"required": []string{"code", "message"},
-}
-
-func str(desc string) schema { return schema{"type": "string", "description": desc} }
-
 var (
-	typeString  = schema{"type": "string"}
-	typeNumber  = schema{"type": "number"}
-	typeInteger = schema{"type": "integer"}
-	typeBoolean = schema{"type": "boolean"}
-	typeNull    = schema{"type": "null"}
+	typeString = schema{"type": "string"}
+	typeNull   = schema{"type": "null"}
 )
 
 // idSchema is a memory id: bbolt's sequence numbers, which never reach 2^63 (a larger number
@@ -259,41 +293,7 @@ var tagsSchema = schema{
 	"description": "tags, as an array or a comma-separated string; normalized to lowercase [a-z0-9-]",
 }
 
-var memorySchema = schema{
-	"type": "object",
-	"properties": schema{
-		"id":                idSchema,
-		"text":              typeString,
-		"tags":              arrayOf(typeString),
-		"importance":        typeNumber,
-		"created_at":        typeString,
-		"updated_at":        typeString,
-		"last_confirmed_at": typeString,
-		"expires_at":        typeString,
-		"source_provider":   typeString,
-		"source_client":     typeString,
-		"capture_mode":      typeString,
-		"session_id":        typeString,
-		"deleted_at":        typeString,
-		"forget_reason":     typeString,
-		"replaced_by_id":    typeInteger,
-		"supersedes":        arrayOf(idSchema),
-		"superseded_by":     idSchema,
-		"score":             typeNumber,
-	},
-	"required": []string{"id", "text", "tags", "created_at"},
-}
-
 func arrayOf(item schema) schema { return schema{"type": "array", "items": item} }
-
-// summaryOf is the schema of a batch's summary: integer counts.
-func summaryOf(fields ...string) schema {
-	p := schema{}
-	for _, f := range fields {
-		p[f] = typeInteger
-	}
-	return schema{"type": "object", "properties": p}
-}
 
 func mustJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)

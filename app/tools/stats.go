@@ -28,7 +28,7 @@ type tagsArgs struct {
 }
 
 type duplicateGroupPayload struct {
-	IDs           []uint64    `json:"ids"`
+	IDs           []uint64    `json:"ids" schema:"id"`
 	MaxSimilarity float32     `json:"max_similarity"`
 	PairCount     int         `json:"pair_count"`
 	Memories      []memoryOut `json:"memories"`
@@ -83,6 +83,12 @@ func (p tagsPayload) trimmed(n, _ int) any {
 	return q
 }
 
+// countPayload is count_memories's.
+type countPayload struct {
+	OK    bool `json:"ok"`
+	Count int  `json:"count"`
+}
+
 type providerCount struct {
 	Provider string `json:"provider"`
 	Count    int    `json:"count"`
@@ -117,52 +123,37 @@ type embedderPayload struct {
 
 func (s *Server) reviewTools() []*rpc.Tool {
 	return []*rpc.Tool{
-		newTool(s, def[duplicatesArgs]{
+		newTool(s, def[duplicatesArgs, duplicatesPayload]{
 			name: "find_near_duplicates", title: "Find near-duplicate memories",
 			desc: "Group active memories that say nearly the same thing (similarity at or above threshold), most similar first, so they can be merged with update_memory and forget." + asData,
 			ann:  readOnly(),
-			out: withCut(schema{
-				"threshold": typeNumber,
-				"groups": arrayOf(schema{"type": "object", "properties": schema{"ids": arrayOf(idSchema), "max_similarity": typeNumber,
-					"pair_count": typeInteger, "memories": arrayOf(memorySchema)}}),
-				"summary": summaryOf("groups", "pairs"),
-			}),
-			run: s.findNearDuplicates,
+			run:  s.findNearDuplicates,
 		}),
 	}
 }
 
 func (s *Server) statsTools() []*rpc.Tool {
-	tagCounts := arrayOf(schema{"type": "object", "properties": schema{"tag": typeString, "count": typeInteger}})
 	return []*rpc.Tool{
-		newTool(s, def[countArgs]{
+		newTool(s, def[countArgs, countPayload]{
 			name: "count_memories", title: "Count memories",
 			desc: "Count memories matching filters (active ones unless include_deleted).",
-			ann:  readOnly(), out: schema{"count": typeInteger}, run: s.countMemories,
+			ann:  readOnly(), run: s.countMemories,
 		}),
-		newTool(s, def[noArgs]{
+		newTool(s, def[noArgs, statsPayload]{
 			name: "memory_stats", title: "Memory statistics",
 			desc: "Totals (active, soft-deleted, expired), average importance, oldest and newest, top tags, counts by provider, and the embedder with its re-embedding progress.",
 			ann:  readOnly(),
-			out: schema{
-				"total": typeInteger, "active": typeInteger, "soft_deleted": typeInteger, "superseded": typeInteger,
-				"expired": typeInteger, "avg_importance": typeNumber,
-				"oldest_created_at": orNull(typeString), "newest_created_at": orNull(typeString),
-				"top_tags":    tagCounts,
-				"by_provider": arrayOf(schema{"type": "object", "properties": schema{"provider": typeString, "count": typeInteger}}),
-				"embedder":    schema{"type": "object"},
-			},
-			run: func(context.Context, noArgs) (any, error) { return s.stats(), nil },
+			run:  func(context.Context, noArgs) (statsPayload, error) { return s.stats(), nil },
 		}),
-		newTool(s, def[tagsArgs]{
+		newTool(s, def[tagsArgs, tagsPayload]{
 			name: "list_tags", title: "List tags",
 			desc: "List tags with how many memories carry each, most used first.",
-			ann:  readOnly(), out: withCut(schema{"tags": tagCounts}), run: s.listTags,
+			ann:  readOnly(), run: s.listTags,
 		}),
 	}
 }
 
-func (s *Server) findNearDuplicates(ctx context.Context, in duplicatesArgs) (any, error) {
+func (s *Server) findNearDuplicates(ctx context.Context, in duplicatesArgs) (duplicatesPayload, error) {
 	threshold, maxGroups := 0.92, defaultDupGroup
 	if in.Threshold != nil {
 		threshold = *in.Threshold
@@ -177,7 +168,7 @@ func (s *Server) findNearDuplicates(ctx context.Context, in duplicatesArgs) (any
 		if len(p.Groups) == maxGroups {
 			continue
 		}
-		gp := duplicateGroupPayload{IDs: g.IDs, MaxSimilarity: g.MaxSimilarity, PairCount: g.PairCount}
+		gp := duplicateGroupPayload{IDs: g.IDs, MaxSimilarity: g.MaxSimilarity, PairCount: g.PairCount, Memories: make([]memoryOut, 0, len(g.IDs))}
 		for _, id := range g.IDs {
 			if m, err := s.mem.Get(id); err == nil {
 				gp.Memories = append(gp.Memories, memoryOf(m))
@@ -188,19 +179,16 @@ func (s *Server) findNearDuplicates(ctx context.Context, in duplicatesArgs) (any
 	return p, nil
 }
 
-func (s *Server) countMemories(ctx context.Context, in countArgs) (any, error) {
+func (s *Server) countMemories(ctx context.Context, in countArgs) (countPayload, error) {
 	f, err := in.filter()
 	if err != nil {
-		return nil, err
+		return countPayload{}, err
 	}
 	f.SourceProvider = in.SourceProvider
-	return struct {
-		OK    bool `json:"ok"`
-		Count int  `json:"count"`
-	}{true, s.mem.Count(f)}, nil
+	return countPayload{OK: true, Count: s.mem.Count(f)}, nil
 }
 
-func (s *Server) listTags(ctx context.Context, in tagsArgs) (any, error) {
+func (s *Server) listTags(ctx context.Context, in tagsArgs) (tagsPayload, error) {
 	limit := 100
 	if in.Limit != nil {
 		limit = *in.Limit

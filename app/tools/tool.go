@@ -37,10 +37,10 @@ const (
 
 // toolError is a failure reported in the payload ("ok": false) rather than as a JSON-RPC error.
 type toolError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Field   string `json:"field,omitempty"`
-	Reason  string `json:"reason,omitempty"`
+	Code    string `json:"code" desc:"machine-readable error code" schema:"required"`
+	Message string `json:"message" desc:"what went wrong" schema:"required"`
+	Field   string `json:"field,omitempty" desc:"the argument at fault"`
+	Reason  string `json:"reason,omitempty" desc:"why it was refused"`
 }
 
 func (e *toolError) Error() string { return e.Message }
@@ -92,12 +92,12 @@ func toolErrorResult(field, reason string) any {
 type texter interface{ contentText() string }
 
 // def is one tool: its name, what the model reads about it, and its behaviour over arguments
-// of type In, from which its input schema is derived.
-type def[In any] struct {
+// of type In, from which its input schema is derived, answering a payload of type Out, from
+// which its output schema is derived.
+type def[In, Out any] struct {
 	name, title, desc string
 	ann               *rpc.ToolAnnotations
-	out               schema
-	run               func(ctx context.Context, in In) (any, error)
+	run               func(ctx context.Context, in In) (Out, error)
 	// describe says, for a person asked to approve the call (the approval gate), what it
 	// would do: "Forget memory 12 "My son Colby…" permanently?"; quoting memory text only
 	// when text is true. An error means the call would change nothing and is its answer. If
@@ -112,9 +112,6 @@ type def[In any] struct {
 	// meta is the tool's _meta in tools/list (appMeta: the MCP App that shows its result); nil
 	// for none.
 	meta map[string]any
-	// outSchema, when set, is the whole output schema, for a payload that does not begin with
-	// "ok" (OpenAI's search and fetch); out is then unused.
-	outSchema schema
 	// inSchema, when set, is the input schema shown and validated instead of the one derived
 	// from In: another system's, exactly as its clients know it (compat.go). In must decode
 	// what it admits.
@@ -125,15 +122,12 @@ type def[In any] struct {
 // result, by protocol version), and so does an *InputError of memory on the call's own
 // arguments; other payload errors become isError results; anything else is logged and shown as
 // a storage error.
-func newTool[In any](s *Server, d def[In]) *rpc.Tool {
+func newTool[In, Out any](s *Server, d def[In, Out]) *rpc.Tool {
 	in := schemaOf[In]()
 	if d.inSchema != nil {
 		in = d.inSchema
 	}
-	out := d.outSchema
-	if out == nil {
-		out = output(d.out)
-	}
+	out := outputOf[Out]()
 	// The title is in the annotations too: Anthropic's connector directory reads it there.
 	ann := *d.ann
 	ann.Title = d.title

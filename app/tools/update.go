@@ -117,15 +117,22 @@ func (in *updateItemArgs) patch(prefix string) (memory.Patch, error) {
 
 type updatePayload struct {
 	OK            bool     `json:"ok"`
-	MemoryID      uint64   `json:"memory_id"`
+	MemoryID      uint64   `json:"memory_id" schema:"id"`
 	DryRun        bool     `json:"dry_run"`
 	ChangedFields []string `json:"changed_fields"`
 	Message       string   `json:"message"`
 }
 
+// confirmPayload is confirm's.
+type confirmPayload struct {
+	OK              bool      `json:"ok"`
+	MemoryID        uint64    `json:"memory_id" schema:"id"`
+	LastConfirmedAt time.Time `json:"last_confirmed_at"`
+}
+
 type updateItemResult struct {
 	InputIndex    int        `json:"input_index"`
-	ID            uint64     `json:"id,omitempty"`
+	ID            uint64     `json:"id,omitempty" schema:"id"`
 	OK            bool       `json:"ok"`
 	ChangedFields []string   `json:"changed_fields,omitempty"`
 	Error         *toolError `json:"error,omitempty"`
@@ -155,13 +162,11 @@ func (p updateBatchPayload) trimmed(n, _ int) any {
 func (s *Server) updateTools() []*rpc.Tool {
 	item := itemSchema[updateItemArgs]()
 	return []*rpc.Tool{
-		newTool(s, def[updateArgs]{
+		newTool(s, def[updateArgs, updatePayload]{
 			name: "update_memory", title: "Update a memory",
 			desc: "Change a memory's text, tags, importance, expiry (null clears it) or last confirmation, or name the memories it corrects (supersedes: they leave recall and lists); omitted fields stay as they are. changed_fields lists what changed; dry_run previews.",
 			ann:  writes(false, true),
-			out: schema{"memory_id": idSchema, "dry_run": typeBoolean,
-				"changed_fields": arrayOf(typeString), "message": typeString},
-			run: s.updateMemory,
+			run:  s.updateMemory,
 			describe: func(_ context.Context, in updateArgs, text bool) (string, error) {
 				m, err := s.mem.Get(in.ID)
 				if err != nil {
@@ -172,18 +177,14 @@ func (s *Server) updateTools() []*rpc.Tool {
 			},
 			hides: func(in updateArgs, w expiryWindow) bool { return in.hides(w) },
 		}),
-		newTool(s, def[updateBatchArgs]{
+		newTool(s, def[updateBatchArgs, updateBatchPayload]{
 			name: "update_memory_batch", title: "Update several memories",
-			desc: "Apply up to 200 updates (each as update_memory) in one call; each item succeeds or fails on its own.",
-			ann:  writes(false, true),
-			out: withCut(schema{
-				"dry_run": typeBoolean,
-				"results": arrayOf(schema{"type": "object", "properties": schema{"input_index": typeInteger, "id": idSchema,
-					"ok": typeBoolean, "changed_fields": arrayOf(typeString), "error": errorSchema}}),
-				"summary": summaryOf("total", "updated", "errors"),
-			}),
+			desc:      "Apply up to 200 updates (each as update_memory) in one call; each item succeeds or fails on its own.",
+			ann:       writes(false, true),
 			batchProp: "items",
-			run:       func(ctx context.Context, in updateBatchArgs) (any, error) { return s.updateMemoryBatch(ctx, in, item) },
+			run: func(ctx context.Context, in updateBatchArgs) (updateBatchPayload, error) {
+				return s.updateMemoryBatch(ctx, in, item)
+			},
 			describe: func(_ context.Context, in updateBatchArgs, text bool) (string, error) {
 				var ids []uint64
 				for _, raw := range in.Items {
@@ -204,11 +205,10 @@ func (s *Server) updateTools() []*rpc.Tool {
 				return false
 			},
 		}),
-		newTool(s, def[idArgs]{
+		newTool(s, def[idArgs, confirmPayload]{
 			name: "confirm", title: "Confirm a memory",
 			desc: "Record that a memory is still true now (sets last_confirmed_at), e.g. when the user reaffirms it.",
 			ann:  writes(false, true),
-			out:  schema{"memory_id": idSchema, "last_confirmed_at": typeString},
 			run:  s.confirm,
 			describe: func(_ context.Context, in idArgs, text bool) (string, error) {
 				m, err := s.mem.Get(in.ID)
@@ -221,17 +221,17 @@ func (s *Server) updateTools() []*rpc.Tool {
 	}
 }
 
-func (s *Server) updateMemory(ctx context.Context, in updateArgs) (any, error) {
+func (s *Server) updateMemory(ctx context.Context, in updateArgs) (updatePayload, error) {
 	p, err := in.patch("")
 	if err != nil {
-		return nil, err
+		return updatePayload{}, err
 	}
 	res, err := s.mem.Update(ctx, []memory.Patch{p}, in.DryRun)
 	if err != nil {
-		return nil, err
+		return updatePayload{}, err
 	}
 	if res[0].Err != nil {
-		return nil, res[0].Err
+		return updatePayload{}, res[0].Err
 	}
 	out := updatePayload{OK: true, MemoryID: p.ID, DryRun: in.DryRun, ChangedFields: nonNil(res[0].Changed), Message: "Ok"}
 	if in.DryRun {
@@ -240,7 +240,7 @@ func (s *Server) updateMemory(ctx context.Context, in updateArgs) (any, error) {
 	return out, nil
 }
 
-func (s *Server) updateMemoryBatch(ctx context.Context, in updateBatchArgs, item *rpc.Schema) (any, error) {
+func (s *Server) updateMemoryBatch(ctx context.Context, in updateBatchArgs, item *rpc.Schema) (updateBatchPayload, error) {
 	out := updateBatchPayload{OK: true, DryRun: in.DryRun, Results: make([]updateItemResult, len(in.Items))}
 	var patches []memory.Patch
 	var idx []int
@@ -261,7 +261,7 @@ func (s *Server) updateMemoryBatch(ctx context.Context, in updateBatchArgs, item
 	}
 	res, err := s.mem.Update(ctx, patches, in.DryRun)
 	if err != nil {
-		return nil, err
+		return updateBatchPayload{}, err
 	}
 	for j, i := range idx {
 		r := &out.Results[i]
@@ -283,14 +283,10 @@ func (s *Server) updateMemoryBatch(ctx context.Context, in updateBatchArgs, item
 	return out, nil
 }
 
-func (s *Server) confirm(ctx context.Context, in idArgs) (any, error) {
+func (s *Server) confirm(ctx context.Context, in idArgs) (confirmPayload, error) {
 	at, err := s.mem.Confirm(in.ID)
 	if err != nil {
-		return nil, err
+		return confirmPayload{}, err
 	}
-	return struct {
-		OK              bool      `json:"ok"`
-		MemoryID        uint64    `json:"memory_id"`
-		LastConfirmedAt time.Time `json:"last_confirmed_at"`
-	}{true, in.ID, at}, nil
+	return confirmPayload{OK: true, MemoryID: in.ID, LastConfirmedAt: at}, nil
 }

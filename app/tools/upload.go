@@ -57,10 +57,10 @@ type importStatusPayload struct {
 
 // importJob is an import in import_status: memory.ImportJob without its owner.
 type importJob struct {
-	ID           string        `json:"id"`
+	ID           string        `json:"id" schema:"required"`
 	Filename     string        `json:"filename"`
 	Client       string        `json:"client"`
-	State        string        `json:"state"`
+	State        string        `json:"state" schema:"required,enum=waiting|expired|running|done|failed"`
 	Format       string        `json:"format,omitempty"`
 	Bytes        int64         `json:"bytes"`
 	Read         int           `json:"read"`
@@ -91,12 +91,9 @@ func importJobsOf(jobs ...memory.ImportJob) []importJob {
 		out[i] = importJob{ID: j.ID, Filename: j.Filename, Client: j.Client, State: j.State, Format: j.Format, Bytes: j.Bytes,
 			Read: j.Read, Imported: j.Imported, Skipped: j.Skipped, Failed: j.Failed, LinksSkipped: j.LinksSkipped,
 			MoreErrors: j.MoreErrors, Error: j.Error, CreatedAt: j.CreatedAt, ExpiresAt: clonePtr(j.ExpiresAt),
-			StartedAt: clonePtr(j.StartedAt), FinishedAt: clonePtr(j.FinishedAt)}
-		if j.Errors != nil {
-			out[i].Errors = make([]importError, len(j.Errors))
-			for k, e := range j.Errors {
-				out[i].Errors[k] = importError{Line: e.Line, Item: e.Item, Error: e.Error}
-			}
+			StartedAt: clonePtr(j.StartedAt), FinishedAt: clonePtr(j.FinishedAt), Errors: make([]importError, len(j.Errors))}
+		for k, e := range j.Errors {
+			out[i].Errors[k] = importError{Line: e.Line, Item: e.Item, Error: e.Error}
 		}
 	}
 	return out
@@ -111,34 +108,16 @@ func (p importStatusPayload) trimmed(n, _ int) any {
 	return q
 }
 
-var importJobSchema = schema{
-	"type": "object",
-	"properties": schema{
-		"id": typeString, "filename": typeString, "client": typeString,
-		"state":  schema{"type": "string", "enum": []string{memory.ImportWaiting, memory.ImportExpired, memory.ImportRunning, memory.ImportDone, memory.ImportFailed}},
-		"format": typeString, "bytes": typeInteger, "read": typeInteger, "imported": typeInteger,
-		"skipped": typeInteger, "failed": typeInteger,
-		"errors":      arrayOf(schema{"type": "object", "properties": schema{"line": typeInteger, "item": typeInteger, "error": typeString}}),
-		"more_errors": typeInteger, "error": typeString,
-		"created_at": typeString, "expires_at": typeString, "started_at": typeString, "finished_at": typeString,
-	},
-	"required": []string{"id", "state"},
-}
-
 const prepareUploadDesc = "Get a one-time URL and token to upload a large file of memories to import, instead of passing it through the conversation: " +
 	"ownsona's export, the reference memory server's memory.jsonl, mcp-memory-service's or Mem0/OpenMemory's export, or Markdown/text (one memory per paragraph or list item). " +
 	"Then POST the file to upload_url with the token as a bearer token, e.g. with the curl command returned, within ten minutes; the token works once. " +
 	"The import runs in the background: follow it with import_status."
 
 // prepareUploadDef is prepare_import_upload, named name.
-func (s *Server) prepareUploadDef(name, title, desc string) def[prepareUploadArgs] {
-	return def[prepareUploadArgs]{
+func (s *Server) prepareUploadDef(name, title, desc string) def[prepareUploadArgs, prepareUploadPayload] {
+	return def[prepareUploadArgs, prepareUploadPayload]{
 		name: name, title: title, desc: desc,
 		ann: writes(false, false),
-		out: schema{
-			"upload_id": typeString, "upload_url": typeString, "upload_token": typeString,
-			"expires_at": typeString, "max_bytes": typeInteger, "method": typeString, "curl": typeString, "message": typeString,
-		},
 		run: s.prepareUpload,
 	}
 }
@@ -148,32 +127,31 @@ func (s *Server) prepareUploadDef(name, title, desc string) def[prepareUploadArg
 func (s *Server) importTools() []*rpc.Tool {
 	return []*rpc.Tool{
 		newTool(s, s.prepareUploadDef("prepare_import_upload", "Prepare a file upload for import", prepareUploadDesc)),
-		newTool(s, def[importStatusArgs]{
+		newTool(s, def[importStatusArgs, importStatusPayload]{
 			name: "import_status", title: "Import status",
 			desc: "The progress of uploaded imports of this client: state (waiting for the file, running, done, failed, expired), the format, how many memories were read, imported, skipped as already stored and failed, and the first per-line errors.",
 			ann:  readOnly(),
-			out:  withCut(schema{"imports": arrayOf(importJobSchema)}),
 			run:  s.importStatus,
 		}),
 	}
 }
 
-func (s *Server) prepareUpload(ctx context.Context, in prepareUploadArgs) (any, error) {
+func (s *Server) prepareUpload(ctx context.Context, in prepareUploadArgs) (prepareUploadPayload, error) {
 	if s.uploads == nil {
-		return nil, errNoUploads
+		return prepareUploadPayload{}, errNoUploads
 	}
 	p, ok := oauth.PrincipalFrom(ctx)
 	if !ok {
-		return nil, &toolError{Code: codeInvalidInput, Message: "uploads are for clients of the HTTP endpoint, whose token they are bound to; " +
+		return prepareUploadPayload{}, &toolError{Code: codeInvalidInput, Message: "uploads are for clients of the HTTP endpoint, whose token they are bound to; " +
 			"over stdio, import the file on this machine with `ownsona import FILE`"}
 	}
 	url, token, expires, maxBytes, err := s.uploads.PrepareUpload(p.Key(), p.Name, in.Filename, in.Format)
 	if err != nil {
 		var ie *memory.InputError
 		if errors.As(err, &ie) {
-			return nil, err
+			return prepareUploadPayload{}, err
 		}
-		return nil, &toolError{Code: codeLimitExceeded, Message: err.Error()}
+		return prepareUploadPayload{}, &toolError{Code: codeLimitExceeded, Message: err.Error()}
 	}
 	return prepareUploadPayload{OK: true, UploadID: uploadID(url), UploadURL: url, UploadToken: token,
 		ExpiresAt: expires.UTC().Format(time.RFC3339), MaxBytes: maxBytes, Method: "POST",
@@ -182,7 +160,7 @@ func (s *Server) prepareUpload(ctx context.Context, in prepareUploadArgs) (any, 
 			"the token works once. Then call import_status.", maxBytes, expires.UTC().Format(time.RFC3339))}, nil
 }
 
-func (s *Server) importStatus(ctx context.Context, in importStatusArgs) (any, error) {
+func (s *Server) importStatus(ctx context.Context, in importStatusArgs) (importStatusPayload, error) {
 	if s.uploads == nil {
 		return importStatusPayload{OK: true, Imports: []importJob{}}, nil
 	}
@@ -193,7 +171,7 @@ func (s *Server) importStatus(ctx context.Context, in importStatusArgs) (any, er
 	if in.ID != "" {
 		j, ok := s.uploads.ImportJob(owner, in.ID)
 		if !ok {
-			return nil, &toolError{Code: codeNotFound, Message: fmt.Sprintf("no import %q of this client (imports are kept in memory until the server restarts)", in.ID)}
+			return importStatusPayload{}, &toolError{Code: codeNotFound, Message: fmt.Sprintf("no import %q of this client (imports are kept in memory until the server restarts)", in.ID)}
 		}
 		return importStatusPayload{OK: true, Imports: importJobsOf(j)}, nil
 	}
