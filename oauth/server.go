@@ -102,6 +102,10 @@ type Config struct {
 	Now func() time.Time
 	// Log receives one line per notable event; never a token, code, password or cookie.
 	Log zerolog.Logger
+	// OnSignIn, when set, is told how each check of the owner's password ended, at the login
+	// page or through CheckOwner: "ok", "wrong_credentials", "throttled" or "busy" (package
+	// login's SignIn words). For metrics; it must not block.
+	OnSignIn func(result string)
 }
 
 // documentFetcher fetches and checks client ID metadata documents: a *cimd.Fetcher (tests put a
@@ -203,7 +207,7 @@ func New(cfg Config) (*Server, error) {
 	s.loadThrottle()
 	s.verifier = v
 	s.pages, err = login.New(login.Config{Verifier: v, Complete: s.complete, Secure: strings.HasPrefix(ep.Issuer, "https://"),
-		DB: cfg.DB, Throttle: s.throttle, ClientIP: s.cfg.ClientIP, Now: s.now, Log: s.log})
+		DB: cfg.DB, Throttle: s.throttle, ClientIP: s.cfg.ClientIP, Now: s.now, Log: s.log, OnSignIn: cfg.OnSignIn})
 	if err != nil {
 		return nil, err
 	}

@@ -89,6 +89,11 @@ type Config struct {
 	// client IP, never a username, password, token or cookie. The zero
 	// Logger is silent.
 	Log zerolog.Logger
+	// OnSignIn, when set, is told how each check of the owner's password
+	// ended, at the login page or through CheckOwner: SignInOK,
+	// SignInWrong, SignInThrottled or SignInBusy; never who tried. For
+	// metrics; it must not block.
+	OnSignIn func(result string)
 }
 
 // Handler serves the login and consent pages and their forms. See the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -565,6 +566,36 @@ func TestHandler_Throttle(t *testing.T) {
 				t.Errorf("busy login = %d with Retry-After %q, want 503 with Retry-After", rec.Code, rec.Header().Get("Retry-After"))
 			}
 		})
+	})
+}
+
+// TestHandler_OnSignIn: every password check is reported once, by how it ended (the
+// metrics' ownsona_sign_ins_total), whatever form made it.
+func TestHandler_OnSignIn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var got []string
+		s := mustNewTestServerWith(t, func(c *Config) {
+			c.Secure = true
+			c.OnSignIn = func(result string) { mu.Lock(); got = append(got, result); mu.Unlock() }
+		})
+		p := s.start(t, testRequest())
+		for range 3 {
+			s.login(t, p, testUser, "wrong")
+		}
+		s.login(t, p, testUser, testPassword) // throttled: the password is not checked
+		time.Sleep(time.Second)
+		s.login(t, p, testUser, testPassword)
+		r := httptest.NewRequest("POST", "https://mem.example.com/console/signin", nil)
+		if err := s.h.CheckOwner(httptest.NewRecorder(), r, "intruder", testPassword); !errors.Is(err, ErrWrongCredentials) {
+			t.Fatalf("CheckOwner with a wrong username = %v, want ErrWrongCredentials", err)
+		}
+		want := []string{SignInWrong, SignInWrong, SignInWrong, SignInThrottled, SignInOK, SignInWrong}
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Equal(got, want) {
+			t.Errorf("OnSignIn was told %q, want %q", got, want)
+		}
 	})
 }
 

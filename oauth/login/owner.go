@@ -14,6 +14,14 @@ import (
 // ErrWrongCredentials is a wrong username or a wrong password: the two are never told apart.
 var ErrWrongCredentials = errors.New("wrong username or password")
 
+// How a check of the owner's password ended, for Config.OnSignIn.
+const (
+	SignInOK        = "ok"                // the owner's username and password
+	SignInWrong     = "wrong_credentials" // a wrong username or password
+	SignInThrottled = "throttled"         // refused before the check, after earlier failures
+	SignInBusy      = "busy"              // no check slot freed up in time
+)
+
 // ThrottledError is a password attempt refused by the Throttle before the password was checked:
 // answer 429 with Retry-After.
 type ThrottledError struct {
@@ -40,6 +48,24 @@ func (h *Handler) CheckOwner(w http.ResponseWriter, r *http.Request, username, p
 }
 
 func (h *Handler) checkOwner(w http.ResponseWriter, r *http.Request, ip, username, password string) error {
+	err := h.checkOwnerOnce(w, r, ip, username, password)
+	if h.cfg.OnSignIn != nil {
+		result := SignInOK
+		var throttled *ThrottledError
+		switch {
+		case errors.As(err, &throttled):
+			result = SignInThrottled
+		case errors.Is(err, ErrBusy):
+			result = SignInBusy
+		case err != nil:
+			result = SignInWrong
+		}
+		h.cfg.OnSignIn(result)
+	}
+	return err
+}
+
+func (h *Handler) checkOwnerOnce(w http.ResponseWriter, r *http.Request, ip, username, password string) error {
 	dev := h.device(r)
 	var wait time.Duration
 	if dev != "" {
