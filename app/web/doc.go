@@ -37,6 +37,8 @@
 //	/docs                               the page for developers of clients (resource_documentation)
 //	/ca.crt                             the local CA's root with TLS "local"; 404 otherwise
 //	/console, /console/…                the owner's console (Config.Console); 404 without one
+//	/metrics                            Prometheus metrics (Config.Metrics: who may read them is
+//	                                    its business); 404 without
 //	/                                   a browser (Accept: text/html) is sent to /console when
 //	                                    there is one; others get the 404 below
 //	anything else                       404 {"error":"not_found",…}

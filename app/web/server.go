@@ -105,6 +105,13 @@ type Config struct {
 	// pages; it sets its own Content-Security-Policy. If nil, those paths are 404 like any
 	// unknown one.
 	Console http.Handler
+	// Metrics serves /metrics (app/metrics: it decides who may read it). If nil, /metrics is
+	// 404 like any unknown path.
+	Metrics http.Handler
+	// OnRequest, when set, is told of every request once its answer is written: the class of
+	// its path (mcp, sse, oauth, console, upload, health, discovery, metrics or other) and its
+	// status. For metrics; it must not block.
+	OnRequest func(route string, status int)
 	// Log receives one debug line per request and the refusals worth knowing; never a token.
 	// If zero, silent.
 	Log zerolog.Logger
@@ -445,6 +452,9 @@ func (s *Server) Handler() http.Handler {
 		mux.Handle("/console", s.cfg.Console)
 		mux.Handle("/console/", s.cfg.Console)
 	}
+	if s.cfg.Metrics != nil {
+		mux.Handle("/metrics", s.cfg.Metrics)
+	}
 	mux.HandleFunc("/", s.serveRoot)
 	return s.logRequests(s.securityHeaders(s.checkHost(s.gate(s.limitIP(mux)))))
 }
@@ -563,5 +573,32 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		next.ServeHTTP(sw, r)
 		s.log.Debug().Str("request_id", id).Str("method", r.Method).Str("path", r.URL.Path).
 			Int("status", sw.status).Dur("duration", time.Since(start)).Msg("http request")
+		if s.cfg.OnRequest != nil {
+			s.cfg.OnRequest(route(r.URL.Path), sw.status)
+		}
 	})
+}
+
+// route is the class of path that Config.OnRequest is told: a word of a fixed set, never the
+// path itself.
+func route(p string) string {
+	switch {
+	case isMCPPath(p):
+		return "mcp"
+	case strings.HasPrefix(p, UploadPath):
+		return "upload"
+	case p == "/mcp/sse" || p == "/mcp/sse/message":
+		return "sse"
+	case strings.HasPrefix(p, "/oauth/") || strings.HasPrefix(p, "/.well-known/oauth-") || p == "/.well-known/openid-configuration":
+		return "oauth"
+	case p == "/console" || strings.HasPrefix(p, "/console/"):
+		return "console"
+	case p == "/health":
+		return "health"
+	case strings.HasPrefix(p, "/.well-known/") || p == oauth.DocsPath || p == "/ca.crt":
+		return "discovery"
+	case p == "/metrics":
+		return "metrics"
+	}
+	return "other"
 }

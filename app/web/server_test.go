@@ -909,3 +909,56 @@ func TestLoopbackHost(t *testing.T) {
 		}
 	}
 }
+
+// TestServer_OnRequest: every request is reported once with its path's class, never the path,
+// and its status; /metrics is mounted only when a handler is given.
+func TestServer_OnRequest(t *testing.T) {
+	type seen struct {
+		route  string
+		status int
+	}
+	var mu sync.Mutex
+	var got []seen
+	report := func(c *web.Config) {
+		c.OnRequest = func(route string, status int) { mu.Lock(); got = append(got, seen{route, status}); mu.Unlock() }
+	}
+	tests := []struct {
+		name, method, path string
+		host               string
+		metrics            bool
+		want               seen
+	}{
+		{"health", "GET", "/health", "", false, seen{"health", 200}},
+		{"mcp without a token", "POST", "/mcp", "", false, seen{"mcp", 401}},
+		{"alias", "POST", "/api/mcp", "", false, seen{"mcp", 401}},
+		{"oauth metadata", "GET", "/.well-known/oauth-authorization-server", "", false, seen{"oauth", 200}},
+		{"server card", "GET", "/.well-known/mcp/server-card.json", "", false, seen{"discovery", 200}},
+		{"unknown path", "GET", "/secret/text/here", "", false, seen{"other", 404}},
+		{"wrong host", "GET", "/health", "evil.example", false, seen{"health", 421}},
+		{"metrics off", "GET", "/metrics", "", false, seen{"metrics", 404}},
+		{"metrics on", "GET", "/metrics", "", true, seen{"metrics", 299}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got = nil
+			opts := []func(*web.Config){report}
+			if tt.metrics {
+				opts = append(opts, func(c *web.Config) {
+					c.Metrics = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(299) })
+				})
+			}
+			f := MustOpenServer(t, opts...)
+			r := httptest.NewRequest(tt.method, testPublicURL+tt.path, strings.NewReader(`{}`))
+			if tt.host != "" {
+				r.Host = tt.host
+			}
+			rec := httptest.NewRecorder()
+			f.Handler().ServeHTTP(rec, r)
+			mu.Lock()
+			defer mu.Unlock()
+			if len(got) != 1 || got[0] != tt.want {
+				t.Errorf("OnRequest was told %v, want [%v] (status %d)", got, tt.want, rec.Code)
+			}
+		})
+	}
+}
