@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
+	"golang.org/x/term"
 
 	"github.com/ownsona/ownsona/app/approval"
 	"github.com/ownsona/ownsona/app/audit"
@@ -19,6 +21,7 @@ import (
 	"github.com/ownsona/ownsona/app/console"
 	"github.com/ownsona/ownsona/app/limit"
 	"github.com/ownsona/ownsona/app/memory"
+	"github.com/ownsona/ownsona/app/metrics"
 	"github.com/ownsona/ownsona/app/ops"
 	"github.com/ownsona/ownsona/app/settings"
 	"github.com/ownsona/ownsona/app/tools"
@@ -53,6 +56,7 @@ type App struct {
 	web        *web.Server
 	console    *console.Console // the owner's console, mounted by web at /console
 	uploads    *uploads.Service // upload URLs of large imports and their imports
+	metrics    *metrics.Metrics // nil unless Config.Metrics (and serving over HTTP)
 
 	closeSocket func() // the admin socket's; nil when not serving
 	health      healthCache
@@ -66,7 +70,7 @@ func Open(cfg Config, stderr io.Writer) (*App, error) {
 	if a.now == nil {
 		a.now = time.Now
 	}
-	a.log = newLogger(stderr, cfg.LogLevel)
+	a.log = newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
 	emb, err := newEmbedder(cfg)
 	if err != nil {
 		return nil, err
@@ -98,7 +102,7 @@ func Open(cfg Config, stderr io.Writer) (*App, error) {
 	a.approvals = approval.New(approval.Config{Now: a.now, OnDecision: a.approvalEnded})
 	a.tools, err = tools.New(tools.Config{Memories: a.mem, Version: cfg.Version, Allowlist: run.Tools,
 		Approval: run.Approval, ApprovalTimeout: run.ApprovalTimeout, Approvers: run.ApprovalBy, Approvals: a.approvals, AskOnly: cfg.standalone,
-		OnCall: a.auditCall, Log: a.log, Now: a.now, PublicURL: a.publicOrigin,
+		OnCall: a.called, Log: a.log, Now: a.now, PublicURL: a.publicOrigin,
 		Uploads: uploadTools{a.uploads}, Compat: toolsCompat(run.Compat), MaxResultChars: cfg.MaxResultChars, Park: web.Park})
 	if err != nil {
 		a.Close()
@@ -114,6 +118,9 @@ func Open(cfg Config, stderr io.Writer) (*App, error) {
 		ev.Msg(w.Message)
 	}
 	a.limiter = limit.New(limit.Config{PerMinute: run.RateLimit, Burst: run.RateBurst, Now: cfg.Now})
+	if cfg.Metrics && !cfg.standalone {
+		a.metrics = a.newMetrics()
+	}
 	a.settings.OnChange(a.applySettings)
 	a.audit, err = audit.Open(a.db, audit.Config{Now: a.now, MaxAge: cfg.AuditMaxAge, MaxEntries: cfg.AuditMaxEntries,
 		OnError: func(err error) { a.log.Error().Err(err).Msg("audit log write failed") }})
@@ -156,7 +163,7 @@ func openDB(path string, opts kv.Options) (*kv.DB, error) {
 
 func (a *App) webConfig(stderr io.Writer) web.Config {
 	cfg := a.cfg
-	return web.Config{
+	wc := web.Config{
 		Addr: cfg.Addr, HTTPAddr: cfg.HTTPAddr, TLS: cfg.TLS,
 		Certs: certs.Config{Mode: certs.Mode(cfg.TLS), DB: a.db, Names: cfg.Domains, ACMEDirectory: cfg.ACMECA,
 			ACMEEmail: cfg.ACMEEmail, CertFile: cfg.CertFile, KeyFile: cfg.KeyFile, Logger: a.log, Now: cfg.Now},
@@ -184,6 +191,10 @@ func (a *App) webConfig(stderr io.Writer) web.Config {
 		AllowArgumentTokens: cfg.AllowArgumentTokens,
 		Compat:              webCompat(a.settings.Get()),
 	}
+	if a.metrics != nil {
+		wc.Metrics, wc.OnRequest, wc.OAuth.OnSignIn = a.metrics.Handler(), a.metrics.HTTP, a.metrics.SignIn
+	}
+	return wc
 }
 
 // fileCap is memory's MaxFileBytes for --max-file-mb: 0 the default, negative no cap.
@@ -363,42 +374,68 @@ func newEmbedder(cfg Config) (vector.Embedder, error) {
 	return nil, nil
 }
 
-func newLogger(w io.Writer, level string) zerolog.Logger {
+// newLogger logs to w at level, in format: json, text (zerolog's console lines, coloured only
+// on a terminal) or auto (text on a terminal, JSON otherwise).
+func newLogger(w io.Writer, level, format string) zerolog.Logger {
 	lvl, err := zerolog.ParseLevel(level)
 	if err != nil {
 		lvl = zerolog.InfoLevel
+	}
+	tty := isTerminal(w)
+	if format == "text" || (format == "auto" && tty) {
+		w = zerolog.ConsoleWriter{Out: w, NoColor: !tty, TimeFormat: time.RFC3339}
 	}
 	// The background embedder and request handlers log concurrently; SyncWriter keeps lines whole
 	// whatever w is.
 	return zerolog.New(zerolog.SyncWriter(w)).Level(lvl).With().Timestamp().Logger()
 }
 
-// auditCall is rpc.Server.OnCall: requests over stdio (and through the admin socket's stdio)
-// are audited here; HTTP requests are audited by the HTTP side, refusals before rpc included.
-// A call that did not run as asked is recorded with rpc's word for how it ended (rejected,
-// timed_out, withdrawn, cancelled, abandoned, input_required), whatever its answer looked like.
+// isTerminal reports whether w is a terminal (a person reads it).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// called is rpc.Server.OnCall: every request, over any transport, is counted in the metrics,
+// and those over stdio are audited (auditCall).
+func (a *App) called(ctx context.Context, c rpc.CallInfo) {
+	if a.metrics != nil {
+		a.metrics.Call(metrics.Call{Method: c.Method, Tool: c.Tool, Outcome: string(callOutcome(c)), Duration: c.Duration})
+	}
+	a.auditCall(ctx, c)
+}
+
+// auditCall audits a request over stdio (and through the admin socket's stdio); HTTP requests
+// are audited by the HTTP side, refusals before rpc included.
 func (a *App) auditCall(ctx context.Context, c rpc.CallInfo) {
 	if rpc.TransportFrom(ctx) != "stdio" || a.audit == nil {
 		return
 	}
 	e := audit.Entry{Time: a.now(), Client: "stdio", Transport: audit.TransportStdio, Method: c.Method, Tool: c.Tool,
-		Duration: c.Duration, Outcome: audit.OutcomeOK, ErrorCode: c.Code}
+		Duration: c.Duration, Outcome: callOutcome(c), ErrorCode: c.Code}
 	if ci, ok := rpc.ClientInfoFrom(ctx); ok && ci.Name != "" {
 		e.Client = "stdio:" + ci.Name
 		e.Agent = strings.TrimSpace(ci.Name + " " + ci.Version)
 	}
+	a.audit.Record(e)
+}
+
+// callOutcome is how a request ended: ok, denied, error or tool_error by its answer; a call that
+// did not run as asked has rpc's word for how it ended (rejected, timed_out, withdrawn,
+// cancelled, abandoned, input_required), whatever its answer looked like.
+func callOutcome(c rpc.CallInfo) audit.Outcome {
+	if c.Outcome != "" {
+		return audit.Outcome(c.Outcome)
+	}
 	switch {
 	case c.Code == rpc.CodeAuthorization || c.Code == rpc.CodeServerError:
-		e.Outcome = audit.OutcomeDenied
+		return audit.OutcomeDenied
 	case c.Code != 0:
-		e.Outcome = audit.OutcomeError
+		return audit.OutcomeError
 	case c.ToolError:
-		e.Outcome = audit.OutcomeToolError
+		return audit.OutcomeToolError
 	}
-	if c.Outcome != "" {
-		e.Outcome = audit.Outcome(c.Outcome)
-	}
-	a.audit.Record(e)
+	return audit.OutcomeOK
 }
 
 // healthCache keeps the result of the database write probe for a minute: health checks come

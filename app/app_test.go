@@ -239,3 +239,34 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// TestNewLogger: --log-format json and auto (off a terminal) write a JSON object a line, text
+// a readable line without colour codes.
+func TestNewLogger(t *testing.T) {
+	for _, tt := range []struct {
+		format   string
+		wantJSON bool
+	}{{"json", true}, {"auto", true}, {"text", false}} {
+		t.Run(tt.format, func(t *testing.T) {
+			var buf bytes.Buffer
+			log := newLogger(&buf, "info", tt.format)
+			log.Info().Str("db", "x.db").Msg("opened")
+			log.Debug().Msg("below the level")
+			line := strings.TrimSpace(buf.String())
+			if strings.Count(line, "\n") != 0 {
+				t.Fatalf("want one line, got %q", line)
+			}
+			var obj map[string]any
+			isJSON := json.Unmarshal([]byte(line), &obj) == nil
+			if isJSON != tt.wantJSON {
+				t.Fatalf("line %q: JSON %v, want %v", line, isJSON, tt.wantJSON)
+			}
+			if !strings.Contains(line, "opened") || !strings.Contains(line, "x.db") {
+				t.Errorf("line %q lacks the message or its field", line)
+			}
+			if strings.Contains(line, "\x1b[") {
+				t.Errorf("line %q has colour codes, though the writer is no terminal", line)
+			}
+		})
+	}
+}

@@ -30,6 +30,9 @@ type Config struct {
 	Addr string
 	// LogLevel is debug, info, warn or error. If empty, info.
 	LogLevel string
+	// LogFormat is json (a JSON object a line), text (zerolog's console lines) or auto: text
+	// when standard error is a terminal, JSON otherwise. If empty, auto.
+	LogFormat string
 	// Timezone is the IANA name of the time zone of the calendar in questions ("yesterday",
 	// "last week": recall's time words), such as Europe/Berlin. If empty, the host's.
 	Timezone string
@@ -151,6 +154,12 @@ type Config struct {
 	// AuditMaxAge and AuditMaxEntries bound the audit log. If zero, 90 days and 100000.
 	AuditMaxAge     time.Duration
 	AuditMaxEntries int
+	// Metrics serves Prometheus metrics at /metrics (app/metrics) to scrapers on this machine,
+	// and to others that send MetricsToken. If false (the default), /metrics is 404.
+	Metrics bool
+	// MetricsToken, when set, is the bearer token a scraper on another machine sends for
+	// /metrics; at least 16 characters; environment only. If empty, only this machine's.
+	MetricsToken string
 
 	// Version is stamped into the binary at build time.
 	Version string
@@ -171,6 +180,7 @@ func NewConfig() Config {
 		DB:              "ownsona.db",
 		Addr:            "127.0.0.1:8080",
 		LogLevel:        "info",
+		LogFormat:       "auto",
 		MaxTextChars:    16000,
 		DedupThreshold:  0.9,
 		Embedder:        "builtin",
@@ -247,7 +257,10 @@ func (c *Config) settings() []setting {
 		{"backup-keep", "OWNSONA_BACKUP_KEEP", "how many scheduled backups to keep", true, &c.BackupKeep},
 		{"audit-max-age", "OWNSONA_AUDIT_MAX_AGE", "how long audit entries are kept", false, &c.AuditMaxAge},
 		{"audit-max-entries", "OWNSONA_AUDIT_MAX_ENTRIES", "how many audit entries are kept", false, &c.AuditMaxEntries},
+		{"metrics", "OWNSONA_METRICS", "serve Prometheus metrics at /metrics to this machine, and to scrapers elsewhere that send OWNSONA_METRICS_TOKEN (1 or 0)", true, &c.Metrics},
+		{"", "OWNSONA_METRICS_TOKEN", "bearer token, at least 16 characters, that a scraper on another machine sends for /metrics (environment only)", true, &c.MetricsToken},
 		{"log-level", "OWNSONA_LOG_LEVEL", "debug, info, warn or error", false, &c.LogLevel},
+		{"log-format", "OWNSONA_LOG_FORMAT", "json, text, or auto: text when standard error is a terminal, JSON otherwise", false, &c.LogFormat},
 		{"timezone", "OWNSONA_TIMEZONE", "time zone of the calendar in questions (\"last week\"), an IANA name such as Europe/Berlin; empty: the host's", false, &c.Timezone},
 		{"max-text-chars", "OWNSONA_MAX_TEXT_CHARS", "longest memory text, in characters", false, &c.MaxTextChars},
 		{"dedup-threshold", "OWNSONA_DEDUP_THRESHOLD", "similarity (0.5-1) at which a new memory is reported as a near duplicate", false, &c.DedupThreshold},
@@ -441,6 +454,17 @@ func (c *Config) validate() error {
 	case "debug", "info", "warn", "error":
 	default:
 		return usageErr("log-level: %q is not one of debug, info, warn, error", c.LogLevel)
+	}
+	switch c.LogFormat {
+	case "auto", "text", "json":
+	default:
+		return usageErr("log-format: %q is not one of auto, text, json", c.LogFormat)
+	}
+	switch {
+	case c.MetricsToken != "" && len(c.MetricsToken) < 16:
+		return usageErr("OWNSONA_METRICS_TOKEN: shorter than 16 characters; make one with: openssl rand -hex 32")
+	case c.MetricsToken != "" && !c.Metrics:
+		return usageErr("OWNSONA_METRICS_TOKEN is set but metrics are off; add --metrics (OWNSONA_METRICS=1) or unset the token")
 	}
 	switch {
 	case c.Embedder == "none" || c.Embedder == "builtin":

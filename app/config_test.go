@@ -34,6 +34,9 @@ func TestLoadConfig(t *testing.T) {
 		{"malformed number", []string{"--max-text-chars", "lots"}, nil, "--max-text-chars"},
 		{"malformed env", nil, map[string]string{"OWNSONA_EMBED_TIMEOUT": "soon"}, "OWNSONA_EMBED_TIMEOUT"},
 		{"bad level", []string{"--log-level", "chatty"}, nil, "log-level"},
+		{"bad log format", []string{"--log-format", "xml"}, nil, "log-format"},
+		{"short metrics token", nil, map[string]string{"OWNSONA_METRICS": "1", "OWNSONA_METRICS_TOKEN": "short"}, "OWNSONA_METRICS_TOKEN"},
+		{"metrics token without metrics", nil, map[string]string{"OWNSONA_METRICS_TOKEN": "0123456789abcdef0123"}, "OWNSONA_METRICS_TOKEN"},
 		{"openai without url", []string{"--embedder", "openai"}, nil, "OWNSONA_EMBED_URL"},
 		{"addr is serve only", []string{"--addr", "x"}, nil, "addr"},
 	} {

@@ -27,6 +27,7 @@ func TestLayers(t *testing.T) {
 		"app/memtext":   {},
 		"app/timewords": {},
 		"app/limit":     {},
+		"app/metrics":   {},
 		"app/audit":     {"kv"},
 		"app/doctor":    {"oauth"},
 		"app/certs":     {"kv"},

@@ -98,7 +98,7 @@ func openMemories(db *kv.DB, getenv func(string) string, stderr io.Writer) (*mem
 	if err != nil {
 		return nil, err
 	}
-	return memory.Open(db, memory.Config{Embedder: emb, Log: newLogger(stderr, cfg.LogLevel),
+	return memory.Open(db, memory.Config{Embedder: emb, Log: newLogger(stderr, cfg.LogLevel, cfg.LogFormat),
 		MaxTextChars: cfg.MaxTextChars, DedupThreshold: cfg.DedupThreshold, Location: cfg.loc(),
 		MaxMemories: cfg.MaxMemories, MaxFileBytes: fileCap(cfg.MaxFileMB)})
 }
@@ -295,7 +295,7 @@ func usage(w io.Writer) error {
 	}
 	fmt.Fprint(w, "\n'ownsona COMMAND --help' shows a command's own flags.\n\nSettings (flag, environment variable, default):\n")
 	printSettings(w, "")
-	fmt.Fprintln(w, "\nLogs are JSON lines on standard error; standard output belongs to the stdio transport.")
+	fmt.Fprintln(w, "\nLogs go to standard error, as text on a terminal and JSON lines otherwise (--log-format);\nstandard output belongs to the stdio transport.")
 	return nil
 }
 
