@@ -211,3 +211,35 @@ func TestApp_MetricsNoToken(t *testing.T) {
 		t.Errorf("status %d, want 403", rec.Code)
 	}
 }
+
+// BenchmarkApp_Metrics is the cost of the metrics on one request: a tools/call of
+// count_memories through the whole HTTP handler (token check, rate limit, audit log, rpc),
+// with metrics off and on.
+func BenchmarkApp_Metrics(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		name := "off"
+		if on {
+			name = "on"
+		}
+		b.Run(name, func(b *testing.B) {
+			cfg := testConfig(b, nil)
+			cfg.Metrics = on
+			a := MustOpen(b, cfg)
+			tok := patFor(b, a)
+			h := a.Handler()
+			const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"count_memories","arguments":{}}}`
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("Authorization", "Bearer "+tok)
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					b.Fatalf("status %d: %s", rec.Code, rec.Body)
+				}
+			}
+		})
+	}
+}
