@@ -31,7 +31,7 @@ func checkCmd(ctx context.Context, env *Env, args []string) error {
 		p := env.path(operands[0])
 		report, err := checkFile(p)
 		if err != nil {
-			return fmt.Errorf("check %s: %w", p, err)
+			return fmt.Errorf("check %s: %w", p, heldError(p, err))
 		}
 		fmt.Fprintf(env.Stdout, "%s: ok (%s)\n", p, report)
 		return nil
@@ -62,20 +62,26 @@ func CheckFile(path string) error {
 	return err
 }
 
-// checkFile is CheckFile with CheckContents's summary.
+// checkFile is CheckFile with CheckContents's summary. A file another process holds fails
+// with kv.ErrInUse (heldError names the process).
 func checkFile(path string) (string, error) {
 	if err := kv.CheckFile(path); err != nil {
-		if errors.Is(err, kv.ErrInUse) {
-			return "", OpenError(path, err)
-		}
 		return "", err
 	}
 	db, err := kv.Open(path, kv.Options{ReadOnly: true, Migrations: memory.Migrations, Timeout: -1})
 	if err != nil {
-		return "", OpenError(path, err)
+		return "", err
 	}
 	defer db.Close()
 	return CheckContents(db)
+}
+
+// heldError is OpenError for a file another process holds (kv.ErrInUse), else err.
+func heldError(path string, err error) error {
+	if errors.Is(err, kv.ErrInUse) {
+		return OpenError(path, err)
+	}
+	return err
 }
 
 // CheckContents is ownsona's own consistency check of an open file, after bbolt's page check:

@@ -32,7 +32,7 @@ func restoreCmd(ctx context.Context, env *Env, args []string) error {
 	}
 	src := env.path(*from)
 	if err := CheckFile(src); err != nil {
-		return fmt.Errorf("restore: %s does not check, nothing changed: %w", src, err)
+		return fmt.Errorf("restore: %s does not check, nothing changed: %w", src, heldError(src, err))
 	}
 	// Hold the current file's lock while swapping, so that no server starts meanwhile.
 	var bak string
