@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ownsona/ownsona/app/ops"
+	"github.com/ownsona/ownsona/app/backup"
 )
 
 // backupPrefix names scheduled backups: ownsona-20261122T030000Z.db.
@@ -35,7 +35,7 @@ func (a *App) backupNow() (string, error) {
 		return "", fmt.Errorf("backup dir: %w", err)
 	}
 	path := filepath.Join(a.cfg.BackupDir, backupPrefix+a.now().UTC().Format("20060102T150405Z")+".db")
-	if _, err := ops.BackupTo(a.db, path); err != nil {
+	if _, err := backup.BackupTo(a.db, path); err != nil {
 		return "", err
 	}
 	entries, err := os.ReadDir(a.cfg.BackupDir)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ownsona/ownsona/app/backup"
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/ops"
 	"github.com/ownsona/ownsona/kv"
@@ -39,7 +40,7 @@ func TestBackup(t *testing.T) {
 		if err != nil || fi.Mode().Perm() != 0o600 {
 			t.Fatalf("backup file: %v, mode %v; want 0600", err, fi.Mode())
 		}
-		if err := ops.CheckFile(to); err != nil {
+		if err := backup.CheckFile(to); err != nil {
 			t.Errorf("CheckFile(backup) = %v", err)
 		}
 		if got := exportTexts(t, to); len(got) != 1 || !got["Note: The spare key is under the blue pot"] {
@@ -59,7 +60,7 @@ func TestBackup(t *testing.T) {
 	})
 	t.Run("replaces it with --force", func(t *testing.T) {
 		mustRun(t, newEnv(db, ""), "backup", "--to", to, "--force")
-		if err := ops.CheckFile(to); err != nil {
+		if err := backup.CheckFile(to); err != nil {
 			t.Errorf("CheckFile(backup) = %v", err)
 		}
 		if entries, _ := os.ReadDir(dir); len(entries) != 2 {
@@ -76,7 +77,7 @@ func TestBackup(t *testing.T) {
 		out := mustRun(t, newEnv(db, ""), "backup", "--to", "-")
 		p := filepath.Join(t.TempDir(), "stdout.db")
 		os.WriteFile(p, []byte(out), 0o600)
-		if err := ops.CheckFile(p); err != nil {
+		if err := backup.CheckFile(p); err != nil {
 			t.Errorf("CheckFile(the snapshot on standard output) = %v", err)
 		}
 	})
@@ -84,7 +85,7 @@ func TestBackup(t *testing.T) {
 		env := newEnv(db, "")
 		env.Cwd = t.TempDir()
 		mustRun(t, env, "backup", "--to", "rel.db")
-		if err := ops.CheckFile(filepath.Join(env.Cwd, "rel.db")); err != nil {
+		if err := backup.CheckFile(filepath.Join(env.Cwd, "rel.db")); err != nil {
 			t.Errorf("CheckFile(Cwd/rel.db) = %v", err)
 		}
 	})
@@ -94,7 +95,7 @@ func TestBackupTo(t *testing.T) {
 	dir := t.TempDir()
 	db := kvtest.OpenFile(t, filepath.Join(dir, "o.db"), kv.Options{Migrations: memory.Migrations})
 	to := filepath.Join(dir, "scheduled.db")
-	n, err := ops.BackupTo(db, to)
+	n, err := backup.BackupTo(db, to)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestBackupTo(t *testing.T) {
 	if err != nil || fi.Size() != n || fi.Mode().Perm() != 0o600 {
 		t.Errorf("backup: %v, %d bytes (BackupTo said %d), mode %v", err, fi.Size(), n, fi.Mode())
 	}
-	if _, err := ops.BackupTo(db, filepath.Join(dir, "missing", "x.db")); err == nil {
+	if _, err := backup.BackupTo(db, filepath.Join(dir, "missing", "x.db")); err == nil {
 		t.Error("BackupTo into a missing directory succeeded")
 	}
 }

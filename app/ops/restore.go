@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/ownsona/ownsona/app/backup"
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/kv"
 )
@@ -31,7 +32,7 @@ func restoreCmd(ctx context.Context, env *Env, args []string) error {
 		return Usagef("restore: a server runs on %s; stop it first", *db)
 	}
 	src := env.path(*from)
-	if err := CheckFile(src); err != nil {
+	if err := backup.CheckFile(src); err != nil {
 		return fmt.Errorf("restore: %s does not check, nothing changed: %w", src, heldError(src, err))
 	}
 	// Hold the current file's lock while swapping, so that no server starts meanwhile.
