@@ -17,6 +17,7 @@ import (
 
 	"github.com/ownsona/ownsona/app/approval"
 	"github.com/ownsona/ownsona/app/audit"
+	"github.com/ownsona/ownsona/app/backup"
 	"github.com/ownsona/ownsona/app/certs"
 	"github.com/ownsona/ownsona/app/console"
 	"github.com/ownsona/ownsona/app/limit"
@@ -54,9 +55,10 @@ type App struct {
 	limiter    *limit.Limiter
 	audit      *audit.Log
 	web        *web.Server
-	console    *console.Console // the owner's console, mounted by web at /console
-	uploads    *uploads.Service // upload URLs of large imports and their imports
-	metrics    *metrics.Metrics // nil unless Config.Metrics (and serving over HTTP)
+	console    *console.Console  // the owner's console, mounted by web at /console
+	uploads    *uploads.Service  // upload URLs of large imports and their imports
+	metrics    *metrics.Metrics  // nil unless Config.Metrics (and serving over HTTP)
+	backups    *backup.Scheduler // scheduled backups; nil without --backup-dir
 
 	closeSocket func() // the admin socket's; nil when not serving
 	health      healthCache
@@ -136,9 +138,14 @@ func Open(cfg Config, stderr io.Writer) (*App, error) {
 		a.Close()
 		return nil, err
 	}
+	if a.backups, err = a.openBackups(); err != nil {
+		a.Close()
+		return nil, err
+	}
 	var backups func() ([]console.BackupFile, error) // the System page's; nil: no --backup-dir
-	if cfg.BackupDir != "" {
+	if a.backups != nil {
 		backups = a.backupFiles
+		a.console.SetBackupStatus(a.consoleBackupStatus)
 	}
 	a.console.SetSystem(backups, a.localDoctor)
 	a.console.SetImports(func() []memory.ImportJob { return a.cliImports.merged(a.uploads.Jobs("")) })

@@ -3,57 +3,65 @@ package app
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/ownsona/ownsona/app/backup"
+	"github.com/ownsona/ownsona/app/console"
 )
 
-// backupPrefix names scheduled backups: ownsona-20261122T030000Z.db.
-const backupPrefix = "ownsona-"
-
-// scheduleBackups takes a checked snapshot into cfg.BackupDir every cfg.BackupEvery while the
-// server runs (the first one an interval after start) and keeps the newest cfg.BackupKeep.
-func (a *App) scheduleBackups(ctx context.Context) {
-	if a.cfg.BackupDir == "" {
-		return
+// openBackups makes the scheduler of --backup-dir's backups, with --backup-s3's off-site
+// copies; nil without a backup directory. It reaches no server: a bucket that cannot be
+// reached shows in the status of the first backup, not at start.
+func (a *App) openBackups() (*backup.Scheduler, error) {
+	cfg := a.cfg
+	if cfg.BackupDir == "" {
+		return nil, nil
 	}
-	go every(ctx, a.cfg.BackupEvery, func() {
-		if path, err := a.backupNow(); err != nil {
-			a.log.Error().Err(err).Msg("scheduled backup failed")
-		} else {
-			a.log.Info().Str("file", path).Msg("scheduled backup written")
+	opts := backup.Options{Dir: cfg.BackupDir, Every: cfg.BackupEvery, Keep: cfg.BackupKeep, Now: a.now, Log: a.log}
+	if cfg.BackupS3 != "" {
+		creds, err := backup.LoadCredentials(cfg.BackupS3CredentialsFile, func(k string) string {
+			return map[string]string{"AWS_ACCESS_KEY_ID": cfg.BackupS3AccessKeyID, "AWS_SECRET_ACCESS_KEY": cfg.BackupS3SecretAccessKey}[k]
+		})
+		if err != nil {
+			return nil, usageErr("backup-s3: %v", err)
 		}
-	})
+		if opts.Offsite, err = backup.NewRemote(backup.S3Config{URL: cfg.BackupS3, Endpoint: cfg.BackupS3Endpoint,
+			Region: cfg.BackupS3Region, Keep: cfg.BackupS3Keep, Credentials: creds}); err != nil {
+			return nil, usageErr("%v", err)
+		}
+	}
+	return backup.NewScheduler(a.db, opts), nil
 }
 
-// backupNow writes one scheduled backup and prunes the oldest beyond BackupKeep.
+// scheduleBackups takes a backup every cfg.BackupEvery while the server runs (the first one an
+// interval after start), when there is a backup directory.
+func (a *App) scheduleBackups(ctx context.Context) {
+	if a.backups != nil {
+		go a.backups.Run(ctx)
+	}
+}
+
+// backupNow takes one scheduled backup now: the local copy's path, and the first failure.
 func (a *App) backupNow() (string, error) {
-	if err := os.MkdirAll(a.cfg.BackupDir, 0o700); err != nil {
-		return "", fmt.Errorf("backup dir: %w", err)
+	if a.backups == nil {
+		return "", fmt.Errorf("no backup directory")
 	}
-	path := filepath.Join(a.cfg.BackupDir, backupPrefix+a.now().UTC().Format("20060102T150405Z")+".db")
-	if _, err := backup.BackupTo(a.db, path); err != nil {
-		return "", err
+	return a.backups.BackupNow(context.Background())
+}
+
+// backupStatus is what the last scheduled backup did, locally and off site (zero without a
+// backup directory): for the System page and /metrics.
+func (a *App) backupStatus() backup.Status {
+	if a.backups == nil {
+		return backup.Status{}
 	}
-	entries, err := os.ReadDir(a.cfg.BackupDir)
-	if err != nil {
-		return path, err
+	return a.backups.Status()
+}
+
+// consoleBackupStatus is backupStatus as the System page shows it.
+func (a *App) consoleBackupStatus() console.BackupStatus {
+	st := a.backupStatus()
+	r := func(r backup.Result) console.BackupResult {
+		return console.BackupResult{At: r.At, OK: r.OK, Err: r.Err, Key: r.Key}
 	}
-	var names []string
-	for _, e := range entries {
-		if n := e.Name(); strings.HasPrefix(n, backupPrefix) && strings.HasSuffix(n, ".db") && e.Type().IsRegular() {
-			names = append(names, n)
-		}
-	}
-	slices.Sort(names) // the timestamp sorts oldest first
-	for len(names) > a.cfg.BackupKeep {
-		if err := os.Remove(filepath.Join(a.cfg.BackupDir, names[0])); err != nil {
-			return path, err
-		}
-		names = names[1:]
-	}
-	return path, nil
+	return console.BackupStatus{Local: r(st.Local), Offsite: r(st.Offsite), Target: st.Target}
 }

@@ -13,6 +13,7 @@ import (
 	_ "time/tzdata" // OWNSONA_TIMEZONE on hosts without a zone database
 
 	"github.com/ownsona/ownsona/app/approval"
+	"github.com/ownsona/ownsona/app/backup"
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/ops"
 	"github.com/ownsona/ownsona/app/settings"
@@ -151,6 +152,20 @@ type Config struct {
 	BackupDir   string
 	BackupEvery time.Duration
 	BackupKeep  int
+	// BackupS3, s3://BUCKET/PREFIX, when set, receives a copy of each scheduled backup once it
+	// is written and checked; the newest BackupS3Keep of ours stay (default 7). It needs
+	// BackupDir: the local copy is always kept. BackupS3Endpoint is the S3 API's origin (if
+	// empty, AWS), BackupS3Region the bucket's region (if empty, asked of the server).
+	BackupS3         string
+	BackupS3Endpoint string
+	BackupS3Region   string
+	BackupS3Keep     int
+	// BackupS3CredentialsFile is an AWS-style credentials file (mode 0600) with the key pair;
+	// if empty, BackupS3AccessKeyID and BackupS3SecretAccessKey (AWS_ACCESS_KEY_ID and
+	// AWS_SECRET_ACCESS_KEY, environment only).
+	BackupS3CredentialsFile string
+	BackupS3AccessKeyID     string
+	BackupS3SecretAccessKey string
 	// AuditMaxAge and AuditMaxEntries bound the audit log. If zero, 90 days and 100000.
 	AuditMaxAge     time.Duration
 	AuditMaxEntries int
@@ -204,6 +219,7 @@ func NewConfig() Config {
 		CORSOrigins:     []string{"https://claude.ai"},
 		BackupEvery:     24 * time.Hour,
 		BackupKeep:      7,
+		BackupS3Keep:    7,
 		AuditMaxAge:     90 * 24 * time.Hour,
 		AuditMaxEntries: 100_000,
 		Version:         "dev",
@@ -255,6 +271,13 @@ func (c *Config) settings() []setting {
 		{"backup-dir", "OWNSONA_BACKUP_DIR", "directory for scheduled backups while serving (off if empty)", true, &c.BackupDir},
 		{"backup-every", "OWNSONA_BACKUP_EVERY", "interval of scheduled backups", true, &c.BackupEvery},
 		{"backup-keep", "OWNSONA_BACKUP_KEEP", "how many scheduled backups to keep", true, &c.BackupKeep},
+		{"backup-s3", "OWNSONA_BACKUP_S3", "s3://BUCKET/PREFIX that receives a copy of each scheduled backup (off if empty; needs --backup-dir)", true, &c.BackupS3},
+		{"backup-s3-endpoint", "OWNSONA_BACKUP_S3_ENDPOINT", "the S3 API's origin, e.g. https://s3.eu-central-003.backblazeb2.com or http://127.0.0.1:9000 (empty: AWS)", true, &c.BackupS3Endpoint},
+		{"backup-s3-region", "OWNSONA_BACKUP_S3_REGION", "the bucket's region (empty: asked of the server)", true, &c.BackupS3Region},
+		{"backup-s3-keep", "OWNSONA_BACKUP_S3_KEEP", "how many scheduled backups to keep in the bucket", true, &c.BackupS3Keep},
+		{"backup-s3-credentials-file", "OWNSONA_BACKUP_S3_CREDENTIALS_FILE", "AWS-style credentials file with the bucket's key pair, mode 0600 (empty: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)", true, &c.BackupS3CredentialsFile},
+		{"", "AWS_ACCESS_KEY_ID", "the bucket's access key id (environment only)", true, &c.BackupS3AccessKeyID},
+		{"", "AWS_SECRET_ACCESS_KEY", "the bucket's secret access key (environment only)", true, &c.BackupS3SecretAccessKey},
 		{"audit-max-age", "OWNSONA_AUDIT_MAX_AGE", "how long audit entries are kept", false, &c.AuditMaxAge},
 		{"audit-max-entries", "OWNSONA_AUDIT_MAX_ENTRIES", "how many audit entries are kept", false, &c.AuditMaxEntries},
 		{"metrics", "OWNSONA_METRICS", "serve Prometheus metrics at /metrics to this machine, and to scrapers elsewhere that send OWNSONA_METRICS_TOKEN (1 or 0)", true, &c.Metrics},
@@ -434,10 +457,19 @@ func (c *Config) validate() error {
 		return usageErr("backup-every: %s is shorter than 1m", c.BackupEvery)
 	case c.BackupKeep < 1:
 		return usageErr("backup-keep: %d; keep at least 1", c.BackupKeep)
+	case c.BackupS3Keep < 1:
+		return usageErr("backup-s3-keep: %d; keep at least 1", c.BackupS3Keep)
+	case c.BackupS3 != "" && c.BackupDir == "":
+		return usageErr("backup-s3: needs --backup-dir (OWNSONA_BACKUP_DIR): each backup is written and checked there first, and kept")
 	case c.AuditMaxAge < time.Hour:
 		return usageErr("audit-max-age: %s is shorter than 1h", c.AuditMaxAge)
 	case c.AuditMaxEntries < 100:
 		return usageErr("audit-max-entries: %d is below 100", c.AuditMaxEntries)
+	}
+	if c.BackupS3 != "" {
+		if _, _, err := backup.ParseS3URL(c.BackupS3); err != nil {
+			return usageErr("backup-s3: %v", err)
+		}
 	}
 	for _, o := range c.CORSOrigins {
 		if u, err := url.Parse(o); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Path != "" || u.RawQuery != "" {

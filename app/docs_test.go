@@ -334,7 +334,7 @@ func TestDocs_checkInvocation(t *testing.T) {
 // environment variable and its default as help prints it (empty for none).
 type docSetting struct{ flag, env, def string }
 
-var helpSetting = regexp.MustCompile(`^  (?:--([a-z0-9-]+), )?(OWNSONA_[A-Z0-9_]+)(?: \(default (.*)\)| \(environment only\))?$`)
+var helpSetting = regexp.MustCompile(`^  (?:--([a-z0-9-]+), )?((?:OWNSONA|AWS)_[A-Z0-9_]+)(?: \(default (.*)\)| \(environment only\))?$`)
 
 // TestDocs_SettingsTable: docs/configuration.md's settings table lists exactly the settings
 // `ownsona help` prints, each with its flag, variable and default.

@@ -90,7 +90,7 @@ func TestApp_Metrics(t *testing.T) {
 	cfg := testConfig(t, nil)
 	cfg.Metrics, cfg.MetricsToken = true, testMetricsToken
 	cfg.BackupDir = t.TempDir() // with one scheduled backup in it, as backupNow names them
-	if err := os.WriteFile(filepath.Join(cfg.BackupDir, backupPrefix+"20261122T030000Z.db"), []byte("x"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(cfg.BackupDir, "ownsona-20261122T030000Z.db"), []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	a, s := connectSDKWith(t, cfg, "")

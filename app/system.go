@@ -2,14 +2,10 @@ package app
 
 import (
 	"context"
-	"errors"
-	"io/fs"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/ownsona/ownsona/app/console"
 	"github.com/ownsona/ownsona/app/doctor"
@@ -20,35 +16,15 @@ import (
 // What the console's System page reads of the host: the scheduled backups and the doctor's
 // local findings.
 
-// backupFiles lists the scheduled backups in cfg.BackupDir (the files backupNow writes), newest
-// first; none while the directory does not exist yet.
+// backupFiles lists the scheduled backups in cfg.BackupDir, newest first; none while the
+// directory does not exist yet.
 func (a *App) backupFiles() ([]console.BackupFile, error) {
-	entries, err := os.ReadDir(a.cfg.BackupDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
+	files, err := a.backups.Files()
 	var out []console.BackupFile
-	for i := len(entries) - 1; i >= 0; i-- { // ReadDir sorts by name: the timestamp, oldest first
-		e := entries[i]
-		name := e.Name()
-		stamp, ok := strings.CutPrefix(strings.TrimSuffix(name, ".db"), backupPrefix)
-		if !ok || !strings.HasSuffix(name, ".db") || !e.Type().IsRegular() {
-			continue
-		}
-		fi, err := e.Info()
-		if err != nil {
-			continue // pruned meanwhile
-		}
-		at, err := time.Parse("20060102T150405Z", stamp)
-		if err != nil {
-			at = fi.ModTime()
-		}
-		out = append(out, console.BackupFile{Name: name, Size: fi.Size(), Time: at})
+	for _, f := range files {
+		out = append(out, console.BackupFile{Name: f.Name, Size: f.Size, Time: f.Time})
 	}
-	return out, nil
+	return out, err
 }
 
 // localDoctor runs the doctor's checks of the file and the configuration as `ownsona doctor`

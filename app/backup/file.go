@@ -9,12 +9,12 @@ import (
 	"github.com/ownsona/ownsona/kv"
 )
 
-// BackupTo writes a consistent snapshot of db to path, mode 0600: to a temporary file beside
+// ToFile writes a consistent snapshot of db to path, mode 0600: to a temporary file beside
 // path, fsynced and checked (pages and contents, as CheckFile) before it is renamed to path
 // (replacing a file there) and the directory is fsynced. Writers go on while it runs; the
 // snapshot holds every transaction committed before it started. A crash leaves path as it
-// was or the whole snapshot. It returns the bytes written. Scheduled backups use it.
-func BackupTo(db *kv.DB, path string) (int64, error) {
+// was or the whole snapshot. It returns the bytes written.
+func ToFile(db *kv.DB, path string) (int64, error) {
 	n, err := WriteChecked(path, func(w io.Writer) error {
 		_, err := db.Backup(w)
 		return err

@@ -106,6 +106,8 @@ type Console struct {
 	mux      *http.ServeMux
 	started  time.Time
 	imports  func() []memory.ImportJob // the System page's recent imports (SetImports); nil: none
+	// backupStatus is what the last scheduled backup did (SetBackupStatus); nil: not shown.
+	backupStatus func() BackupStatus
 }
 
 // New returns the console for cfg. It fails only when a required field is missing.

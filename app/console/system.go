@@ -30,6 +30,10 @@ type systemPage struct {
 	Backups      bool
 	BackupFiles  []backupRow
 	BackupsError bool
+	// LastBackup and LastOffsite are what the last scheduled backup did; nil before the
+	// first, and LastOffsite without a bucket. Offsite is the bucket's prefix, if any.
+	LastBackup, LastOffsite *backupResultRow
+	Offsite                 string
 	// The doctor's findings: Doctor is false when the console has no doctor.
 	Doctor        bool
 	Findings      []finding
@@ -85,6 +89,32 @@ type BackupFile struct {
 	Size int64     // bytes
 	Time time.Time // when it was taken
 }
+
+// BackupStatus is what the last scheduled backup did, locally and off site, as
+// SetBackupStatus's func reports it.
+type BackupStatus struct {
+	Local, Offsite BackupResult
+	Target         string // the off-site prefix, s3://BUCKET/PREFIX/; empty without one
+}
+
+// BackupResult is the outcome of one copy.
+type BackupResult struct {
+	At  time.Time // zero: never tried
+	OK  bool
+	Err string // why it failed
+	Key string // the file's path or the object's s3:// URL
+}
+
+// backupResultRow is a BackupResult on the page.
+type backupResultRow struct {
+	At       time.Time
+	OK       bool
+	Err, Key string // displayable
+}
+
+// SetBackupStatus gives the System page what the last scheduled backup did. Call it before the
+// console serves.
+func (c *Console) SetBackupStatus(status func() BackupStatus) { c.backupStatus = status }
 
 // DoctorFunc runs the doctor's local checks and returns its report: one finding a line ("ok",
 // "warn" or "FAIL", what was found, and after " — " what to change), then a summary line.
@@ -144,6 +174,17 @@ func (c *Console) backups(data *systemPage) {
 		return
 	}
 	data.Backups = true
+	if c.backupStatus != nil {
+		st := c.backupStatus()
+		data.Offsite = policy.Displayable(st.Target, 300)
+		row := func(r BackupResult) *backupResultRow {
+			if r.At.IsZero() {
+				return nil
+			}
+			return &backupResultRow{At: r.At, OK: r.OK, Err: policy.Displayable(r.Err, 500), Key: policy.Displayable(r.Key, 300)}
+		}
+		data.LastBackup, data.LastOffsite = row(st.Local), row(st.Offsite)
+	}
 	files, err := c.cfg.Backups()
 	if err != nil {
 		c.log.Error().Err(err).Msg("console: list scheduled backups")

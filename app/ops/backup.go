@@ -73,7 +73,7 @@ func backupCmd(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer done()
-	n, err := backup.BackupTo(kdb, path)
+	n, err := backup.ToFile(kdb, path)
 	if err != nil {
 		return err
 	}

@@ -95,7 +95,7 @@ func TestBackupTo(t *testing.T) {
 	dir := t.TempDir()
 	db := kvtest.OpenFile(t, filepath.Join(dir, "o.db"), kv.Options{Migrations: memory.Migrations})
 	to := filepath.Join(dir, "scheduled.db")
-	n, err := backup.BackupTo(db, to)
+	n, err := backup.ToFile(db, to)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestBackupTo(t *testing.T) {
 	if err != nil || fi.Size() != n || fi.Mode().Perm() != 0o600 {
 		t.Errorf("backup: %v, %d bytes (BackupTo said %d), mode %v", err, fi.Size(), n, fi.Mode())
 	}
-	if _, err := backup.BackupTo(db, filepath.Join(dir, "missing", "x.db")); err == nil {
+	if _, err := backup.ToFile(db, filepath.Join(dir, "missing", "x.db")); err == nil {
 		t.Error("BackupTo into a missing directory succeeded")
 	}
 }
