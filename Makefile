@@ -33,15 +33,16 @@ run: build
 # race detector and with their own timeout: cold, they take minutes on two cores. So do the
 # decompression bombs (SECURITY.md UP-01): each reads 100 MiB, which the race detector makes
 # minutes of CPU, and it would distort the memory they measure. And the upgrade from the previous
-# release, which builds that release's binary from git first.
-SLOW_TESTS := ^(TestDist_CrossBuild|TestUpload_Bombs|TestImport_Bombs|TestUpgrade_FromPreviousRelease)$$
+# release, which builds that release's binary from git first, and the off-site backup tests,
+# which build the versitygw S3 gateway from the module proxy (app/internal/s3test) once per machine.
+SLOW_TESTS := ^(TestDist_CrossBuild|TestUpload_Bombs|TestImport_Bombs|TestUpgrade_FromPreviousRelease|TestScheduler_Offsite|TestRemote_Fetch|TestRestoreCmd_FromS3)$$
 RACE := $(shell [ "$$($(GO) env CGO_ENABLED)" = 1 ] && command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo -race)
 
 test:
 	$(GO) vet ./...
 	@[ -n "$(RACE)" ] || echo "make test: no C compiler for cgo here, so the tests run without the race detector"
 	$(GO) test $(RACE) -timeout 15m -skip '$(SLOW_TESTS)' ./...
-	$(GO) test -run '$(SLOW_TESTS)' -timeout 30m ./app/
+	$(GO) test -run '$(SLOW_TESTS)' -timeout 30m ./app/ ./app/backup/ ./app/ops/
 	cd build && $(GO) test ./...   # licences: each linked package's on the allow-list; NOTICE current
 
 e2e: build

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ownsona/ownsona/app/internal/s3test"
 )
 
 // TestSystem_BackupsAndDoctor: the console's System page lists the scheduled backups of
@@ -72,5 +74,41 @@ func TestSystem_CLIImportsListed(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("the System page after a command-line import lacks %q", want)
 		}
+	}
+}
+
+// TestSystem_OffsiteFailureShown: with the bucket's server down, a scheduled backup keeps its
+// local copy, and the System page says the upload failed and the local copy is kept; the
+// secret key is not on the page.
+func TestSystem_OffsiteFailureShown(t *testing.T) {
+	clock := newFakeClock()
+	cfg := testConfig(t, clock)
+	cfg.BackupDir = filepath.Join(t.TempDir(), "backups")
+	cfg.BackupS3, cfg.BackupS3Endpoint, cfg.BackupS3Region = "s3://backups/pi", s3test.DownAddr(t), "us-east-1"
+	cfg.BackupS3AccessKeyID, cfg.BackupS3SecretAccessKey = "ownsona-access", "ownsona-secret-0cc175b9c0f1b6a8"
+	a := MustOpen(t, cfg)
+	b := newConsoleBrowser(t, "http://127.0.0.1", handlerTransport{a.Handler()})
+	b.signIn()
+	if page := b.page("/console/system"); !strings.Contains(page, "none uploaded since the server started") {
+		t.Errorf("before the first backup:\n%s", page)
+	}
+	p, err := a.backupNow()
+	if err == nil || p == "" {
+		t.Fatalf("backupNow = %q, %v; want the local copy and an error", p, err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Errorf("the local copy is gone: %v", err)
+	}
+	page := b.page("/console/system")
+	for _, want := range []string{"written and checked", "last upload failed", "The local copy is kept", "s3://backups/pi/"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, cfg.BackupS3SecretAccessKey) {
+		t.Error("the page shows the secret key")
+	}
+	if st := a.backupStatus(); st.Offsite.OK || st.Offsite.Err == "" || !st.Local.OK {
+		t.Errorf("backupStatus = %+v", st)
 	}
 }
