@@ -26,16 +26,21 @@ func (a *App) metricsStore() metrics.Store {
 		FileBytes: st.Quota.FileBytes, FileSize: st.Quota.FileSize, MaxFileBytes: st.Quota.MaxFileBytes}
 }
 
-// metricsBackups are the backups as a scrape reads them: with --backup-dir, the newest
-// scheduled backup in it, target "local". Whether the last attempt failed is not known here
-// (the schedule only logs it), so ownsona_backup_last_ok is left out for now.
+// metricsBackups are the backups as a scrape reads them: with --backup-dir, target "local"
+// (its last success is the newest copy in the directory, which also counts the copies made
+// before this start), and with --backup-s3 target "offsite" as well.
 func (a *App) metricsBackups() []metrics.Backup {
 	if a.cfg.BackupDir == "" {
 		return nil
 	}
-	files, err := a.backupFiles() // newest first
-	if err != nil || len(files) == 0 {
-		return nil
+	st := a.backupStatus()
+	local := metrics.Backup{Target: "local", LastSuccess: st.Local.LastOK, Attempted: !st.Local.At.IsZero(), LastOK: st.Local.OK}
+	if files, err := a.backupFiles(); err == nil && len(files) > 0 && files[0].Time.After(local.LastSuccess) { // newest first
+		local.LastSuccess = files[0].Time
 	}
-	return []metrics.Backup{{Target: "local", LastSuccess: files[0].Time}}
+	out := []metrics.Backup{local}
+	if st.Target != "" {
+		out = append(out, metrics.Backup{Target: "offsite", LastSuccess: st.Offsite.LastOK, Attempted: !st.Offsite.At.IsZero(), LastOK: st.Offsite.OK})
+	}
+	return out
 }

@@ -15,6 +15,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/ownsona/ownsona/app/internal/s3test"
 )
 
 const testMetricsToken = "metrics-token-0123456789abcdef"
@@ -241,5 +243,34 @@ func BenchmarkApp_Metrics(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestApp_MetricsOffsiteFailure: a failed upload keeps the local copy and /metrics says both,
+// the local copy made and the upload failed, with the age of neither hiding the failure.
+func TestApp_MetricsOffsiteFailure(t *testing.T) {
+	cfg := testConfig(t, nil)
+	cfg.Metrics, cfg.MetricsToken = true, testMetricsToken
+	cfg.BackupDir = filepath.Join(t.TempDir(), "backups")
+	cfg.BackupS3, cfg.BackupS3Endpoint, cfg.BackupS3Region = "s3://backups/pi", s3test.DownAddr(t), "us-east-1"
+	cfg.BackupS3AccessKeyID, cfg.BackupS3SecretAccessKey = "ownsona-access", "ownsona-secret-0cc175b9c0f1b6a8"
+	a, _ := connectSDKWith(t, cfg, "")
+	if _, err := a.backupNow(); err == nil {
+		t.Fatal("backupNow to a server that is down succeeded")
+	}
+	_, body, fams := scrapeMetrics(t, a)
+	for _, tt := range []struct {
+		target string
+		want   float64
+	}{{"local", 1}, {"offsite", 0}} {
+		if got, ok := sample(fams["ownsona_backup_last_ok"], map[string]string{"target": tt.target}); !ok || got != tt.want {
+			t.Errorf("ownsona_backup_last_ok{target=%q} = %v (found %v), want %v", tt.target, got, ok, tt.want)
+		}
+	}
+	if got, ok := sample(fams["ownsona_backup_last_success_timestamp_seconds"], map[string]string{"target": "local"}); !ok || got == 0 {
+		t.Errorf("the local copy's time = %v (found %v), want it set", got, ok)
+	}
+	if bytes.Contains(body, []byte(cfg.BackupS3SecretAccessKey)) {
+		t.Error("/metrics holds the secret key")
 	}
 }

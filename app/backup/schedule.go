@@ -46,6 +46,9 @@ type Result struct {
 	OK  bool
 	Err string // why it failed; empty when OK. Holds no credential
 	Key string // what was written: the local file's path, or the object's s3:// URL
+	// LastOK is when an attempt last succeeded since the server started, kept across the
+	// failures after it; zero: none has.
+	LastOK time.Time
 }
 
 // Status is what the last scheduled backup did, locally and off site.
@@ -124,7 +127,7 @@ func (s *Scheduler) BackupNow(ctx context.Context) (string, error) {
 	s.run.Lock()
 	defer s.run.Unlock()
 	path, err := s.local()
-	s.record(func(st *Status) { st.Local = s.result(path, err) })
+	s.record(func(st *Status) { st.Local = s.result(st.Local, path, err) })
 	if err != nil {
 		s.opts.Log.Error().Err(err).Msg("scheduled backup failed")
 		return "", err
@@ -136,7 +139,7 @@ func (s *Scheduler) BackupNow(ctx context.Context) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Every)
 	defer cancel()
 	key, err := s.opts.Offsite.Upload(ctx, path)
-	s.record(func(st *Status) { st.Offsite = s.result(key, err) })
+	s.record(func(st *Status) { st.Offsite = s.result(st.Offsite, key, err) })
 	if err != nil {
 		err = fmt.Errorf("off-site copy: %w", err)
 		s.opts.Log.Error().Err(err).Str("kept", path).Msg("scheduled backup not copied off site; the local copy is kept")
@@ -146,10 +149,13 @@ func (s *Scheduler) BackupNow(ctx context.Context) (string, error) {
 	return path, nil
 }
 
-func (s *Scheduler) result(key string, err error) Result {
-	r := Result{At: s.opts.Now(), OK: err == nil, Key: key}
+// result is the outcome of an attempt that ended now, after prev.
+func (s *Scheduler) result(prev Result, key string, err error) Result {
+	r := Result{At: s.opts.Now(), OK: err == nil, Key: key, LastOK: prev.LastOK}
 	if err != nil {
 		r.Err = err.Error()
+	} else {
+		r.LastOK = r.At
 	}
 	return r
 }
