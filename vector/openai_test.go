@@ -172,7 +172,7 @@ func TestOpenAI_Embed(t *testing.T) {
 		if got, want := auth[0], "Bearer "+testKey; got != want {
 			t.Errorf("Authorization = %q, want %q", got, want)
 		}
-		if got, want := o.Info(), (Info{"openai", "all-minilm", 3}); got != want {
+		if got, want := o.Info(), (Info{Name: "openai", Model: "all-minilm", Dim: 3}); got != want {
 			t.Errorf("Info = %+v, want %+v", got, want)
 		}
 		if got, want := o.Info().String(), "openai:all-minilm:3"; got != want {
