@@ -28,6 +28,7 @@ import (
 	"github.com/ownsona/ownsona/app/tools"
 	"github.com/ownsona/ownsona/app/uploads"
 	"github.com/ownsona/ownsona/app/web"
+	"github.com/ownsona/ownsona/embedhttp"
 	"github.com/ownsona/ownsona/kv"
 	"github.com/ownsona/ownsona/oauth"
 	"github.com/ownsona/ownsona/rpc"
@@ -365,7 +366,7 @@ func newEmbedder(cfg Config) (vector.Embedder, error) {
 	case "builtin":
 		return vector.NewBuiltin(), nil
 	case "openai":
-		e, err := vector.NewOpenAI(vector.OpenAIConfig{URL: cfg.EmbedURL, Model: cfg.EmbedModel, APIKey: cfg.EmbedAPIKey, Timeout: cfg.EmbedTimeout})
+		e, err := embedhttp.NewOpenAI(embedhttp.OpenAIConfig{URL: cfg.EmbedURL, Model: cfg.EmbedModel, APIKey: cfg.EmbedAPIKey, Timeout: cfg.EmbedTimeout})
 		if err != nil {
 			return nil, usageErr("embedder openai: %v", err)
 		}

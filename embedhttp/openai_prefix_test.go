@@ -1,4 +1,4 @@
-package vector
+package embedhttp
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/ownsona/ownsona/vector"
 )
 
 // TestOpenAI_Prefixes: model families trained with instruction prefixes get them, by kind; the
@@ -53,10 +55,10 @@ func TestOpenAI_Prefixes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := e.Embed(context.Background(), []string{"I like tea"}, Document); err != nil {
+			if _, err := e.Embed(context.Background(), []string{"I like tea"}, vector.Document); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := e.Embed(context.Background(), []string{"what do I drink?"}, Query); err != nil {
+			if _, err := e.Embed(context.Background(), []string{"what do I drink?"}, vector.Query); err != nil {
 				t.Fatal(err)
 			}
 			mu.Lock()

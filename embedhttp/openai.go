@@ -1,4 +1,4 @@
-package vector
+package embedhttp
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ownsona/ownsona/vector"
 )
 
 // OpenAIConfig configures an OpenAI-compatible embeddings client.
@@ -60,7 +62,7 @@ type OpenAI struct {
 	dim int
 }
 
-var _ Embedder = (*OpenAI)(nil)
+var _ vector.Embedder = (*OpenAI)(nil)
 
 // Limits of the client.
 const (
@@ -141,23 +143,23 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // Info reports the model and the dimension (0 until the first response when Dim was zero).
-func (o *OpenAI) Info() Info {
+func (o *OpenAI) Info() vector.Info {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	model := o.cfg.Model
 	if o.queryPrefix != "" || o.docPrefix != "" {
 		model += "+prefixes" // vectors made without the prefixes are re-embedded
 	}
-	return Info{Name: "openai", Model: model, Dim: o.dim}
+	return vector.Info{Name: "openai", Model: model, Dim: o.dim}
 }
 
 // Embed returns one vector per text, in the order of texts, sending them BatchSize at a time.
 // Errors wrap ErrUnavailable when the service could not be used (after the retries), and
 // ErrDimension when its vectors have the wrong length; they name the HTTP status and the
 // server's error message, never the API key.
-func (o *OpenAI) Embed(ctx context.Context, texts []string, kind Kind) ([][]float32, error) {
+func (o *OpenAI) Embed(ctx context.Context, texts []string, kind vector.Kind) ([][]float32, error) {
 	prefix := o.docPrefix
-	if kind == Query {
+	if kind == vector.Query {
 		prefix = o.queryPrefix
 	}
 	if prefix != "" {
@@ -197,7 +199,7 @@ func (o *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 		if err == nil {
 			return vecs, nil
 		}
-		if !errors.Is(err, ErrUnavailable) || attempt > o.cfg.Retries || ctx.Err() != nil {
+		if !errors.Is(err, vector.ErrUnavailable) || attempt > o.cfg.Retries || ctx.Err() != nil {
 			if attempt > 1 {
 				err = fmt.Errorf("%w (after %d attempts)", err, attempt)
 			}
@@ -208,7 +210,7 @@ func (o *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 			wait = min(retryAfter, maxRetryAfter)
 		}
 		if err := o.cfg.Sleep(ctx, wait); err != nil {
-			return nil, fmt.Errorf("%w: waiting to retry: %w", ErrUnavailable, err)
+			return nil, fmt.Errorf("%w: waiting to retry: %w", vector.ErrUnavailable, err)
 		}
 		backoff *= 2
 	}
@@ -235,14 +237,14 @@ func (o *OpenAI) post(ctx context.Context, body []byte, n int) ([][]float32, tim
 			err = ue.Err // its text repeats the URL, which may hold userinfo
 		}
 		if ctx.Err() == nil && actx.Err() == context.DeadlineExceeded {
-			return nil, 0, fmt.Errorf("%w: POST %s: no answer within %v: %w", ErrUnavailable, o.shown, o.cfg.Timeout, err)
+			return nil, 0, fmt.Errorf("%w: POST %s: no answer within %v: %w", vector.ErrUnavailable, o.shown, o.cfg.Timeout, err)
 		}
-		return nil, 0, fmt.Errorf("%w: POST %s: %w", ErrUnavailable, o.shown, err)
+		return nil, 0, fmt.Errorf("%w: POST %s: %w", vector.ErrUnavailable, o.shown, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: read response from %s: %w", ErrUnavailable, o.shown, err)
+		return nil, 0, fmt.Errorf("%w: read response from %s: %w", vector.ErrUnavailable, o.shown, err)
 	}
 	if len(data) > maxResponseBytes {
 		return nil, 0, fmt.Errorf("embedding response is larger than %d MiB", maxResponseBytes>>20)
@@ -262,7 +264,7 @@ func (o *OpenAI) post(ctx context.Context, body []byte, n int) ([][]float32, tim
 	}
 	for i, v := range vecs {
 		if len(v) != o.dim {
-			return nil, 0, fmt.Errorf("embedding %d has %d dimensions, want %d: %w", i, len(v), o.dim, ErrDimension)
+			return nil, 0, fmt.Errorf("embedding %d has %d dimensions, want %d: %w", i, len(v), o.dim, vector.ErrDimension)
 		}
 	}
 	return vecs, 0, nil
@@ -312,7 +314,7 @@ type statusError struct {
 func (e *statusError) Error() string {
 	what := "embedding request refused"
 	if e.transient() {
-		what = ErrUnavailable.Error()
+		what = vector.ErrUnavailable.Error()
 	}
 	s := fmt.Sprintf("%s: HTTP %d %s", what, e.status, http.StatusText(e.status))
 	if e.message != "" {
@@ -327,7 +329,7 @@ func (e *statusError) transient() bool {
 
 func (e *statusError) Unwrap() error {
 	if e.transient() {
-		return ErrUnavailable
+		return vector.ErrUnavailable
 	}
 	return nil
 }

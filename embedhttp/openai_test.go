@@ -1,4 +1,4 @@
-package vector
+package embedhttp
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ownsona/ownsona/vector"
 )
 
 const testKey = "sk-test-5ecret-key"
@@ -154,7 +156,7 @@ func TestOpenAI_Embed(t *testing.T) {
 		s := MustNewEmbeddingServer(t, nil)
 		o, _ := MustNewOpenAI(t, s.URL+"/v1", nil)
 		in := []string{"I prefer dark roast coffee", "Colby lives in LA", "ünïcode ✓"}
-		vecs, err := o.Embed(ctx, in, Document)
+		vecs, err := o.Embed(ctx, in, vector.Document)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,7 +174,7 @@ func TestOpenAI_Embed(t *testing.T) {
 		if got, want := auth[0], "Bearer "+testKey; got != want {
 			t.Errorf("Authorization = %q, want %q", got, want)
 		}
-		if got, want := o.Info(), (Info{Name: "openai", Model: "all-minilm", Dim: 3}); got != want {
+		if got, want := o.Info(), (vector.Info{Name: "openai", Model: "all-minilm", Dim: 3}); got != want {
 			t.Errorf("Info = %+v, want %+v", got, want)
 		}
 		if got, want := o.Info().String(), "openai:all-minilm:3"; got != want {
@@ -182,7 +184,7 @@ func TestOpenAI_Embed(t *testing.T) {
 	t.Run("batches", func(t *testing.T) {
 		s := MustNewEmbeddingServer(t, nil)
 		o, _ := MustNewOpenAI(t, s.URL+"/v1", func(c *OpenAIConfig) { c.BatchSize = 64 })
-		vecs, err := o.Embed(ctx, texts(150), Document)
+		vecs, err := o.Embed(ctx, texts(150), vector.Document)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -201,14 +203,14 @@ func TestOpenAI_Embed(t *testing.T) {
 	t.Run("no texts, no request", func(t *testing.T) {
 		s := MustNewEmbeddingServer(t, nil)
 		o, _ := MustNewOpenAI(t, s.URL+"/v1", nil)
-		if vecs, err := o.Embed(ctx, nil, Query); err != nil || len(vecs) != 0 || s.calls() != 0 {
+		if vecs, err := o.Embed(ctx, nil, vector.Query); err != nil || len(vecs) != 0 || s.calls() != 0 {
 			t.Errorf("Embed(nil) = %v, %v after %d calls", vecs, err, s.calls())
 		}
 	})
 	t.Run("no key, no Authorization header", func(t *testing.T) {
 		s := MustNewEmbeddingServer(t, nil)
 		o, _ := MustNewOpenAI(t, s.URL+"/v1", func(c *OpenAIConfig) { c.APIKey = "" })
-		if _, err := o.Embed(ctx, []string{"a"}, Query); err != nil {
+		if _, err := o.Embed(ctx, []string{"a"}, vector.Query); err != nil {
 			t.Fatal(err)
 		}
 		if _, auth := s.seen(); auth[0] != "" {
@@ -219,7 +221,7 @@ func TestOpenAI_Embed(t *testing.T) {
 		s := MustNewEmbeddingServer(t, nil)
 		for _, u := range []string{s.URL + "/v1", s.URL + "/v1/", s.URL + "/v1/embeddings", s.URL + "/v1?x=1"} {
 			o, _ := MustNewOpenAI(t, u, nil)
-			if _, err := o.Embed(ctx, []string{"a"}, Query); err != nil {
+			if _, err := o.Embed(ctx, []string{"a"}, vector.Query); err != nil {
 				t.Errorf("URL %q: %v", u, err)
 			}
 		}
@@ -237,7 +239,7 @@ func TestOpenAI_EmbedRetry(t *testing.T) {
 			return false
 		})
 		o, waits := MustNewOpenAI(t, s.URL+"/v1", nil)
-		vecs, err := o.Embed(ctx, []string{"abc"}, Document)
+		vecs, err := o.Embed(ctx, []string{"abc"}, vector.Document)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -262,7 +264,7 @@ func TestOpenAI_EmbedRetry(t *testing.T) {
 			return true
 		})
 		o, waits := MustNewOpenAI(t, s.URL+"/v1", nil)
-		if _, err := o.Embed(ctx, []string{"abc"}, Document); err != nil {
+		if _, err := o.Embed(ctx, []string{"abc"}, vector.Document); err != nil {
 			t.Fatal(err)
 		}
 		if got, want := *waits, []time.Duration{3 * time.Second, 30 * time.Second}; !slices.Equal(got, want) {
@@ -275,8 +277,8 @@ func TestOpenAI_EmbedRetry(t *testing.T) {
 			return true
 		})
 		o, waits := MustNewOpenAI(t, s.URL+"/v1", nil)
-		_, err := o.Embed(ctx, []string{"abc"}, Document)
-		if !errors.Is(err, ErrUnavailable) {
+		_, err := o.Embed(ctx, []string{"abc"}, vector.Document)
+		if !errors.Is(err, vector.ErrUnavailable) {
 			t.Errorf("err = %v, want ErrUnavailable", err)
 		}
 		if !strings.Contains(err.Error(), "503") || !strings.Contains(err.Error(), "overloaded (server_error)") {
@@ -295,8 +297,8 @@ func TestOpenAI_EmbedRetry(t *testing.T) {
 			return true
 		})
 		o, _ := MustNewOpenAI(t, s.URL+"/v1", nil)
-		_, err := o.Embed(ctx, []string{"abc"}, Document)
-		if err == nil || errors.Is(err, ErrUnavailable) {
+		_, err := o.Embed(ctx, []string{"abc"}, vector.Document)
+		if err == nil || errors.Is(err, vector.ErrUnavailable) {
 			t.Fatalf("err = %v, want a refusal that is not ErrUnavailable", err)
 		}
 		if got, want := err.Error(), "embedding request refused: HTTP 400 Bad Request: This model's maximum context length is 8192 tokens (invalid_request_error)"; got != want {
@@ -312,7 +314,7 @@ func TestOpenAI_EmbedRetry(t *testing.T) {
 			return true
 		})
 		o, _ := MustNewOpenAI(t, s.URL+"/v1", func(c *OpenAIConfig) { c.Retries = -1 })
-		if _, err := o.Embed(ctx, []string{"abc"}, Document); !errors.Is(err, ErrUnavailable) || s.calls() != 1 {
+		if _, err := o.Embed(ctx, []string{"abc"}, vector.Document); !errors.Is(err, vector.ErrUnavailable) || s.calls() != 1 {
 			t.Errorf("err = %v after %d calls", err, s.calls())
 		}
 	})
@@ -324,8 +326,8 @@ func TestOpenAI_EmbedRetry(t *testing.T) {
 		})
 		t.Cleanup(func() { close(release) }) // runs before the server's Close
 		o, _ := MustNewOpenAI(t, s.URL+"/v1", func(c *OpenAIConfig) { c.Timeout = 20 * time.Millisecond; c.Retries = 1 })
-		_, err := o.Embed(ctx, []string{"abc"}, Document)
-		if !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+		_, err := o.Embed(ctx, []string{"abc"}, vector.Document)
+		if !errors.Is(err, vector.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("err = %v, want ErrUnavailable and DeadlineExceeded", err)
 		}
 		if !strings.Contains(err.Error(), "no answer within 20ms") {
@@ -344,7 +346,7 @@ func TestOpenAI_EmbedRetry(t *testing.T) {
 		o, _ := MustNewOpenAI(t, s.URL+"/v1", func(c *OpenAIConfig) {
 			c.Sleep = func(ctx context.Context, d time.Duration) error { cancel(); return ctx.Err() }
 		})
-		_, err := o.Embed(cctx, []string{"abc"}, Document)
+		_, err := o.Embed(cctx, []string{"abc"}, vector.Document)
 		if !errors.Is(err, context.Canceled) || s.calls() != 1 {
 			t.Errorf("err = %v after %d calls, want context.Canceled after 1", err, s.calls())
 		}
@@ -353,8 +355,8 @@ func TestOpenAI_EmbedRetry(t *testing.T) {
 		s := MustNewEmbeddingServer(t, nil)
 		s.Close()
 		o, waits := MustNewOpenAI(t, s.URL+"/v1", nil)
-		_, err := o.Embed(ctx, []string{"abc"}, Document)
-		if !errors.Is(err, ErrUnavailable) || len(*waits) != 2 {
+		_, err := o.Embed(ctx, []string{"abc"}, vector.Document)
+		if !errors.Is(err, vector.ErrUnavailable) || len(*waits) != 2 {
 			t.Errorf("err = %v after %d waits, want ErrUnavailable after 2", err, len(*waits))
 		}
 		checkNoKey(t, err)
@@ -385,20 +387,20 @@ func TestOpenAI_EmbedErrors(t *testing.T) {
 		{"too few vectors", respond(200, `{"object":"list","data":[]}`), 0, "0 vectors for 1 texts", nil},
 		{"bad index", respond(200, `{"data":[{"index":3,"embedding":[1]}]}`), 0, "out-of-range", nil},
 		{"empty vector", respond(200, `{"data":[{"index":0,"embedding":[]}]}`), 0, "empty vector", nil},
-		{"wrong dimension", nil, 5, "3 dimensions, want 5", ErrDimension},
+		{"wrong dimension", nil, 5, "3 dimensions, want 5", vector.ErrDimension},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := MustNewEmbeddingServer(t, tt.answer)
 			o, _ := MustNewOpenAI(t, s.URL+"/v1", func(c *OpenAIConfig) { c.Dim = tt.dim })
-			_, err := o.Embed(ctx, []string{"abc"}, Document)
+			_, err := o.Embed(ctx, []string{"abc"}, vector.Document)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want it to contain %q", err, tt.want)
 			}
 			if tt.is != nil && !errors.Is(err, tt.is) {
 				t.Errorf("err = %v, want errors.Is %v", err, tt.is)
 			}
-			if errors.Is(err, ErrUnavailable) || s.calls() != 1 {
+			if errors.Is(err, vector.ErrUnavailable) || s.calls() != 1 {
 				t.Errorf("err = %v after %d calls: a refusal or a bad answer is not retried", err, s.calls())
 			}
 			checkNoKey(t, err)
@@ -407,7 +409,7 @@ func TestOpenAI_EmbedErrors(t *testing.T) {
 	t.Run("vectors without index are taken in order", func(t *testing.T) {
 		s := MustNewEmbeddingServer(t, respond(200, `{"data":[{"embedding":[1,0]},{"embedding":[0,1]}]}`))
 		o, _ := MustNewOpenAI(t, s.URL+"/v1", nil)
-		vecs, err := o.Embed(ctx, []string{"a", "b"}, Document)
+		vecs, err := o.Embed(ctx, []string{"a", "b"}, vector.Document)
 		if err != nil || fmt.Sprint(vecs) != "[[1 0] [0 1]]" {
 			t.Errorf("Embed = %v, %v", vecs, err)
 		}
@@ -420,7 +422,7 @@ func TestOpenAI_EmbedConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			vecs, err := o.Embed(context.Background(), texts(7), Query)
+			vecs, err := o.Embed(context.Background(), texts(7), vector.Query)
 			if err != nil || len(vecs) != 7 {
 				t.Errorf("Embed = %d vectors, %v", len(vecs), err)
 			}
@@ -450,7 +452,7 @@ func TestNewOpenAI(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = o.Embed(context.Background(), []string{"a"}, Query)
+		_, err = o.Embed(context.Background(), []string{"a"}, vector.Query)
 		if err == nil || strings.Contains(err.Error(), "pa55word") {
 			t.Errorf("err = %v", err)
 		}
