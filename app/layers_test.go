@@ -34,6 +34,7 @@ func TestLayers(t *testing.T) {
 		"app/certs":     {"kv"},
 		"rpc":           {},
 		"vector":        {},
+		"embedhttp":     {"vector"},
 		"kv":            {},
 		"kv/kvtest":     {"kv"},
 	}

@@ -2,9 +2,10 @@
 // cosine index over one contiguous matrix, an HNSW graph (our own, after Malkov & Yashunin),
 // Dense (exact until a graph is built in the background, then the graph alone), score fusion,
 // Analyze (a text read once for BM25, WordCounts and the soft match), and embedders that turn
-// text into vectors: Builtin (GloVe word vectors compiled in, with SoftMatch, a soft term match
-// that re-ranks candidates, weighted by a store's WordCounts), Model2Vec and OpenAI. It knows
-// nothing of bbolt, HTTP or MCP: uint64 ids in, scored ids out.
+// text into vectors in the process: Builtin (GloVe word vectors compiled in, with SoftMatch, a
+// soft term match that re-ranks candidates, weighted by a store's WordCounts) and Model2Vec;
+// Embedder is also the interface embedhttp's HTTP embedders implement. It knows nothing of
+// bbolt, HTTP or MCP: uint64 ids in, scored ids out.
 //
 // The simplest use:
 //
@@ -15,7 +16,7 @@
 //
 // and with an embedder:
 //
-//	emb, _ := vector.NewOpenAI(vector.OpenAIConfig{URL: "http://localhost:11434/v1", Model: "nomic-embed-text"})
+//	emb := vector.NewBuiltin()
 //	vecs, _ := emb.Embed(ctx, texts, vector.Document)
 //	dense := vector.NewExact(len(vecs[0]))
 //	dense.Add(1, vecs[0])
@@ -50,8 +51,6 @@
 //     tombstone; past a fifth of the nodes the graph is repaired. Memory: 2·dim + about 190
 //     bytes per vector at M 16. Dense holds each vector once: in Exact until the graph serves,
 //     then in the graph (and, until a background goroutine inserts them, in a small exact tail).
-//   - The OpenAI embedder retries only what can succeed later (network errors, timeouts, 429,
-//     5xx) and reports it as ErrUnavailable; its errors never contain the API key.
 package vector
 
 import "errors"
