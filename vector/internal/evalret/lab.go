@@ -279,18 +279,6 @@ type tok struct {
 	name bool // capitalized inside a sentence
 }
 
-var contractions = map[string][]string{
-	"dont": {"do", "not"}, "doesnt": {"does", "not"}, "didnt": {"did", "not"}, "isnt": {"is", "not"},
-	"arent": {"are", "not"}, "wasnt": {"was", "not"}, "werent": {"were", "not"},
-	"havent": {"have", "not"}, "hasnt": {"has", "not"}, "hadnt": {"had", "not"},
-	"cant": {"can", "not"}, "couldnt": {"could", "not"}, "wouldnt": {"would", "not"},
-	"shouldnt": {"should", "not"}, "wont": {"will", "not"}, "aint": {"is", "not"},
-	"im": {"i", "am"}, "ive": {"i", "have"}, "youre": {"you", "are"}, "youve": {"you", "have"},
-	"youll": {"you", "will"}, "theyre": {"they", "are"}, "theyve": {"they", "have"},
-	"theyll": {"they", "will"}, "weve": {"we", "have"}, "itll": {"it", "will"},
-	"thats": {"that", "is"}, "whats": {"what", "is"}, "theres": {"there", "is"},
-}
-
 // tokens splits text like vector.Tokenize and marks capitalized words that do not start a
 // sentence.
 func (l *lab) tokens(text string) []tok {
@@ -305,7 +293,7 @@ func (l *lab) tokens(text string) []tok {
 		}
 		for _, w := range vector.Tokenize(f) {
 			if !l.opt.NoContract {
-				if ex, ok := contractions[w]; ok {
+				if ex, ok := vector.Contraction(w); ok {
 					for _, e := range ex {
 						out = append(out, tok{w: e})
 					}
@@ -402,7 +390,7 @@ func (l *lab) rawKind(text string, kind vector.Kind) []float32 {
 	toks := l.tokens(text)
 	nw := 0
 	for _, t := range toks {
-		if l.opt.Stop && stopwords[t.w] || l.opt.Time && kind == vector.Query && timeWords[t.w] {
+		if l.opt.Stop && vector.IsStopword(t.w) || l.opt.Time && kind == vector.Query && vector.IsTimeWord(t.w) {
 			continue
 		}
 		row, w := l.lookup(t.w)
@@ -653,36 +641,3 @@ func (l *lab) nameScore(row int) float32 {
 	}
 	return l.nameS[row]
 }
-
-// timeWords are vector's time words (see its timeWords).
-var timeWords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`
-		today tonight yesterday tomorrow nowadays currently recently lately ago soon earlier later
-		day days week weeks weekend weekends month months year years decade decades
-		hour hours minute minutes morning mornings afternoon afternoons evening evenings night nights
-		monday mondays tuesday tuesdays wednesday wednesdays thursday thursdays friday fridays
-		saturday saturdays sunday sundays
-		january february april june july august september october november december
-		spring summer autumn winter springs summers winters
-		last next past recent upcoming current`) {
-		m[w] = true
-	}
-	return m
-}()
-
-var stopwords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`
-		a about above after again against all am an and any are as at be because been before
-		being below between both but by can could did do does doing down during each few for
-		from further had has have having he her here hers herself him himself his how i if in
-		into is it its itself just me more most my myself no nor not now of off on once only
-		or other our ours ourselves out over own same she should so some such than that the
-		their theirs them themselves then there these they this those through to too under
-		until up very was we were what when where which while who whom why will with would
-		you your yours yourself yourselves also`) {
-		m[w] = true
-	}
-	return m
-}()

@@ -364,7 +364,7 @@ func fuseN(lists [][]vector.Scored, ws []float32, k int) []vector.Scored {
 func expansion(l *lab, q string, m int, minSim float32, limit int) string {
 	var out []string
 	for _, t := range l.tokens(q) {
-		if stopwords[t.w] || t.name || len(t.w) < 3 {
+		if vector.IsStopword(t.w) || t.name || len(t.w) < 3 {
 			continue
 		}
 		out = append(out, l.neighbours(t.w, m, minSim, limit)...)
@@ -551,7 +551,7 @@ func newSoftIndex(l *lab, texts []string) *softIndex {
 	s := &softIndex{l: l, docs: make([][][]float32, len(texts)), rows: make([][]int, len(texts))}
 	for i, t := range texts {
 		for _, tk := range l.tokens(t) {
-			if stopwords[tk.w] {
+			if vector.IsStopword(tk.w) {
 				continue
 			}
 			if u := l.unitRow(tk.w); u != nil {
@@ -582,7 +582,7 @@ type softOpts struct {
 func (s *softIndex) scoreOpts(q string, id uint64, o softOpts) float32 {
 	var num, den float64
 	for _, tk := range s.l.tokens(q) {
-		if stopwords[tk.w] || (o.noNames && tk.name) {
+		if vector.IsStopword(tk.w) || (o.noNames && tk.name) {
 			continue
 		}
 		row, w := s.l.lookup(tk.w)
@@ -591,7 +591,7 @@ func (s *softIndex) scoreOpts(q string, id uint64, o softOpts) float32 {
 		}
 		u := s.l.unitRow(tk.w)
 		wt := s.l.weight(row, w)
-		exact := o.timeExact && timeWords[tk.w]
+		exact := o.timeExact && vector.IsTimeWord(tk.w)
 		best := 0.0
 		for k, dv := range s.docs[id-1] {
 			if s.rows[id-1][k] == row {
