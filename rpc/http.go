@@ -251,14 +251,14 @@ func (s *Server) classify(r *http.Request, body []byte) (req *request, modern bo
 	}
 	if batch {
 		for i := range reqs {
-			if headerModern || reqs[i].declaresVersion() {
+			if headerModern || declaresVersion(&reqs[i]) {
 				return nil, true, http.StatusBadRequest, invalidRequest("batches are not part of protocol version " + ModernProtocolVersion)
 			}
 		}
 		return nil, false, 0, nil
 	}
 	req = &reqs[0]
-	if !req.declaresVersion() && !headerModern {
+	if !declaresVersion(req) && !headerModern {
 		return req, false, 0, nil
 	}
 	bad := func(status int, e *Error) (*request, bool, int, *Error) { return req, true, status, e }

@@ -452,21 +452,6 @@ type request struct {
 
 var envelopeKeys = []string{"jsonrpc", "id", "method", "params"}
 
-// declaresVersion reports whether a request's params._meta names a protocol version: the mark
-// of a 2026-07-28 (modern) request.
-func (r *request) declaresVersion() bool {
-	p, ok := members(r.params)
-	if !ok {
-		return false
-	}
-	m, ok := members(p["_meta"])
-	if !ok {
-		return false
-	}
-	_, ok = m[metaProtocolVersion]
-	return ok
-}
-
 // decodeMessage decodes one message: a single envelope or a batch. The error is for the
 // message as a whole (parse errors, an empty or oversized batch); a bad element of a batch
 // carries its own error.

@@ -228,3 +228,18 @@ type discoverResult struct {
 func (s *Server) discover() discoverResult {
 	return discoverResult{AllProtocolVersions(), s.capabilities(true), s.Instructions}
 }
+
+// declaresVersion reports whether a request's params._meta names a protocol version: the mark
+// of a 2026-07-28 (modern) request.
+func declaresVersion(r *request) bool {
+	p, ok := members(r.params)
+	if !ok {
+		return false
+	}
+	m, ok := members(p["_meta"])
+	if !ok {
+		return false
+	}
+	_, ok = m[metaProtocolVersion]
+	return ok
+}
