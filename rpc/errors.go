@@ -37,34 +37,31 @@ type Error struct {
 
 func (e *Error) Error() string { return "jsonrpc error " + strconv.Itoa(e.Code) + ": " + e.Message }
 
-// parseError is -32700: the message is not strict JSON.
-func parseError(reason string) *Error {
+// ParseError is -32700: the message is not strict JSON.
+func ParseError(reason string) *Error {
 	return &Error{Code: CodeParseError, Message: MessageParseError, Data: map[string]string{"reason": reason}}
 }
 
-// invalidRequest is -32600: the message is JSON but not a request this server accepts.
-func invalidRequest(reason string) *Error {
+// InvalidRequest is -32600: the message is JSON but not a request this server accepts.
+func InvalidRequest(reason string) *Error {
 	return &Error{Code: CodeInvalidRequest, Message: MessageInvalidRequest, Data: map[string]string{"reason": reason}}
 }
 
-// tooLarge is -32600 for a stdio line or HTTP body over maxMessage.
-func tooLarge() *Error {
-	return invalidRequest(fmt.Sprintf("message too large: a message is limited to %d bytes (4 MiB)", maxMessage))
+// TooLarge is -32600 for a stdio line or HTTP body over MaxMessage.
+func TooLarge() *Error {
+	return InvalidRequest(fmt.Sprintf("message too large: a message is limited to %d bytes (4 MiB)", MaxMessage))
 }
 
-// invalidParams is -32602 naming the field at fault.
-func invalidParams(field, reason string) *Error {
+// InvalidParams is -32602 "Invalid params" with data{field, reason}, naming the field at
+// fault; for a handler that wants that error in every era: an *ArgError (InvalidArgument) from
+// a tool is an isError result for clients on 2025-11-25 and later instead.
+func InvalidParams(field, reason string) *Error {
 	return &Error{Code: CodeInvalidParams, Message: MessageInvalidParams, Data: map[string]string{"field": field, "reason": reason}}
 }
 
-// InvalidParams is -32602 "Invalid params" with data{field, reason}, for a handler that wants
-// that error in every era: an *ArgError (InvalidArgument) from a tool is an isError result for
-// clients on 2025-11-25 and later instead.
-func InvalidParams(field, reason string) *Error { return invalidParams(field, reason) }
-
-func methodNotFound(method string) *Error {
+func MethodNotFound(method string) *Error {
 	return &Error{Code: CodeMethodNotFound, Message: MessageMethodNotFound, Data: map[string]string{"method": method}}
 }
 
-// internalError is -32603 without data: what failed is told to OnError only.
-func internalError() *Error { return &Error{Code: CodeInternalError, Message: MessageInternalError} }
+// InternalError is -32603 without data: what failed is told to OnError only.
+func InternalError() *Error { return &Error{Code: CodeInternalError, Message: MessageInternalError} }

@@ -63,7 +63,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveDelete(w, r)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
-		writeError(w, http.StatusMethodNotAllowed, invalidRequest(fmt.Sprintf("method %s is not allowed; POST JSON-RPC messages to this endpoint", r.Method)))
+		writeError(w, http.StatusMethodNotAllowed, InvalidRequest(fmt.Sprintf("method %s is not allowed; POST JSON-RPC messages to this endpoint", r.Method)))
 	}
 }
 
@@ -98,12 +98,12 @@ func (s *Server) httpSession(w http.ResponseWriter, r *http.Request, transport s
 	case len(ids) == 0:
 		return nil, true
 	case len(ids) > 1:
-		writeError(w, http.StatusBadRequest, invalidRequest("Mcp-Session-Id is repeated"))
+		writeError(w, http.StatusBadRequest, InvalidRequest("Mcp-Session-Id is repeated"))
 		return nil, false
 	}
 	ss := s.lookup(ids[0], s.owner(r))
 	if ss == nil || ss.transport != transport {
-		writeError(w, http.StatusNotFound, invalidRequest("session not found: it ended or expired; send initialize without Mcp-Session-Id to start a new one"))
+		writeError(w, http.StatusNotFound, InvalidRequest("session not found: it ended or expired; send initialize without Mcp-Session-Id to start a new one"))
 		return nil, false
 	}
 	return ss, true
@@ -113,25 +113,25 @@ func (s *Server) httpSession(w http.ResponseWriter, r *http.Request, transport s
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	mt, mp, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
-		writeError(w, http.StatusUnsupportedMediaType, invalidRequest("Content-Type must be application/json"))
+		writeError(w, http.StatusUnsupportedMediaType, InvalidRequest("Content-Type must be application/json"))
 		return nil, false
 	}
 	if cs, ok := mp["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-		writeError(w, http.StatusUnsupportedMediaType, invalidRequest("the charset must be utf-8"))
+		writeError(w, http.StatusUnsupportedMediaType, InvalidRequest("the charset must be utf-8"))
 		return nil, false
 	}
-	if r.ContentLength > maxMessage {
-		writeError(w, http.StatusRequestEntityTooLarge, tooLarge())
+	if r.ContentLength > MaxMessage {
+		writeError(w, http.StatusRequestEntityTooLarge, TooLarge())
 		return nil, false
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMessage))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxMessage))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, tooLarge())
+			writeError(w, http.StatusRequestEntityTooLarge, TooLarge())
 			return nil, false
 		}
-		writeError(w, http.StatusBadRequest, invalidRequest("could not read the request body"))
+		writeError(w, http.StatusBadRequest, InvalidRequest("could not read the request body"))
 		return nil, false
 	}
 	return body, true
@@ -150,9 +150,9 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		if e != nil {
 			var id json.RawMessage
 			if req != nil {
-				id = req.id
+				id = req.ID
 			}
-			writeBody(w, status, (&response{id: id, err: e}).encode())
+			writeBody(w, status, (&Response{ID: id, Err: e}).Encode())
 			return
 		}
 		s.serveModern(w, r, req)
@@ -172,22 +172,22 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		ss = &session{transport: "http", owner: owner, calls: s.ownerCalls(owner)}
 	}
 	pw := &postWriter{w: w, rc: http.NewResponseController(w), sse: acceptsEventStream(r.Header.Values("Accept"))}
-	msg := messageBufs.get()
+	msg := GetMessageBuf()
 	out, kind := s.handle(r.Context(), ss, version, body, pw.push, msg)
 	if fresh && ss.initialized && !pw.started {
 		s.promote(ss)
 		w.Header().Set(sessionHeader, ss.id)
 	}
 	pw.finish(out, kind, pw.sse) // written before it returns: nothing keeps out
-	messageBufs.put(out)
+	PutMessageBuf(out)
 }
 
 // serveModern answers a 2026-07-28 request that classify accepted: no session is looked up or
 // started (an Mcp-Session-Id is ignored), and the answer is JSON or, when the call sends
 // messages first, an event stream. An error that the transport pins to a status (-32601 is
 // 404; -32020, -32021 and -32022 are 400) is sent with it; other errors are in-band, 200.
-func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *request) {
-	if req.id == nil { // 2026-07-28 has no client notifications over HTTP; accepted and ignored
+func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *Message) {
+	if req.ID == nil { // 2026-07-28 has no client notifications over HTTP; accepted and ignored
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -199,12 +199,12 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *reques
 		return
 	}
 	status := http.StatusOK
-	if resp.err != nil {
-		status = modernStatus(resp.err.Code)
+	if resp.Err != nil {
+		status = modernStatus(resp.Err.Code)
 	}
-	out := resp.appendTo(messageBufs.get())
+	out := resp.AppendTo(GetMessageBuf())
 	pw.answer(out, status) // written before it returns: nothing keeps out
-	messageBufs.put(out)
+	PutMessageBuf(out)
 }
 
 // classify decides whether a POST is a 2026-07-28 request and, if it is, validates what the
@@ -235,14 +235,14 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *reques
 // routes on this request's. Every other disagreement stays -32020: a header newer than _meta,
 // a header naming a revision this server does not speak or another modern one, a repeated
 // header. OnWarning is told once per owner.
-func (s *Server) classify(r *http.Request, body []byte) (req *request, modern bool, status int, e *Error) {
+func (s *Server) classify(r *http.Request, body []byte) (req *Message, modern bool, status int, e *Error) {
 	versions := r.Header.Values("MCP-Protocol-Version")
 	header := ""
 	if len(versions) > 0 {
 		header = versions[0]
 	}
 	headerModern := slices.Contains(ModernProtocolVersions, header)
-	reqs, batch, fail := decodeMessage(body)
+	reqs, batch, fail := DecodeMessage(body)
 	if fail != nil {
 		if headerModern {
 			return nil, true, http.StatusBadRequest, fail
@@ -252,7 +252,7 @@ func (s *Server) classify(r *http.Request, body []byte) (req *request, modern bo
 	if batch {
 		for i := range reqs {
 			if headerModern || declaresVersion(&reqs[i]) {
-				return nil, true, http.StatusBadRequest, invalidRequest("batches are not part of protocol version " + ModernProtocolVersion)
+				return nil, true, http.StatusBadRequest, InvalidRequest("batches are not part of protocol version " + ModernProtocolVersion)
 			}
 		}
 		return nil, false, 0, nil
@@ -261,16 +261,16 @@ func (s *Server) classify(r *http.Request, body []byte) (req *request, modern bo
 	if !declaresVersion(req) && !headerModern {
 		return req, false, 0, nil
 	}
-	bad := func(status int, e *Error) (*request, bool, int, *Error) { return req, true, status, e }
+	bad := func(status int, e *Error) (*Message, bool, int, *Error) { return req, true, status, e }
 	switch {
-	case req.response:
-		return bad(http.StatusBadRequest, invalidRequest("a client sends no responses in protocol version "+ModernProtocolVersion))
-	case req.invalid != nil:
-		return bad(http.StatusBadRequest, req.invalid)
-	case req.badParam != nil:
-		return bad(http.StatusBadRequest, req.badParam)
+	case req.IsResponse:
+		return bad(http.StatusBadRequest, InvalidRequest("a client sends no responses in protocol version "+ModernProtocolVersion))
+	case req.Invalid != nil:
+		return bad(http.StatusBadRequest, req.Invalid)
+	case req.BadParams != nil:
+		return bad(http.StatusBadRequest, req.BadParams)
 	}
-	p, _ := members(req.params)
+	p, _ := Members(req.Params)
 	rm, _, metaErr := readMeta(p)
 	// The version the request claims: _meta's, else (no _meta, or one without a version) the
 	// header's, which then must itself be modern.
@@ -292,34 +292,34 @@ func (s *Server) classify(r *http.Request, body []byte) (req *request, modern bo
 	case !slices.Contains(ModernProtocolVersions, version):
 		return bad(http.StatusBadRequest, unsupportedVersion(version))
 	}
-	served := func() (*request, bool, int, *Error) {
+	served := func() (*Message, bool, int, *Error) {
 		if mix {
 			s.warnOnce(r.Context(), WarnVersionHeader, rm.client, fmt.Sprintf(
 				"MCP-Protocol-Version %q with _meta protocol version %q: served under %s (a client bug, anthropics/claude-code #93290)", header, version, version))
 		}
 		return req, true, 0, nil
 	}
-	if req.id == nil { // a notification carries no required _meta and needs no Mcp-Method
+	if req.ID == nil { // a notification carries no required _meta and needs no Mcp-Method
 		return served()
 	}
-	if !modernMethod(req.method) || !knownMethod(req.method) {
-		return bad(http.StatusNotFound, methodNotFound(req.method))
+	if !modernMethod(req.Method) || !knownMethod(req.Method) {
+		return bad(http.StatusNotFound, MethodNotFound(req.Method))
 	}
 	methods := r.Header.Values("Mcp-Method")
 	switch {
 	case len(methods) == 0 && mix: // mirrored only by a transport that knows its revision
 	case len(methods) == 0:
 		return bad(http.StatusBadRequest, headerMismatch("the Mcp-Method header is required"))
-	case len(methods) > 1 || methods[0] != req.method:
-		return bad(http.StatusBadRequest, headerMismatch(fmt.Sprintf("Mcp-Method %q does not match the body's method %q", strings.Join(methods, ", "), req.method)))
+	case len(methods) > 1 || methods[0] != req.Method:
+		return bad(http.StatusBadRequest, headerMismatch(fmt.Sprintf("Mcp-Method %q does not match the body's method %q", strings.Join(methods, ", "), req.Method)))
 	}
-	if key := nameKey(req.method); key != "" {
+	if key := nameKey(req.Method); key != "" {
 		want, _, _ := str(p, key, key)
 		names := r.Header.Values("Mcp-Name")
 		switch {
 		case len(names) == 0 && mix:
 		case len(names) == 0:
-			return bad(http.StatusBadRequest, headerMismatch("the Mcp-Name header is required for "+req.method))
+			return bad(http.StatusBadRequest, headerMismatch("the Mcp-Name header is required for "+req.Method))
 		default:
 			got, ok := decodeHeaderValue(names[0])
 			if len(names) > 1 || !ok || got != want {
@@ -331,9 +331,9 @@ func (s *Server) classify(r *http.Request, body []byte) (req *request, modern bo
 	case metaErr != nil:
 		return bad(http.StatusBadRequest, asError(metaErr))
 	case !rm.modern:
-		return bad(http.StatusBadRequest, invalidParams("_meta."+metaProtocolVersion, "is required under MCP-Protocol-Version "+header))
+		return bad(http.StatusBadRequest, InvalidParams("_meta."+metaProtocolVersion, "is required under MCP-Protocol-Version "+header))
 	}
-	if req.method == "tools/call" {
+	if req.Method == "tools/call" {
 		if e := s.checkParamHeaders(r.Header.Values, p, mix); e != nil {
 			return bad(http.StatusBadRequest, e)
 		}
@@ -509,7 +509,7 @@ func (p *postWriter) answer(out []byte, status int) {
 // serveStream is GET: the session's stream of messages unrelated to any request.
 func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 	if !acceptsEventStream(r.Header.Values("Accept")) {
-		writeError(w, http.StatusNotAcceptable, invalidRequest("GET opens an event stream: Accept must list text/event-stream"))
+		writeError(w, http.StatusNotAcceptable, InvalidRequest("GET opens an event stream: Accept must list text/event-stream"))
 		return
 	}
 	if _, ok := protocolHeader(w, r); !ok {
@@ -529,7 +529,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 		ss.streaming = true
 		ss.mu.Unlock()
 		if busy {
-			writeError(w, http.StatusConflict, invalidRequest("this session already has an open GET stream"))
+			writeError(w, http.StatusConflict, InvalidRequest("this session already has an open GET stream"))
 			return
 		}
 		defer func() {
@@ -579,7 +579,7 @@ func (s *Server) pump(w http.ResponseWriter, r *http.Request, rc *http.ResponseC
 
 func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
 	if len(r.Header.Values(sessionHeader)) == 0 {
-		writeError(w, http.StatusBadRequest, invalidRequest("DELETE ends a session: send its Mcp-Session-Id"))
+		writeError(w, http.StatusBadRequest, InvalidRequest("DELETE ends a session: send its Mcp-Session-Id"))
 		return
 	}
 	ss, ok := s.httpSession(w, r, "http")
@@ -634,7 +634,7 @@ func acceptsEventStream(accept []string) bool {
 }
 
 func writeError(w http.ResponseWriter, status int, e *Error) {
-	writeBody(w, status, (&response{err: e}).encode())
+	writeBody(w, status, (&Response{Err: e}).Encode())
 }
 
 func writeBody(w http.ResponseWriter, status int, body []byte) {

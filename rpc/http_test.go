@@ -90,7 +90,7 @@ func TestServer_ServeHTTP(t *testing.T) {
 func TestServer_ServeHTTPBodyLimit(t *testing.T) {
 	f := MustOpenFixture(t)
 	head, tail := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"`, `"}}`
-	exact := head + strings.Repeat("a", maxMessage-len(head)-len(tail)) + tail
+	exact := head + strings.Repeat("a", MaxMessage-len(head)-len(tail)) + tail
 	srv := httptest.NewServer(f.Server)
 	defer srv.Close()
 	for _, tc := range []struct {

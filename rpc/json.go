@@ -4,7 +4,7 @@ package rpc
 // invalid UTF-8 (replaced by U+FFFD there), lone or reversed \u surrogates (also replaced),
 // duplicate object keys (the last one wins there, and case-insensitive struct matching lets
 // "Method", "paramſ" or "\u212Aey" stand in for a field), unbounded nesting and key counts.
-// checkJSON runs over every message before anything is unmarshalled, so later stages may use
+// CheckJSON runs over every message before anything is unmarshalled, so later stages may use
 // encoding/json on the (now unambiguous) bytes as long as they match keys exactly.
 
 import (
@@ -21,16 +21,16 @@ import (
 
 // Limits of the strict decoder and the transports.
 const (
-	maxDepth      = 64      // nested arrays and objects
-	maxObjectKeys = 10000   // keys in one object
-	maxMessage    = 4 << 20 // bytes in one stdio line or HTTP body
-	maxBatch      = 20      // requests in one batch
-	maxID         = 256     // bytes of a request id's JSON, as sent
+	MaxDepth      = 64      // nested arrays and objects
+	MaxObjectKeys = 10000   // keys in one object
+	MaxMessage    = 4 << 20 // bytes in one stdio line or HTTP body
+	MaxBatch      = 20      // requests in one batch
+	MaxID         = 256     // bytes of a request id's JSON, as sent
 )
 
-// checkJSON reports whether data is exactly one strict JSON value, optionally surrounded by
+// CheckJSON reports whether data is exactly one strict JSON value, optionally surrounded by
 // JSON whitespace. The error names the problem and its byte offset.
-func checkJSON(data []byte) error {
+func CheckJSON(data []byte) error {
 	p := &jsonChecker{data: data}
 	p.space()
 	if err := p.value(0); err != nil {
@@ -165,8 +165,8 @@ func (p *jsonChecker) literal(word string) error {
 }
 
 func (p *jsonChecker) object(depth int) error {
-	if depth > maxDepth {
-		return p.errorf("nesting deeper than %d", maxDepth)
+	if depth > MaxDepth {
+		return p.errorf("nesting deeper than %d", MaxDepth)
 	}
 	p.pos++ // {
 	p.space()
@@ -185,8 +185,8 @@ func (p *jsonChecker) object(depth int) error {
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
 			return p.errorf("expected a string key")
 		}
-		if n >= maxObjectKeys {
-			return p.errorf("object with more than %d keys", maxObjectKeys)
+		if n >= MaxObjectKeys {
+			return p.errorf("object with more than %d keys", MaxObjectKeys)
 		}
 		start := p.pos
 		key, err := p.str(true)
@@ -240,8 +240,8 @@ func (p *jsonChecker) object(depth int) error {
 }
 
 func (p *jsonChecker) array(depth int) error {
-	if depth > maxDepth {
-		return p.errorf("nesting deeper than %d", maxDepth)
+	if depth > MaxDepth {
+		return p.errorf("nesting deeper than %d", MaxDepth)
 	}
 	p.pos++ // [
 	p.space()
@@ -438,78 +438,80 @@ func (p *jsonChecker) number() error {
 
 // ---- envelopes ----
 
-// request is one decoded JSON-RPC envelope (a batch holds several).
-type request struct {
-	id       json.RawMessage // the id exactly as sent; nil for a notification
-	method   string
-	params   json.RawMessage // nil when absent or null
-	invalid  *Error          // the envelope is unacceptable: answer with this and run nothing
-	badParam *Error          // params is not an object: answer a request with this
-	response bool            // a client-sent response object (result or error, no method)
-	result   json.RawMessage // of a response
-	rerr     json.RawMessage // of a response: its error object
+// Message is one decoded JSON-RPC envelope (a batch holds several): a request, a
+// notification, or a response a client sent.
+type Message struct {
+	ID         json.RawMessage // the id exactly as sent; nil for a notification
+	Method     string
+	Params     json.RawMessage // nil when absent or null
+	Invalid    *Error          // the envelope is unacceptable: answer with this and run nothing
+	BadParams  *Error          // params is not an object: answer a request with this
+	IsResponse bool            // a client-sent response object (result or error, no method)
+	Result     json.RawMessage // of a response
+	RawError   json.RawMessage // of a response: its error object
 }
 
-var envelopeKeys = []string{"jsonrpc", "id", "method", "params"}
+// EnvelopeKeys are the members a request may have.
+var EnvelopeKeys = []string{"jsonrpc", "id", "method", "params"}
 
-// decodeMessage decodes one message: a single envelope or a batch. The error is for the
+// DecodeMessage decodes one message: a single envelope or a batch. The error is for the
 // message as a whole (parse errors, an empty or oversized batch); a bad element of a batch
 // carries its own error.
-func decodeMessage(data []byte) (reqs []request, batch bool, fail *Error) {
-	if err := checkJSON(data); err != nil {
-		return nil, false, parseError(err.Error())
+func DecodeMessage(data []byte) (reqs []Message, batch bool, fail *Error) {
+	if err := CheckJSON(data); err != nil {
+		return nil, false, ParseError(err.Error())
 	}
 	data = bytes.TrimLeft(data, " \t\r\n")
 	if data[0] != '[' {
-		return []request{decodeEnvelope(data)}, false, nil
+		return []Message{decodeEnvelope(data)}, false, nil
 	}
 	// The elements are counted before any is decoded, so that a body of 2M tiny elements
 	// costs two scans, checkJSON's and this one, not 2M decoded values (SECURITY LA-11). This
 	// one skips each value and builds nothing; checkJSON has bounded its nesting.
 	n := 0
-	for range elements(data) {
+	for range Elements(data) {
 		n++
 	}
 	switch {
 	case n == 0:
-		return nil, true, invalidRequest("empty batch")
-	case n > maxBatch:
-		return nil, true, invalidRequest(fmt.Sprintf("batch of %d messages; the limit is %d", n, maxBatch))
+		return nil, true, InvalidRequest("empty batch")
+	case n > MaxBatch:
+		return nil, true, InvalidRequest(fmt.Sprintf("batch of %d messages; the limit is %d", n, MaxBatch))
 	}
-	reqs = make([]request, 0, n)
-	for item := range elements(data) {
+	reqs = make([]Message, 0, n)
+	for item := range Elements(data) {
 		reqs = append(reqs, decodeEnvelope(item))
 	}
 	return reqs, true, nil
 }
 
 // decodeEnvelope decodes one envelope that checkJSON has accepted. Keys match exactly.
-func decodeEnvelope(data []byte) request {
+func decodeEnvelope(data []byte) Message {
 	var env map[string]json.RawMessage
 	if data[0] != '{' || json.Unmarshal(data, &env) != nil {
-		return request{invalid: invalidRequest("a message must be a JSON object")}
+		return Message{Invalid: InvalidRequest("a message must be a JSON object")}
 	}
-	var r request
+	var r Message
 	if id, ok := env["id"]; ok {
 		// An id is copied into every message about its request (a subscription's queued
 		// notifications carry it as their subscriptionId), so its size is bounded. The refusal
 		// has a null id: JSON-RPC 2.0 §5 answers null when the id could not be determined, and
 		// this one is refused, not echoed.
-		if len(id) > maxID {
-			return request{invalid: invalidRequest(fmt.Sprintf("id of %d bytes; the limit is %d bytes of JSON", len(id), maxID))}
+		if len(id) > MaxID {
+			return Message{Invalid: InvalidRequest(fmt.Sprintf("id of %d bytes; the limit is %d bytes of JSON", len(id), MaxID))}
 		}
 		switch c := id[0]; {
 		case c == '"', c == '-', c >= '0' && c <= '9', string(id) == "null":
-			r.id = id
+			r.ID = id
 		default:
-			return request{invalid: invalidRequest("id must be a string, a number or null")}
+			return Message{Invalid: InvalidRequest("id must be a string, a number or null")}
 		}
 	}
 	_, hasMethod := env["method"]
 	_, hasResult := env["result"]
 	_, hasError := env["error"]
 	if !hasMethod && (hasResult || hasError) {
-		return request{id: r.id, response: true, result: env["result"], rerr: env["error"]}
+		return Message{ID: r.ID, IsResponse: true, Result: env["result"], RawError: env["error"]}
 	}
 	keys := make([]string, 0, len(env))
 	for k := range env {
@@ -517,28 +519,28 @@ func decodeEnvelope(data []byte) request {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		if !slices.Contains(envelopeKeys, k) {
-			r.invalid = invalidRequest(fmt.Sprintf("unknown member %q; a request has only jsonrpc, id, method and params", k))
+		if !slices.Contains(EnvelopeKeys, k) {
+			r.Invalid = InvalidRequest(fmt.Sprintf("unknown member %q; a request has only jsonrpc, id, method and params", k))
 			return r
 		}
 	}
 	var version string
 	if v := env["jsonrpc"]; v == nil || v[0] != '"' || json.Unmarshal(v, &version) != nil || version != "2.0" {
-		r.invalid = invalidRequest(`jsonrpc must be "2.0"`)
+		r.Invalid = InvalidRequest(`jsonrpc must be "2.0"`)
 		return r
 	}
-	if m := env["method"]; !hasMethod || m[0] != '"' || json.Unmarshal(m, &r.method) != nil {
-		r.invalid = invalidRequest("method must be a string")
+	if m := env["method"]; !hasMethod || m[0] != '"' || json.Unmarshal(m, &r.Method) != nil {
+		r.Invalid = InvalidRequest("method must be a string")
 		return r
 	}
 	switch params := env["params"]; {
 	case params == nil, string(params) == "null":
 	case params[0] == '{':
-		r.params = params
+		r.Params = params
 	case params[0] == '[':
-		r.badParam = invalidParams("params", "must be an object, not an array")
+		r.BadParams = InvalidParams("params", "must be an object, not an array")
 	default:
-		r.invalid = invalidRequest("params must be an object")
+		r.Invalid = InvalidRequest("params must be an object")
 	}
 	return r
 }
@@ -556,8 +558,8 @@ func skipSpace(data []byte, i int) int {
 	return i
 }
 
-// skipValue returns the index just after the value that starts at data[i].
-func skipValue(data []byte, i int) int {
+// SkipValue returns the index just after the value that starts at data[i].
+func SkipValue(data []byte, i int) int {
 	switch data[i] {
 	case '"':
 		for i++; ; i++ {
@@ -573,7 +575,7 @@ func skipValue(data []byte, i int) int {
 		for ; ; i++ {
 			switch data[i] {
 			case '"':
-				i = skipValue(data, i) - 1
+				i = SkipValue(data, i) - 1
 			case '{', '[':
 				depth++
 			case '}', ']':
@@ -592,12 +594,12 @@ func skipValue(data []byte, i int) int {
 	return i
 }
 
-// elements yields the elements of the array raw.
-func elements(raw []byte) iter.Seq[[]byte] {
+// Elements yields the elements of the array raw.
+func Elements(raw []byte) iter.Seq[[]byte] {
 	return func(yield func([]byte) bool) {
 		i := skipSpace(raw, 1)
 		for raw[i] != ']' {
-			end := skipValue(raw, i)
+			end := SkipValue(raw, i)
 			if !yield(raw[i:end]) {
 				return
 			}
@@ -609,17 +611,17 @@ func elements(raw []byte) iter.Seq[[]byte] {
 	}
 }
 
-// fields yields the keys (unescaped) and values of the object raw. A key is a slice of raw
+// Fields yields the keys (unescaped) and values of the object raw. A key is a slice of raw
 // unless it has escapes; it is valid until the next iteration only if copied.
-func fields(raw []byte) iter.Seq2[[]byte, []byte] {
+func Fields(raw []byte) iter.Seq2[[]byte, []byte] {
 	return func(yield func([]byte, []byte) bool) {
 		i := skipSpace(raw, 1)
 		for raw[i] != '}' {
-			end := skipValue(raw, i)
-			key := unquote(raw[i:end])
+			end := SkipValue(raw, i)
+			key := Unquote(raw[i:end])
 			i = skipSpace(raw, end) + 1 // ':'
 			i = skipSpace(raw, i)
-			end = skipValue(raw, i)
+			end = SkipValue(raw, i)
 			if !yield(key, raw[i:end]) {
 				return
 			}
@@ -631,9 +633,9 @@ func fields(raw []byte) iter.Seq2[[]byte, []byte] {
 	}
 }
 
-// unquote returns the value of the string raw (with its quotes): a slice of raw when it has
+// Unquote returns the value of the string raw (with its quotes): a slice of raw when it has
 // no escapes.
-func unquote(raw []byte) []byte {
+func Unquote(raw []byte) []byte {
 	if bytes.IndexByte(raw, '\\') < 0 {
 		return raw[1 : len(raw)-1]
 	}
@@ -644,19 +646,19 @@ func unquote(raw []byte) []byte {
 
 // ---- encoding ----
 
-// marshal encodes v as compact JSON without HTML escaping, so that text reaches clients as
+// Marshal encodes v as compact JSON without HTML escaping, so that text reaches clients as
 // written ("<" stays "<").
-func marshal(v any) ([]byte, error) {
+func Marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
-	if err := marshalInto(&buf, v); err != nil {
+	if err := MarshalInto(&buf, v); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
 }
 
-// appendJSONString appends s as a JSON string, escaped as marshal escapes a string: quote,
+// AppendString appends s as a JSON string, escaped as Marshal escapes a string: quote,
 // backslash and control characters, U+2028 and U+2029, and invalid UTF-8 as U+FFFD; never HTML.
-func appendJSONString(dst, s []byte) []byte {
+func AppendString(dst, s []byte) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0
@@ -705,8 +707,8 @@ func appendJSONString(dst, s []byte) []byte {
 	return append(append(dst, s[start:]...), '"')
 }
 
-// marshalInto is marshal into buf, which it empties first.
-func marshalInto(buf *bytes.Buffer, v any) error {
+// MarshalInto is Marshal into buf, which it empties first.
+func MarshalInto(buf *bytes.Buffer, v any) error {
 	buf.Reset()
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
@@ -726,7 +728,12 @@ var resultBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 const pooledMax = 64 << 10
 
-func putResultBuf(b *bytes.Buffer) {
+// GetResultBuf returns an empty buffer from resultBufs.
+func GetResultBuf() *bytes.Buffer { return resultBufs.Get().(*bytes.Buffer) }
+
+// PutResultBuf gives b back to resultBufs, unless it grew past pooledMax. Nothing may use b
+// after.
+func PutResultBuf(b *bytes.Buffer) {
 	if b.Cap() <= pooledMax {
 		resultBufs.Put(b)
 	}
@@ -737,6 +744,12 @@ func putResultBuf(b *bytes.Buffer) {
 var messageBufs bytePool
 
 type bytePool struct{ p sync.Pool }
+
+// GetMessageBuf returns an empty slice from messageBufs (see bytePool.get).
+func GetMessageBuf() []byte { return messageBufs.get() }
+
+// PutMessageBuf gives b's array back to messageBufs (see bytePool.put).
+func PutMessageBuf(b []byte) { messageBufs.put(b) }
 
 // get returns an empty slice, with the capacity of an earlier message if one was put back.
 func (bp *bytePool) get() []byte {
@@ -753,9 +766,9 @@ func (bp *bytePool) put(b []byte) {
 	}
 }
 
-// members decodes a JSON object into its members by exact key (encoding/json matches struct
-// fields case-insensitively; a map never does). raw has passed checkJSON, so keys are unique.
-func members(raw json.RawMessage) (map[string]json.RawMessage, bool) {
+// Members decodes a JSON object into its members by exact key (encoding/json matches struct
+// fields case-insensitively; a map never does). raw has passed CheckJSON, so keys are unique.
+func Members(raw json.RawMessage) (map[string]json.RawMessage, bool) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil, false
 	}

@@ -92,7 +92,7 @@ func TestCheckJSON(t *testing.T) {
 		{"non-breaking space is not whitespace", "\u00a0{}", "non-ASCII byte"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := checkJSON([]byte(tc.in))
+			err := CheckJSON([]byte(tc.in))
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("checkJSON(%q) = %v, want accepted", tc.in, err)
@@ -125,14 +125,14 @@ func TestCheckJSON_Limits(t *testing.T) {
 		name, in string
 		want     string
 	}{
-		{"10000 keys", keys(maxObjectKeys), ""},
-		{"10001 keys", keys(maxObjectKeys + 1), "more than 10000 keys"},
+		{"10000 keys", keys(MaxObjectKeys), ""},
+		{"10001 keys", keys(MaxObjectKeys + 1), "more than 10000 keys"},
 		{"100k nested arrays (SECURITY LA-02)", strings.Repeat("[", 100000) + strings.Repeat("]", 100000), "nesting deeper than 64"},
 		{"100k nested, unbalanced", strings.Repeat("[", 100000), "nesting deeper than 64"},
 		{"100k-key object (SECURITY LA-03)", keys(100000), "more than 10000 keys"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := checkJSON([]byte(tc.in))
+			err := CheckJSON([]byte(tc.in))
 			if tc.want == "" {
 				if err != nil {
 					t.Errorf("got %v, want accepted", err)
@@ -188,7 +188,7 @@ func TestDecodeMessage(t *testing.T) {
 		{name: "invalid UTF-8", in: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\xff\"}", wantFail: CodeParseError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			reqs, _, fail := decodeMessage([]byte(tc.in))
+			reqs, _, fail := DecodeMessage([]byte(tc.in))
 			if tc.wantFail != 0 {
 				if fail == nil || fail.Code != tc.wantFail {
 					t.Fatalf("fail = %v, want code %d", fail, tc.wantFail)
@@ -199,22 +199,22 @@ func TestDecodeMessage(t *testing.T) {
 				t.Fatalf("decodeMessage = %d requests, %v", len(reqs), fail)
 			}
 			r := reqs[0]
-			if got := string(r.id); got != tc.wantID {
+			if got := string(r.ID); got != tc.wantID {
 				t.Errorf("id = %q, want %q", got, tc.wantID)
 			}
-			if r.response != tc.response {
-				t.Errorf("response = %v, want %v", r.response, tc.response)
+			if r.IsResponse != tc.response {
+				t.Errorf("response = %v, want %v", r.IsResponse, tc.response)
 			}
-			if (r.badParam != nil) != tc.badParam {
-				t.Errorf("badParam = %v, want %v", r.badParam, tc.badParam)
+			if (r.BadParams != nil) != tc.badParam {
+				t.Errorf("badParam = %v, want %v", r.BadParams, tc.badParam)
 			}
 			switch {
-			case tc.invalid == "" && r.invalid != nil:
-				t.Errorf("invalid = %v, want valid", r.invalid.Data)
-			case tc.invalid != "" && (r.invalid == nil || !strings.Contains(fmt.Sprint(r.invalid.Data), tc.invalid)):
-				t.Errorf("invalid = %v, want a reason with %q", r.invalid, tc.invalid)
-			case tc.invalid == "" && !tc.response && r.method != tc.wantMethod:
-				t.Errorf("method = %q, want %q", r.method, tc.wantMethod)
+			case tc.invalid == "" && r.Invalid != nil:
+				t.Errorf("invalid = %v, want valid", r.Invalid.Data)
+			case tc.invalid != "" && (r.Invalid == nil || !strings.Contains(fmt.Sprint(r.Invalid.Data), tc.invalid)):
+				t.Errorf("invalid = %v, want a reason with %q", r.Invalid, tc.invalid)
+			case tc.invalid == "" && !tc.response && r.Method != tc.wantMethod:
+				t.Errorf("method = %q, want %q", r.Method, tc.wantMethod)
 			}
 		})
 	}
@@ -256,7 +256,7 @@ func referenceCheck(data []byte) error {
 				return fmt.Errorf("duplicate key %q", k)
 			}
 			top.keys[k] = true
-			if len(top.keys) > maxObjectKeys {
+			if len(top.keys) > MaxObjectKeys {
 				return errors.New("too many keys")
 			}
 			top.key = false
@@ -265,7 +265,7 @@ func referenceCheck(data []byte) error {
 		switch tok {
 		case json.Delim('{'), json.Delim('['):
 			stack = append(stack, &frame{object: tok == json.Delim('{'), keys: map[string]bool{}, key: true})
-			if len(stack) > maxDepth {
+			if len(stack) > MaxDepth {
 				return errors.New("too deep")
 			}
 			continue
@@ -290,18 +290,18 @@ func walk(raw []byte) any {
 	switch typeOf(raw) {
 	case "object":
 		m := map[string]any{}
-		for k, v := range fields(raw) {
+		for k, v := range Fields(raw) {
 			m[string(k)] = walk(v)
 		}
 		return m
 	case "array":
 		a := []any{}
-		for el := range elements(raw) {
+		for el := range Elements(raw) {
 			a = append(a, walk(el))
 		}
 		return a
 	case "string":
-		return string(unquote(raw))
+		return string(Unquote(raw))
 	case "null":
 		return nil
 	case "boolean":
@@ -380,7 +380,7 @@ func FuzzDecodeEnvelope(f *testing.F) {
 	fx := MustOpenFixture(f)
 	close(fx.release) // the slow tool returns at once
 	f.Fuzz(func(t *testing.T, data []byte) {
-		reqs, batch, fail := decodeMessage(data)
+		reqs, batch, fail := DecodeMessage(data)
 		ref := referenceCheck(data)
 		if fail != nil && fail.Code == CodeParseError {
 			if out := fx.Handle(context.Background(), data); !bytes.Contains(out, []byte(`"code":-32700`)) {
@@ -410,30 +410,30 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		for i, r := range reqs {
 			env, ok := referenceEnvelope(raws[i])
 			if !ok {
-				if r.invalid == nil {
+				if r.Invalid == nil {
 					t.Fatalf("element %d is not an object but was accepted: %s", i, raws[i])
 				}
 				continue
 			}
-			if r.invalid != nil || r.response {
+			if r.Invalid != nil || r.IsResponse {
 				continue
 			}
 			for k := range env {
-				if !slices.Contains(envelopeKeys, k) {
+				if !slices.Contains(EnvelopeKeys, k) {
 					t.Fatalf("accepted an envelope with member %q: %s", k, raws[i])
 				}
 			}
 			var method string
-			if json.Unmarshal(env["method"], &method) != nil || method != r.method {
-				t.Fatalf("method %q, reference %s", r.method, env["method"])
+			if json.Unmarshal(env["method"], &method) != nil || method != r.Method {
+				t.Fatalf("method %q, reference %s", r.Method, env["method"])
 			}
-			if !bytes.Equal(r.id, env["id"]) {
-				t.Fatalf("id %s, reference %s", r.id, env["id"])
+			if !bytes.Equal(r.ID, env["id"]) {
+				t.Fatalf("id %s, reference %s", r.ID, env["id"])
 			}
-			if r.id != nil {
-				out := (&response{id: r.id, result: []byte("{}")}).encode()
-				if want := append([]byte(`{"jsonrpc":"2.0","id":`), r.id...); !bytes.HasPrefix(out, want) {
-					t.Fatalf("id %s re-marshalled as %s", r.id, out)
+			if r.ID != nil {
+				out := (&Response{ID: r.ID, Result: []byte("{}")}).Encode()
+				if want := append([]byte(`{"jsonrpc":"2.0","id":`), r.ID...); !bytes.HasPrefix(out, want) {
+					t.Fatalf("id %s re-marshalled as %s", r.ID, out)
 				}
 				if !json.Valid(out) {
 					t.Fatalf("response is not JSON: %s", out)
@@ -455,11 +455,11 @@ func FuzzAppendJSONString(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, s []byte) {
-		want, err := marshal(string(s))
+		want, err := Marshal(string(s))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appendJSONString([]byte("prefix"), s); string(got) != "prefix"+string(want) {
+		if got := AppendString([]byte("prefix"), s); string(got) != "prefix"+string(want) {
 			t.Errorf("appendJSONString(%q) = %s, want %s", s, got[len("prefix"):], want)
 		}
 	})
@@ -484,13 +484,13 @@ func BenchmarkDecodeMessage(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			msg := []byte(bc.msg)
-			if _, _, fail := decodeMessage(msg); fail != nil {
+			if _, _, fail := DecodeMessage(msg); fail != nil {
 				b.Fatal(fail)
 			}
 			b.SetBytes(int64(len(msg)))
 			b.ReportAllocs()
 			for b.Loop() {
-				decodeMessage(msg)
+				DecodeMessage(msg)
 			}
 		})
 	}

@@ -79,7 +79,7 @@ func asError(err error) *Error {
 	if errors.As(err, &re) {
 		return re
 	}
-	return internalError()
+	return InternalError()
 }
 
 // toError maps what a handler returned to the JSON-RPC error the client sees. Internal errors
@@ -92,12 +92,12 @@ func (s *Server) toError(ctx context.Context, method string, err error) *Error {
 	case errors.As(err, &re):
 		return re
 	case errors.As(err, &ae):
-		return invalidParams(ae.Field, ae.Reason)
+		return InvalidParams(ae.Field, ae.Reason)
 	case errors.Is(err, ErrResourceNotFound):
 		return &Error{Code: CodeResourceNotFound, Message: "resource not found"}
 	}
 	s.reportInternal(ctx, method, err)
-	return internalError()
+	return InternalError()
 }
 
 // reportInternal tells OnError about an internal error.

@@ -106,7 +106,7 @@ func checkKeys(p params, prefix string, known ...string) error {
 		}
 		for _, kn := range known {
 			if lookalike(k, kn) {
-				return invalidParams(joinPath(prefix, k), fmt.Sprintf("must be spelled exactly %q", kn))
+				return InvalidParams(joinPath(prefix, k), fmt.Sprintf("must be spelled exactly %q", kn))
 			}
 		}
 	}
@@ -126,7 +126,7 @@ func str(p params, field, key string) (string, bool, error) {
 	}
 	var v string
 	if raw[0] != '"' || json.Unmarshal(raw, &v) != nil {
-		return "", false, invalidParams(field, "must be a string")
+		return "", false, InvalidParams(field, "must be a string")
 	}
 	return v, true, nil
 }
@@ -135,7 +135,7 @@ func str(p params, field, key string) (string, bool, error) {
 func requiredStr(p params, field, key string) (string, error) {
 	v, ok, err := str(p, field, key)
 	if err == nil && !ok {
-		err = invalidParams(field, "is required")
+		err = InvalidParams(field, "is required")
 	}
 	return v, err
 }
@@ -146,9 +146,9 @@ func object(p params, field, key string) (params, bool, error) {
 	if !ok || string(raw) == "null" {
 		return nil, false, nil
 	}
-	m, ok := members(raw)
+	m, ok := Members(raw)
 	if !ok {
-		return nil, false, invalidParams(field, "must be an object")
+		return nil, false, InvalidParams(field, "must be an object")
 	}
 	return m, true, nil
 }
@@ -269,7 +269,7 @@ func (s *Server) setLevel(ctx context.Context, ss *session, p params) (any, erro
 		return nil, err
 	}
 	if !slices.Contains(logLevels, level) {
-		return nil, invalidParams("level", "must be one of "+strings.Join(logLevels, ", "))
+		return nil, InvalidParams("level", "must be one of "+strings.Join(logLevels, ", "))
 	}
 	ss.mu.Lock()
 	ss.level = level
@@ -299,7 +299,7 @@ func page[T any](s *Server, p params, items []T) ([]T, string, error) {
 		text, ok := strings.CutPrefix(string(b), cursorPrefix)
 		n, err2 := strconv.Atoi(text)
 		if err != nil || err2 != nil || !ok || n < 0 || n > len(items) || encodeCursor(n) != cursor {
-			return nil, "", invalidParams("cursor", "is not a cursor this server returned")
+			return nil, "", InvalidParams("cursor", "is not a cursor this server returned")
 		}
 		start = n
 	}
@@ -399,7 +399,7 @@ func (r callResult) encode(b *bytes.Buffer) error {
 	b.WriteString(`{"content":[`)
 	if r.textIsStructured {
 		b.WriteString(`{"type":"text","text":`)
-		b.Write(appendJSONString(b.AvailableBuffer(), r.StructuredContent))
+		b.Write(AppendString(b.AvailableBuffer(), r.StructuredContent))
 		b.WriteByte('}')
 	}
 	for i, c := range r.Content {
@@ -430,7 +430,7 @@ func (r callResult) MarshalJSON() ([]byte, error) {
 // release gives the structured content's buffer back; r must not be used after.
 func (r callResult) release() {
 	if r.pooled != nil {
-		putResultBuf(r.pooled)
+		PutResultBuf(r.pooled)
 	}
 }
 
@@ -443,7 +443,7 @@ func (s *Server) callTool(ctx context.Context, ss *session, p params) (any, erro
 	}
 	t := s.tools[name]
 	if t == nil {
-		return nil, invalidParams("name", fmt.Sprintf("unknown tool %q", name))
+		return nil, InvalidParams("name", fmt.Sprintf("unknown tool %q", name))
 	}
 	if s.Permit != nil {
 		if err := s.Permit(ctx, name); err != nil {
@@ -455,7 +455,7 @@ func (s *Server) callTool(ctx context.Context, ss *session, p params) (any, erro
 	case args == nil || string(args) == "null":
 		args = json.RawMessage("{}")
 	case args[0] != '{':
-		return nil, invalidParams("arguments", "must be an object")
+		return nil, InvalidParams("arguments", "must be an object")
 	}
 	var res *ToolResult
 	if ae := s.schemas[name].validateRoot("", bytes.TrimSpace(args)); ae != nil {
@@ -483,17 +483,17 @@ func (s *Server) callTool(ctx context.Context, ss *session, p params) (any, erro
 	if res.Structured != nil {
 		structured = res.Structured
 	}
-	buf := resultBufs.Get().(*bytes.Buffer)
-	err = marshalInto(buf, structured)
+	buf := GetResultBuf()
+	err = MarshalInto(buf, structured)
 	b := buf.Bytes()
 	switch {
 	case err != nil:
-		putResultBuf(buf)
+		PutResultBuf(buf)
 		return nil, fmt.Errorf("tool %s: marshal structured content: %w", name, err)
 	case string(b) == "null":
 		b = []byte("{}")
 	case b[0] != '{':
-		putResultBuf(buf)
+		PutResultBuf(buf)
 		return nil, fmt.Errorf("tool %s: structured content is not a JSON object", name)
 	}
 	return callResult{Content: res.Content, StructuredContent: b, IsError: res.IsError, textIsStructured: len(res.Content) == 0, pooled: buf}, nil
@@ -553,7 +553,7 @@ func (s *Server) readResource(ctx context.Context, ss *session, p params) (any, 
 		return nil, err
 	}
 	if uri == "" {
-		return nil, invalidParams("uri", "must not be empty")
+		return nil, InvalidParams("uri", "must not be empty")
 	}
 	contents, err := s.ReadResource(ctx, uri)
 	if errors.Is(err, ErrResourceNotFound) {
@@ -620,7 +620,7 @@ func (s *Server) getPrompt(ctx context.Context, ss *session, p params) (any, err
 	}
 	pr := s.prompts[name]
 	if pr == nil || !s.visible(ctx, "prompt", name) {
-		return nil, invalidParams("name", fmt.Sprintf("unknown prompt %q", name))
+		return nil, InvalidParams("name", fmt.Sprintf("unknown prompt %q", name))
 	}
 	given, ok, err := object(p, "arguments", "arguments")
 	if err != nil {
@@ -637,7 +637,7 @@ func (s *Server) getPrompt(ctx context.Context, ss *session, p params) (any, err
 		}
 		for _, k := range slices.Sorted(maps.Keys(given)) {
 			if !slices.Contains(names, k) {
-				return nil, invalidParams(k, fmt.Sprintf("is not an argument of prompt %q", pr.Name))
+				return nil, InvalidParams(k, fmt.Sprintf("is not an argument of prompt %q", pr.Name))
 			}
 			v, present, err := str(given, k, k)
 			if err != nil {
@@ -650,7 +650,7 @@ func (s *Server) getPrompt(ctx context.Context, ss *session, p params) (any, err
 	}
 	for _, a := range pr.Arguments {
 		if a.Required && strings.TrimSpace(args[a.Name]) == "" {
-			return nil, invalidParams(a.Name, "is required")
+			return nil, InvalidParams(a.Name, "is required")
 		}
 	}
 	res, err := pr.Get(ctx, args)
@@ -675,14 +675,14 @@ const maxCompletions = 100
 func (s *Server) complete(ctx context.Context, ss *session, p params) (any, error) {
 	ref, ok, err := object(p, "ref", "ref")
 	if err == nil && !ok {
-		err = invalidParams("ref", "is required")
+		err = InvalidParams("ref", "is required")
 	}
 	if err != nil {
 		return nil, err
 	}
 	arg, ok, err := object(p, "argument", "argument")
 	if err == nil && !ok {
-		err = invalidParams("argument", "is required")
+		err = InvalidParams("argument", "is required")
 	}
 	if err != nil {
 		return nil, err
@@ -720,23 +720,23 @@ func (s *Server) complete(ctx context.Context, ss *session, p params) (any, erro
 		}
 		pr := s.prompts[req.RefName]
 		if pr == nil || !s.visible(ctx, "prompt", req.RefName) {
-			return nil, invalidParams("ref.name", fmt.Sprintf("unknown prompt %q", req.RefName))
+			return nil, InvalidParams("ref.name", fmt.Sprintf("unknown prompt %q", req.RefName))
 		}
 		if !slices.ContainsFunc(pr.Arguments, func(a PromptArgument) bool { return a.Name == req.ArgName }) {
-			return nil, invalidParams("argument.name", fmt.Sprintf("%q is not an argument of prompt %q", req.ArgName, pr.Name))
+			return nil, InvalidParams("argument.name", fmt.Sprintf("%q is not an argument of prompt %q", req.ArgName, pr.Name))
 		}
 	case "ref/resource":
 		if req.RefURI, err = requiredStr(ref, "ref.uri", "uri"); err != nil {
 			return nil, err
 		}
 		if s.templates[req.RefURI] == nil || !s.visible(ctx, "template", req.RefURI) {
-			return nil, invalidParams("ref.uri", fmt.Sprintf("%q is not a resource template of this server", req.RefURI))
+			return nil, InvalidParams("ref.uri", fmt.Sprintf("%q is not a resource template of this server", req.RefURI))
 		}
 		if !slices.Contains(templateVariables(req.RefURI), req.ArgName) {
-			return nil, invalidParams("argument.name", fmt.Sprintf("%q is not a variable of %s", req.ArgName, req.RefURI))
+			return nil, InvalidParams("argument.name", fmt.Sprintf("%q is not a variable of %s", req.ArgName, req.RefURI))
 		}
 	default:
-		return nil, invalidParams("ref.type", "must be ref/prompt or ref/resource")
+		return nil, InvalidParams("ref.type", "must be ref/prompt or ref/resource")
 	}
 	values, err := s.Complete(ctx, req)
 	if err != nil {

@@ -243,20 +243,20 @@ func (s *Server) verifyInput(ctx context.Context, ri *reqInfo) error {
 		c, ok := s.verify(state)
 		switch {
 		case !ok:
-			return invalidParams("requestState", "is not a state this server issued")
+			return InvalidParams("requestState", "is not a state this server issued")
 		case time.Unix(c.Expires, 0).Before(s.now()):
-			return invalidParams("requestState", "has expired; send the request again without it")
+			return InvalidParams("requestState", "has expired; send the request again without it")
 		case c.Owner != ri.owner() || c.Method != ri.method || c.Digest != digest(ri.method, p):
-			return invalidParams("requestState", "belongs to another request")
+			return InvalidParams("requestState", "belongs to another request")
 		}
 		for k, v := range c.Answers {
 			ri.input[k] = v
 		}
 	}
 	if raw, ok := p["inputResponses"]; ok && string(raw) != "null" {
-		m, ok := members(raw)
+		m, ok := Members(raw)
 		if !ok {
-			return invalidParams("inputResponses", "must be an object")
+			return InvalidParams("inputResponses", "must be an object")
 		}
 		for k, v := range m {
 			ri.input[k] = v

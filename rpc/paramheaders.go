@@ -124,7 +124,7 @@ func (s *Server) checkParamHeaders(header func(string) []string, p params, absen
 	if len(hs) == 0 {
 		return nil
 	}
-	args, _ := members(p["arguments"])
+	args, _ := Members(p["arguments"])
 	for _, h := range hs {
 		key := "Mcp-Param-" + h.name
 		values := header(key)
@@ -163,7 +163,7 @@ func valueAt(args params, path []string) (json.RawMessage, bool) {
 		if i == len(path)-1 {
 			return raw, true
 		}
-		if m, ok = members(raw); !ok {
+		if m, ok = Members(raw); !ok {
 			return nil, false
 		}
 	}

@@ -6,57 +6,58 @@ import (
 	"slices"
 )
 
-// response is one JSON-RPC response; exactly one of result and err is set.
-type response struct {
-	id     json.RawMessage // as the request spelled it; nil for null
-	result []byte
-	err    *Error
-	// pooled is the buffer of resultBufs that holds result, if one does: encode puts it back.
-	pooled *bytes.Buffer
+// Response is one JSON-RPC response; exactly one of Result and Err is set.
+type Response struct {
+	ID     json.RawMessage // as the request spelled it; nil for null
+	Result []byte
+	Err    *Error
+	// Pooled is the buffer of GetResultBuf that holds Result, if one does: AppendTo puts it
+	// back.
+	Pooled *bytes.Buffer
 }
 
-// appendTo appends the response's message to b. It is called once: a response whose result
+// AppendTo appends the response's message to b. It is called once: a response whose result
 // was in a pooled buffer gives it back and has no result left.
-func (r *response) appendTo(b []byte) []byte {
-	id := r.id
+func (r *Response) AppendTo(b []byte) []byte {
+	id := r.ID
 	if id == nil {
 		id = json.RawMessage("null")
 	}
 	var body []byte
 	key := `,"result":`
-	if r.err != nil {
-		e, err := marshal(r.err)
+	if r.Err != nil {
+		e, err := Marshal(r.Err)
 		if err != nil { // Data that does not marshal
-			e, _ = marshal(&Error{Code: r.err.Code, Message: r.err.Message})
+			e, _ = Marshal(&Error{Code: r.Err.Code, Message: r.Err.Message})
 		}
 		body, key = e, `,"error":`
 	} else {
-		body = r.result
+		body = r.Result
 	}
 	const head = `{"jsonrpc":"2.0","id":`
 	b = slices.Grow(b, len(head)+len(id)+len(key)+len(body)+2) // and stdio's newline
 	b = append(append(append(append(append(b, head...), id...), key...), body...), '}')
-	if r.pooled != nil {
-		putResultBuf(r.pooled)
-		r.pooled, r.result = nil, nil
+	if r.Pooled != nil {
+		PutResultBuf(r.Pooled)
+		r.Pooled, r.Result = nil, nil
 	}
 	return b
 }
 
-// encode returns the response's message in a slice of its own (see appendTo).
-func (r *response) encode() []byte { return r.appendTo(nil) }
+// Encode returns the response's message in a slice of its own (see AppendTo).
+func (r *Response) Encode() []byte { return r.AppendTo(nil) }
 
-// encodeAll appends to dst the message of out: its one response, or the batch of them.
-func encodeAll(dst []byte, batch bool, out []*response) []byte {
+// EncodeAll appends to dst the message of out: its one response, or the batch of them.
+func EncodeAll(dst []byte, batch bool, out []*Response) []byte {
 	if !batch {
-		return out[0].appendTo(dst)
+		return out[0].AppendTo(dst)
 	}
 	dst = append(dst, '[')
 	for i, r := range out {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = r.appendTo(dst)
+		dst = r.AppendTo(dst)
 	}
 	return append(dst, ']')
 }

@@ -201,7 +201,7 @@ func (c Content) MarshalJSON() ([]byte, error) {
 	if c.Type == "text" || c.Text != "" {
 		v.Text = &c.Text
 	}
-	return marshal(v)
+	return Marshal(v)
 }
 
 // TextContent is a text content item.
@@ -254,7 +254,7 @@ func (rc ResourceContents) MarshalJSON() ([]byte, error) {
 	if rc.Blob == "" {
 		v.Text = &rc.Text
 	}
-	return marshal(v)
+	return Marshal(v)
 }
 
 // Prompt is a prompt template.
@@ -321,7 +321,7 @@ func (s *Server) build() error {
 			return fmt.Errorf("rpc: two tools named %s", t.Name)
 		}
 		if len(t.InputSchema) > 0 {
-			if err := checkJSON(t.InputSchema); err != nil || bytes.TrimSpace(t.InputSchema)[0] != '{' {
+			if err := CheckJSON(t.InputSchema); err != nil || bytes.TrimSpace(t.InputSchema)[0] != '{' {
 				return fmt.Errorf("rpc: tool %s: inputSchema must be a JSON object", t.Name)
 			}
 		}
@@ -499,7 +499,7 @@ func (ri *reqInfo) send(b []byte) bool {
 
 // notification encodes a JSON-RPC notification.
 func notification(method string, params any) ([]byte, error) {
-	return marshal(struct {
+	return Marshal(struct {
 		JSONRPC string `json:"jsonrpc"`
 		Method  string `json:"method"`
 		Params  any    `json:"params"`
@@ -575,7 +575,7 @@ type callSet struct {
 
 // call is one request being answered.
 type call struct {
-	req       *request
+	req       *Message
 	header    string // the MCP-Protocol-Version of its message
 	key       string // in the call set; "" when not cancellable
 	ctx       context.Context
@@ -589,14 +589,14 @@ type call struct {
 // after it finds it. push carries the messages that relate to the request (progress, log
 // messages, requests to the client): the stdio connection or the POST's event stream; nil
 // when there is none.
-func (s *Server) begin(ctx context.Context, ss *session, r *request, header string, push func([]byte) bool) *call {
+func (s *Server) begin(ctx context.Context, ss *session, r *Message, header string, push func([]byte) bool) *call {
 	ctx, cancel := context.WithCancel(ctx)
 	ss.mu.Lock()
 	client := ss.client
 	ss.mu.Unlock()
-	c := &call{req: r, header: header, cancel: cancel, info: &reqInfo{server: s, session: ss, transport: ss.transport, client: client, push: push, id: r.id, method: r.method}}
-	if r.method != "initialize" { // the initialize request must not be cancelled
-		c.key = idKey(r.id)
+	c := &call{req: r, header: header, cancel: cancel, info: &reqInfo{server: s, session: ss, transport: ss.transport, client: client, push: push, id: r.ID, method: r.Method}}
+	if r.Method != "initialize" { // the initialize request must not be cancelled
+		c.key = idKey(r.ID)
 		ss.calls.mu.Lock()
 		if ss.calls.m == nil {
 			ss.calls.m = map[string]*call{}
@@ -665,7 +665,7 @@ func idKey(id json.RawMessage) string {
 	return string(id)
 }
 
-var errClientResponse = invalidRequest("the message is a response, but no request of this server with its id is waiting")
+var errClientResponse = InvalidRequest("the message is a response, but no request of this server with its id is waiting")
 
 // outcome tells a transport what kind of answer a message got.
 type outcome int
@@ -681,27 +681,27 @@ const (
 // response is delivered to the request of this server it answers, else answered -32600. The
 // answer is appended to dst (nil: a slice of its own).
 func (s *Server) handle(ctx context.Context, ss *session, header string, data []byte, push func([]byte) bool, dst []byte) ([]byte, outcome) {
-	reqs, batch, fail := decodeMessage(data)
+	reqs, batch, fail := DecodeMessage(data)
 	if v := ss.protocol(header); fail == nil && batch && !batchAllowed(v) {
-		fail = invalidRequest("batches are not supported in protocol version " + v)
+		fail = InvalidRequest("batches are not supported in protocol version " + v)
 	}
 	if fail != nil {
-		return (&response{err: fail}).appendTo(dst), outBad
+		return (&Response{Err: fail}).AppendTo(dst), outBad
 	}
-	var out []*response
+	var out []*Response
 	ran := false
 	for i := range reqs {
 		r := &reqs[i]
 		switch {
-		case r.response:
+		case r.IsResponse:
 			if !s.deliver(ss, r) {
-				out = append(out, &response{err: errClientResponse})
+				out = append(out, &Response{Err: errClientResponse})
 				continue
 			}
 			ran = true
-		case r.invalid != nil:
-			out = append(out, &response{id: r.id, err: r.invalid})
-		case r.id == nil:
+		case r.Invalid != nil:
+			out = append(out, &Response{ID: r.ID, Err: r.Invalid})
+		case r.ID == nil:
 			ran = true
 			s.notification(ss, r)
 		default:
@@ -715,9 +715,9 @@ func (s *Server) handle(ctx context.Context, ss *session, header string, data []
 	case len(out) == 0:
 		return nil, outNone
 	case !ran:
-		return encodeAll(dst, batch, out), outBad
+		return EncodeAll(dst, batch, out), outBad
 	}
-	return encodeAll(dst, batch, out), outOK
+	return EncodeAll(dst, batch, out), outOK
 }
 
 // Handle answers one raw message (a request, a notification or a batch) outside any transport,
@@ -730,11 +730,11 @@ func (s *Server) Handle(ctx context.Context, msg []byte) []byte {
 }
 
 // notification handles a message without an id; notifications are never answered.
-func (s *Server) notification(ss *session, r *request) {
-	if r.method != "notifications/cancelled" || r.badParam != nil {
+func (s *Server) notification(ss *session, r *Message) {
+	if r.Method != "notifications/cancelled" || r.BadParams != nil {
 		return
 	}
-	p, _ := members(r.params)
+	p, _ := Members(r.Params)
 	if id, ok := p["requestId"]; ok {
 		ss.cancelCall(id)
 	}
@@ -744,7 +744,7 @@ func (s *Server) notification(ss *session, r *request) {
 var errNoAnswer = errors.New("rpc: the request ended without an answer")
 
 // exec runs a registered call and returns its response, or nil when it was cancelled.
-func (s *Server) exec(ss *session, c *call) (resp *response) {
+func (s *Server) exec(ss *session, c *call) (resp *Response) {
 	defer s.end(ss, c)
 	start := time.Now()
 	result, err := s.run(ss, c)
@@ -770,28 +770,28 @@ func (s *Server) exec(ss *session, c *call) (resp *response) {
 		SetOutcome(c.ctx, OutcomeInputRequired)
 	}
 	if err != nil {
-		return &response{id: c.req.id, err: s.toError(c.ctx, c.req.method, err)}
+		return &Response{ID: c.req.ID, Err: s.toError(c.ctx, c.req.Method, err)}
 	}
-	buf := resultBufs.Get().(*bytes.Buffer)
+	buf := GetResultBuf()
 	if cr, ok := result.(callResult); ok {
 		buf.Reset()
 		err = cr.encode(buf)
 		cr.release()
 	} else {
-		err = marshalInto(buf, result)
+		err = MarshalInto(buf, result)
 	}
 	if err != nil {
-		putResultBuf(buf)
-		s.reportInternal(c.ctx, c.req.method, fmt.Errorf("marshal result: %w", err))
-		return &response{id: c.req.id, err: internalError()}
+		PutResultBuf(buf)
+		s.reportInternal(c.ctx, c.req.Method, fmt.Errorf("marshal result: %w", err))
+		return &Response{ID: c.req.ID, Err: InternalError()}
 	}
-	if c.info.meta.modern || c.req.method == "server/discover" {
-		out := resultBufs.Get().(*bytes.Buffer)
-		s.decorate(out, c.req.method, buf.Bytes())
-		putResultBuf(buf)
+	if c.info.meta.modern || c.req.Method == "server/discover" {
+		out := GetResultBuf()
+		s.decorate(out, c.req.Method, buf.Bytes())
+		PutResultBuf(buf)
 		buf = out
 	}
-	return &response{id: c.req.id, result: buf.Bytes(), pooled: buf}
+	return &Response{ID: c.req.ID, Result: buf.Bytes(), Pooled: buf}
 }
 
 // CallInfo describes a request for Server.OnCall: never its arguments.
@@ -835,20 +835,20 @@ func (s *Server) called(c *call, ci CallInfo) {
 	}
 }
 
-func callInfo(c *call, result any, resp *response, d time.Duration) CallInfo {
+func callInfo(c *call, result any, resp *Response, d time.Duration) CallInfo {
 	c.info.mu.Lock()
-	ci := CallInfo{Method: c.req.method, Duration: d, Outcome: c.info.outcome}
+	ci := CallInfo{Method: c.req.Method, Duration: d, Outcome: c.info.outcome}
 	c.info.mu.Unlock()
-	if c.req.method == "tools/call" {
-		if p, ok := members(c.req.params); ok {
+	if c.req.Method == "tools/call" {
+		if p, ok := Members(c.req.Params); ok {
 			var name string
 			if json.Unmarshal(p["name"], &name) == nil {
 				ci.Tool = name
 			}
 		}
 	}
-	if resp != nil && resp.err != nil {
-		ci.Code = resp.err.Code
+	if resp != nil && resp.Err != nil {
+		ci.Code = resp.Err.Code
 	}
 	switch r := result.(type) {
 	case callResult:
@@ -863,15 +863,15 @@ func callInfo(c *call, result any, resp *response, d time.Duration) CallInfo {
 func (s *Server) run(ss *session, c *call) (result any, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			s.reportInternal(c.ctx, c.req.method, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
-			result, err = nil, internalError()
+			s.reportInternal(c.ctx, c.req.Method, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
+			result, err = nil, InternalError()
 		}
 	}()
 	if err := s.Check(); err != nil {
-		s.reportInternal(c.ctx, c.req.method, err)
-		return nil, internalError()
+		s.reportInternal(c.ctx, c.req.Method, err)
+		return nil, InternalError()
 	}
-	p, _ := members(c.req.params)
+	p, _ := Members(c.req.Params)
 	if p == nil {
 		p = params{}
 	}
@@ -888,19 +888,19 @@ func (s *Server) run(ss *session, c *call) (result any, err error) {
 			return nil, unsupportedVersion(rm.version)
 		}
 	}
-	h := s.method(c.req.method)
+	h := s.method(c.req.Method)
 	legacySSE := ss.transport == "sse" // 2024-11-05's transport carries no 2026-07-28 request
-	if h == nil || rm.modern && !modernMethod(c.req.method) || !rm.modern && c.req.method == "subscriptions/listen" ||
-		legacySSE && (rm.modern || c.req.method == "server/discover") {
-		return nil, methodNotFound(c.req.method)
+	if h == nil || rm.modern && !modernMethod(c.req.Method) || !rm.modern && c.req.Method == "subscriptions/listen" ||
+		legacySSE && (rm.modern || c.req.Method == "server/discover") {
+		return nil, MethodNotFound(c.req.Method)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if c.req.badParam != nil {
-		return nil, c.req.badParam
+	if c.req.BadParams != nil {
+		return nil, c.req.BadParams
 	}
-	if err := checkKeys(p, "", append(methodKeys[c.req.method], "_meta")...); err != nil {
+	if err := checkKeys(p, "", append(methodKeys[c.req.Method], "_meta")...); err != nil {
 		return nil, err
 	}
 	if rm.modern {
@@ -908,7 +908,7 @@ func (s *Server) run(ss *session, c *call) (result any, err error) {
 			return nil, err
 		}
 	}
-	if c.req.method == "initialize" && c.req.params == nil {
+	if c.req.Method == "initialize" && c.req.Params == nil {
 		p = nil // no params at all (see initialize)
 	}
 	return h(c.ctx, ss, p)

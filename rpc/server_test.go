@@ -344,7 +344,7 @@ func TestContent_MarshalJSON(t *testing.T) {
 		{"audio", Content{Type: "audio", MIMEType: "audio/wav", Data: "UklGRg=="}, `{"type":"audio","mimeType":"audio/wav","data":"UklGRg=="}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := marshal(tc.c)
+			got, err := Marshal(tc.c)
 			if err != nil || string(got) != tc.want {
 				t.Errorf("got %s, %v; want %s", got, err, tc.want)
 			}
@@ -365,7 +365,7 @@ func TestError(t *testing.T) {
 		t.Errorf("json = %s, want %s", got, want)
 	}
 	t.Run("data that does not marshal is dropped", func(t *testing.T) {
-		got := string((&response{id: json.RawMessage("1"), err: &Error{Code: -32000, Message: "m", Data: func() {}}}).encode())
+		got := string((&Response{ID: json.RawMessage("1"), Err: &Error{Code: -32000, Message: "m", Data: func() {}}}).Encode())
 		if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"m"}}`; got != want {
 			t.Errorf("got %s, want %s", got, want)
 		}

@@ -370,7 +370,7 @@ func Log(ctx context.Context, level, logger string, data any) {
 // pendingRequest is a request of the server waiting for the client's answer.
 type pendingRequest struct {
 	owner string
-	reply chan *request
+	reply chan *Message
 }
 
 // Request sends a request to the client of the request in ctx (sampling/createMessage,
@@ -384,7 +384,7 @@ func Request(ctx context.Context, method string, params any) (json.RawMessage, e
 		return nil, ErrNoStream
 	}
 	id := "s-" + newSessionID()[:22]
-	b, err := marshal(struct {
+	b, err := Marshal(struct {
 		JSONRPC string `json:"jsonrpc"`
 		ID      string `json:"id"`
 		Method  string `json:"method"`
@@ -397,7 +397,7 @@ func Request(ctx context.Context, method string, params any) (json.RawMessage, e
 	if ri.session != nil {
 		owner = ri.session.owner
 	}
-	p := &pendingRequest{owner: owner, reply: make(chan *request, 1)}
+	p := &pendingRequest{owner: owner, reply: make(chan *Message, 1)}
 	l := ri.server.live()
 	key := idKey(json.RawMessage(`"` + id + `"`))
 	l.mu.Lock()
@@ -413,14 +413,14 @@ func Request(ctx context.Context, method string, params any) (json.RawMessage, e
 	}
 	select {
 	case r := <-p.reply:
-		if len(r.rerr) > 0 {
+		if len(r.RawError) > 0 {
 			e := &Error{}
-			if err := json.Unmarshal(r.rerr, e); err != nil || e.Message == "" {
+			if err := json.Unmarshal(r.RawError, e); err != nil || e.Message == "" {
 				return nil, &Error{Code: CodeInternalError, Message: MessageInternalError, Data: map[string]string{"reason": "the client answered with a malformed error"}}
 			}
 			return nil, e
 		}
-		return r.result, nil
+		return r.Result, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -428,9 +428,9 @@ func Request(ctx context.Context, method string, params any) (json.RawMessage, e
 
 // deliver hands a client's response to the server request it answers; false when none of the
 // session's owner waits for that id.
-func (s *Server) deliver(ss *session, r *request) bool {
+func (s *Server) deliver(ss *session, r *Message) bool {
 	l := s.live()
-	key := idKey(r.id)
+	key := idKey(r.ID)
 	l.mu.Lock()
 	p := l.pending[key]
 	if p != nil && p.owner == ss.owner {
@@ -454,7 +454,7 @@ func (s *Server) subscribe(ctx context.Context, ss *session, p params) (any, err
 		return nil, err
 	}
 	if ss.notify == nil && ss.out == nil {
-		return nil, invalidRequest("resources/subscribe needs a session: initialize over Streamable HTTP and send its Mcp-Session-Id, and open the GET stream to receive updates")
+		return nil, InvalidRequest("resources/subscribe needs a session: initialize over Streamable HTTP and send its Mcp-Session-Id, and open the GET stream to receive updates")
 	}
 	if _, err := s.ReadResource(ctx, uri); err != nil {
 		return nil, err
@@ -465,7 +465,7 @@ func (s *Server) subscribe(ctx context.Context, ss *session, p params) (any, err
 		ss.subs = map[string]bool{}
 	}
 	if !ss.subs[uri] && len(ss.subs) >= maxSubscriptions {
-		return nil, invalidRequest("too many subscriptions on this session; the limit is 1000")
+		return nil, InvalidRequest("too many subscriptions on this session; the limit is 1000")
 	}
 	ss.subs[uri] = true
 	return struct{}{}, nil

@@ -21,7 +21,7 @@ const legacyRunning = 8
 func (s *Server) ServeLegacySSE(w http.ResponseWriter, r *http.Request, messageURL string) {
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", http.MethodGet)
-		writeError(w, http.StatusMethodNotAllowed, invalidRequest("GET opens the event stream; POST messages to the endpoint it names"))
+		writeError(w, http.StatusMethodNotAllowed, InvalidRequest("GET opens the event stream; POST messages to the endpoint it names"))
 		return
 	}
 	ss := s.openSession("sse", s.owner(r))
@@ -49,7 +49,7 @@ func (s *Server) ServeLegacySSE(w http.ResponseWriter, r *http.Request, messageU
 func (s *Server) ServeLegacyMessage(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeError(w, http.StatusMethodNotAllowed, invalidRequest("POST JSON-RPC messages to this endpoint"))
+		writeError(w, http.StatusMethodNotAllowed, InvalidRequest("POST JSON-RPC messages to this endpoint"))
 		return
 	}
 	ids := r.URL.Query()["sessionId"]
@@ -58,7 +58,7 @@ func (s *Server) ServeLegacyMessage(w http.ResponseWriter, r *http.Request) {
 		ss = s.lookup(ids[0], s.owner(r))
 	}
 	if ss == nil || ss.transport != "sse" {
-		writeError(w, http.StatusNotFound, invalidRequest("session not found: open the event stream again"))
+		writeError(w, http.StatusNotFound, InvalidRequest("session not found: open the event stream again"))
 		return
 	}
 	body, ok := readBody(w, r)
@@ -70,7 +70,7 @@ func (s *Server) ServeLegacyMessage(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done():
 		return
 	case <-ss.out.done:
-		writeError(w, http.StatusNotFound, invalidRequest("session not found: open the event stream again"))
+		writeError(w, http.StatusNotFound, InvalidRequest("session not found: open the event stream again"))
 		return
 	}
 	// The work outlives this POST: it keeps the request's values (the caller's identity) and

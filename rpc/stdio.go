@@ -88,7 +88,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 			return w.errOr(nil)
 		}
 		if l.tooLong {
-			w.write((&response{err: tooLarge()}).encode())
+			w.write((&Response{Err: TooLarge()}).Encode())
 			continue
 		}
 		if len(bytes.Trim(l.line, " \t\r")) == 0 {
@@ -98,11 +98,11 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		if job == nil {
 			continue
 		}
-		if !job.batch && len(job.items) == 1 && job.items[0].call != nil && job.items[0].call.req.method == "initialize" {
+		if !job.batch && len(job.items) == 1 && job.items[0].call != nil && job.items[0].call.req.Method == "initialize" {
 			job.run(s, ss, w) // before reading on: later requests see the negotiated revision
 			continue
 		}
-		if !job.batch && len(job.items) == 1 && job.items[0].call != nil && job.items[0].call.req.method == "subscriptions/listen" {
+		if !job.batch && len(job.items) == 1 && job.items[0].call != nil && job.items[0].call.req.Method == "subscriptions/listen" {
 			// A subscription lasts as long as the connection: it takes no slot of the requests
 			// that come and go (listens are bounded per client instead).
 			wg.Add(1)
@@ -146,7 +146,7 @@ type stdioJob struct {
 
 // stdioItem is one element: an answer already known, or a call to run.
 type stdioItem struct {
-	resp *response
+	resp *Response
 	call *call
 }
 
@@ -154,22 +154,22 @@ type stdioItem struct {
 // read, so that a cancellation on a later line finds the request it names. nil means nothing
 // to answer and nothing to run.
 func (s *Server) accept(ctx context.Context, ss *session, w *lineWriter, line []byte) *stdioJob {
-	reqs, batch, fail := decodeMessage(line)
+	reqs, batch, fail := DecodeMessage(line)
 	if v := ss.protocol(""); fail == nil && batch && !batchAllowed(v) {
-		fail = invalidRequest("batches are not supported in protocol version " + v)
+		fail = InvalidRequest("batches are not supported in protocol version " + v)
 	}
 	if fail != nil {
-		return &stdioJob{items: []stdioItem{{resp: &response{err: fail}}}}
+		return &stdioJob{items: []stdioItem{{resp: &Response{Err: fail}}}}
 	}
 	job := &stdioJob{batch: batch}
 	for i := range reqs {
 		r := &reqs[i]
 		switch {
-		case r.response: // an answer to a request of this server, else ignored
+		case r.IsResponse: // an answer to a request of this server, else ignored
 			s.deliver(ss, r)
-		case r.invalid != nil:
-			job.items = append(job.items, stdioItem{resp: &response{id: r.id, err: r.invalid}})
-		case r.id == nil:
+		case r.Invalid != nil:
+			job.items = append(job.items, stdioItem{resp: &Response{ID: r.ID, Err: r.Invalid}})
+		case r.ID == nil:
 			s.notification(ss, r)
 		default:
 			job.items = append(job.items, stdioItem{call: s.begin(ctx, ss, r, "", func(b []byte) bool {
@@ -189,7 +189,7 @@ func (s *Server) accept(ctx context.Context, ss *session, w *lineWriter, line []
 // run runs the job's calls one after another and writes the answer, leaving out cancelled
 // requests. A call cancelled while it waited its turn does not run.
 func (j *stdioJob) run(s *Server, ss *session, w *lineWriter) {
-	var out []*response
+	var out []*Response
 	for _, it := range j.items {
 		resp := it.resp
 		switch {
@@ -203,7 +203,7 @@ func (j *stdioJob) run(s *Server, ss *session, w *lineWriter) {
 		}
 	}
 	if len(out) > 0 {
-		w.write(encodeAll(nil, j.batch, out))
+		w.write(EncodeAll(nil, j.batch, out))
 	}
 }
 
@@ -229,12 +229,12 @@ func (s *Server) jobAccess(j *stdioJob) access {
 			continue
 		}
 		r := it.call.req
-		switch r.method {
+		switch r.Method {
 		case "ping", "initialize", "subscriptions/listen":
 		case "resources/subscribe", "resources/unsubscribe", "logging/setLevel":
 			a = writes
 		case "tools/call":
-			p, _ := members(r.params)
+			p, _ := Members(r.Params)
 			name, _, _ := str(p, "name", "name")
 			if t := s.tools[name]; t != nil && (t.Annotations == nil || t.Annotations.ReadOnlyHint == nil || !*t.Annotations.ReadOnlyHint) {
 				a = writes
@@ -331,7 +331,7 @@ func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
 	for {
 		chunk, err := r.ReadSlice('\n')
 		if !tooLong {
-			if len(line)+len(chunk) > maxMessage+2 { // room for CRLF
+			if len(line)+len(chunk) > MaxMessage+2 { // room for CRLF
 				tooLong, line = true, nil
 			} else {
 				line = append(line, chunk...)
@@ -349,7 +349,7 @@ func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
 		}
 		line = bytes.TrimSuffix(line, []byte("\n"))
 		line = bytes.TrimSuffix(line, []byte("\r"))
-		if len(line) > maxMessage {
+		if len(line) > MaxMessage {
 			return nil, true, nil
 		}
 		return line, false, nil
