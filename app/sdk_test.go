@@ -14,6 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	ownjsonrpc "github.com/ownsona/ownsona/jsonrpc"
 	"github.com/ownsona/ownsona/rpc"
 )
 
@@ -170,7 +172,7 @@ func exerciseSDK(t *testing.T, s *mcp.ClientSession, wantClient, wantVersion str
 	// A missing resource is -32002 in the legacy era, -32602 (invalid params) in 2026-07-28.
 	wantCode := int64(rpc.CodeResourceNotFound)
 	if modern {
-		wantCode = rpc.CodeInvalidParams
+		wantCode = ownjsonrpc.CodeInvalidParams
 	}
 	_, err = s.ReadResource(ctx, &mcp.ReadResourceParams{URI: "ownsona://memories/424242"})
 	if we := (*jsonrpc.Error)(nil); !errors.As(err, &we) || we.Code != wantCode {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ownsona/ownsona/jsonrpc"
 )
 
 // TestServer_HandleAllocations bounds what one message costs in allocations, relative to its
@@ -38,7 +40,7 @@ func TestServer_HandleAllocations(t *testing.T) {
 		{"batch", `[` + strings.Repeat(call(`{"text":"a"}`)+",", 19) + call(`{"text":"b"}`) + `]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if len(tc.msg) > MaxMessage {
+			if len(tc.msg) > jsonrpc.MaxMessage {
 				t.Fatalf("message of %d bytes is over the limit", len(tc.msg))
 			}
 			var before, after runtime.MemStats
@@ -177,7 +179,7 @@ func TestServer_BatchCountedBeforeDecoding(t *testing.T) {
 	}
 	// batch returns the largest array of elem that fits in maxMessage, and its length.
 	batch := func(elem string) (string, int) {
-		n := (MaxMessage - 1) / (len(elem) + 1)
+		n := (jsonrpc.MaxMessage - 1) / (len(elem) + 1)
 		return "[" + strings.Repeat(elem+",", n-1) + elem + "]", n
 	}
 	keys := func(n int) string { // an object of n keys
@@ -189,7 +191,7 @@ func TestServer_BatchCountedBeforeDecoding(t *testing.T) {
 	}
 	for _, elem := range []string{"0", "{}", "[]", `""`, keys(17), keys(300), keys(1000)} {
 		body, n := batch(elem)
-		want := fmt.Sprintf(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":{"reason":"batch of %d messages; the limit is %d"}}}`, n, MaxBatch)
+		want := fmt.Sprintf(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":{"reason":"batch of %d messages; the limit is %d"}}}`, n, jsonrpc.MaxBatch)
 		for _, version := range []string{"", "2025-03-26", "2025-06-18", "2026-07-28"} {
 			t.Run(fmt.Sprintf("%.8s HTTP %s", elem, version), func(t *testing.T) {
 				var status int

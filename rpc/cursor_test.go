@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ownsona/ownsona/jsonrpc"
 )
 
 // lastPage pages through a list with Handle and returns the raw result of its last page (the
@@ -25,7 +27,7 @@ func lastPage(t *testing.T, s *Server, method, meta string) json.RawMessage {
 		out := s.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`))
 		var resp struct {
 			Result json.RawMessage `json:"result"`
-			Error  *Error          `json:"error"`
+			Error  *jsonrpc.Error  `json:"error"`
 		}
 		if err := json.Unmarshal(out, &resp); err != nil || resp.Error != nil {
 			t.Fatalf("%s: %s", method, out)

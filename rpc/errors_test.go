@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ownsona/ownsona/jsonrpc"
 )
 
 // TestError_Messages: every error of JSON-RPC 2.0's own codes in the transcripts (this
@@ -17,11 +19,11 @@ import (
 // being in data (seed 003; doc.go, "Errors").
 func TestError_Messages(t *testing.T) {
 	want := map[int]string{
-		CodeParseError:     MessageParseError,
-		CodeInvalidRequest: MessageInvalidRequest,
-		CodeMethodNotFound: MessageMethodNotFound,
-		CodeInvalidParams:  MessageInvalidParams,
-		CodeInternalError:  MessageInternalError,
+		jsonrpc.CodeParseError:     jsonrpc.MessageParseError,
+		jsonrpc.CodeInvalidRequest: jsonrpc.MessageInvalidRequest,
+		jsonrpc.CodeMethodNotFound: jsonrpc.MessageMethodNotFound,
+		jsonrpc.CodeInvalidParams:  jsonrpc.MessageInvalidParams,
+		jsonrpc.CodeInternalError:  jsonrpc.MessageInternalError,
 	}
 	errRE := regexp.MustCompile(`"code": (-32[0-9]{3}),\s*"message": ("(?:[^"\\]|\\.)*")`)
 	var files []string
@@ -72,9 +74,9 @@ func TestServer_ToolErrorCodes(t *testing.T) {
 				var a struct{ Outcome string }
 				json.Unmarshal(args, &a)
 				if a.Outcome == "rejected" {
-					return nil, &Error{Code: -32001, Message: "approval rejected", Data: map[string]string{"tool": "gated"}}
+					return nil, &jsonrpc.Error{Code: -32001, Message: "approval rejected", Data: map[string]string{"tool": "gated"}}
 				}
-				return nil, fmt.Errorf("gated: %w", &Error{Code: -32002, Message: "approval timed out"})
+				return nil, fmt.Errorf("gated: %w", &jsonrpc.Error{Code: -32002, Message: "approval timed out"})
 			},
 		}},
 	}

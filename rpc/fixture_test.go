@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/ownsona/ownsona/jsonrpc"
 )
 
 // fixture is a Server with a few toy tools, a resource, a template, a prompt and completions,
@@ -89,9 +91,9 @@ func MustOpenFixture(tb testing.TB) *fixture {
 					case "internal":
 						return nil, errors.New("disk on fire at /secret/path")
 					case "storage":
-						return nil, &Error{Code: CodeStorageError, Message: "storage error", Data: map[string]bool{"retryable": true}}
+						return nil, &jsonrpc.Error{Code: CodeStorageError, Message: "storage error", Data: map[string]bool{"retryable": true}}
 					case "wrapped":
-						return nil, fmt.Errorf("wrap: %w", &Error{Code: CodeRateLimited, Message: "rate limited"})
+						return nil, fmt.Errorf("wrap: %w", &jsonrpc.Error{Code: CodeRateLimited, Message: "rate limited"})
 					case "arg":
 						return nil, fmt.Errorf("check: %w", InvalidArgument("mode", "is not welcome here"))
 					case "panic":

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ownsona/ownsona/jsonrpc"
 )
 
 // sessionHeader is the header of the session id (header names are case-insensitive).
@@ -63,7 +65,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveDelete(w, r)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
-		writeError(w, http.StatusMethodNotAllowed, InvalidRequest(fmt.Sprintf("method %s is not allowed; POST JSON-RPC messages to this endpoint", r.Method)))
+		writeError(w, http.StatusMethodNotAllowed, jsonrpc.InvalidRequest(fmt.Sprintf("method %s is not allowed; POST JSON-RPC messages to this endpoint", r.Method)))
 	}
 }
 
@@ -83,7 +85,7 @@ func protocolHeader(w http.ResponseWriter, r *http.Request) (string, bool) {
 		version = versions[0]
 	}
 	if len(versions) > 1 || version != "" && !slices.Contains(SupportedProtocolVersions, version) {
-		writeError(w, http.StatusBadRequest, &Error{Code: CodeInvalidRequest, Message: MessageInvalidRequest,
+		writeError(w, http.StatusBadRequest, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: jsonrpc.MessageInvalidRequest,
 			Data: map[string]any{"reason": "unsupported protocol version", "requested": strings.Join(versions, ", "), "supported": SupportedProtocolVersions}})
 		return "", false
 	}
@@ -98,12 +100,12 @@ func (s *Server) httpSession(w http.ResponseWriter, r *http.Request, transport s
 	case len(ids) == 0:
 		return nil, true
 	case len(ids) > 1:
-		writeError(w, http.StatusBadRequest, InvalidRequest("Mcp-Session-Id is repeated"))
+		writeError(w, http.StatusBadRequest, jsonrpc.InvalidRequest("Mcp-Session-Id is repeated"))
 		return nil, false
 	}
 	ss := s.lookup(ids[0], s.owner(r))
 	if ss == nil || ss.transport != transport {
-		writeError(w, http.StatusNotFound, InvalidRequest("session not found: it ended or expired; send initialize without Mcp-Session-Id to start a new one"))
+		writeError(w, http.StatusNotFound, jsonrpc.InvalidRequest("session not found: it ended or expired; send initialize without Mcp-Session-Id to start a new one"))
 		return nil, false
 	}
 	return ss, true
@@ -113,25 +115,25 @@ func (s *Server) httpSession(w http.ResponseWriter, r *http.Request, transport s
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	mt, mp, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
-		writeError(w, http.StatusUnsupportedMediaType, InvalidRequest("Content-Type must be application/json"))
+		writeError(w, http.StatusUnsupportedMediaType, jsonrpc.InvalidRequest("Content-Type must be application/json"))
 		return nil, false
 	}
 	if cs, ok := mp["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-		writeError(w, http.StatusUnsupportedMediaType, InvalidRequest("the charset must be utf-8"))
+		writeError(w, http.StatusUnsupportedMediaType, jsonrpc.InvalidRequest("the charset must be utf-8"))
 		return nil, false
 	}
-	if r.ContentLength > MaxMessage {
-		writeError(w, http.StatusRequestEntityTooLarge, TooLarge())
+	if r.ContentLength > jsonrpc.MaxMessage {
+		writeError(w, http.StatusRequestEntityTooLarge, jsonrpc.TooLarge())
 		return nil, false
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxMessage))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, jsonrpc.MaxMessage))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, TooLarge())
+			writeError(w, http.StatusRequestEntityTooLarge, jsonrpc.TooLarge())
 			return nil, false
 		}
-		writeError(w, http.StatusBadRequest, InvalidRequest("could not read the request body"))
+		writeError(w, http.StatusBadRequest, jsonrpc.InvalidRequest("could not read the request body"))
 		return nil, false
 	}
 	return body, true
@@ -152,7 +154,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 			if req != nil {
 				id = req.ID
 			}
-			writeBody(w, status, (&Response{ID: id, Err: e}).Encode())
+			writeBody(w, status, (&jsonrpc.Response{ID: id, Err: e}).Encode())
 			return
 		}
 		s.serveModern(w, r, req)
@@ -172,21 +174,21 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		ss = &session{transport: "http", owner: owner, calls: s.ownerCalls(owner)}
 	}
 	pw := &postWriter{w: w, rc: http.NewResponseController(w), sse: acceptsEventStream(r.Header.Values("Accept"))}
-	msg := GetMessageBuf()
+	msg := jsonrpc.GetMessageBuf()
 	out, kind := s.handle(r.Context(), ss, version, body, pw.push, msg)
 	if fresh && ss.initialized && !pw.started {
 		s.promote(ss)
 		w.Header().Set(sessionHeader, ss.id)
 	}
 	pw.finish(out, kind, pw.sse) // written before it returns: nothing keeps out
-	PutMessageBuf(out)
+	jsonrpc.PutMessageBuf(out)
 }
 
 // serveModern answers a 2026-07-28 request that classify accepted: no session is looked up or
 // started (an Mcp-Session-Id is ignored), and the answer is JSON or, when the call sends
 // messages first, an event stream. An error that the transport pins to a status (-32601 is
 // 404; -32020, -32021 and -32022 are 400) is sent with it; other errors are in-band, 200.
-func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *Message) {
+func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *jsonrpc.Message) {
 	if req.ID == nil { // 2026-07-28 has no client notifications over HTTP; accepted and ignored
 		w.WriteHeader(http.StatusAccepted)
 		return
@@ -202,9 +204,9 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *Messag
 	if resp.Err != nil {
 		status = modernStatus(resp.Err.Code)
 	}
-	out := resp.AppendTo(GetMessageBuf())
+	out := resp.AppendTo(jsonrpc.GetMessageBuf())
 	pw.answer(out, status) // written before it returns: nothing keeps out
-	PutMessageBuf(out)
+	jsonrpc.PutMessageBuf(out)
 }
 
 // classify decides whether a POST is a 2026-07-28 request and, if it is, validates what the
@@ -235,14 +237,14 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *Messag
 // routes on this request's. Every other disagreement stays -32020: a header newer than _meta,
 // a header naming a revision this server does not speak or another modern one, a repeated
 // header. OnWarning is told once per owner.
-func (s *Server) classify(r *http.Request, body []byte) (req *Message, modern bool, status int, e *Error) {
+func (s *Server) classify(r *http.Request, body []byte) (req *jsonrpc.Message, modern bool, status int, e *jsonrpc.Error) {
 	versions := r.Header.Values("MCP-Protocol-Version")
 	header := ""
 	if len(versions) > 0 {
 		header = versions[0]
 	}
 	headerModern := slices.Contains(ModernProtocolVersions, header)
-	reqs, batch, fail := DecodeMessage(body)
+	reqs, batch, fail := jsonrpc.DecodeMessage(body)
 	if fail != nil {
 		if headerModern {
 			return nil, true, http.StatusBadRequest, fail
@@ -252,7 +254,7 @@ func (s *Server) classify(r *http.Request, body []byte) (req *Message, modern bo
 	if batch {
 		for i := range reqs {
 			if headerModern || declaresVersion(&reqs[i]) {
-				return nil, true, http.StatusBadRequest, InvalidRequest("batches are not part of protocol version " + ModernProtocolVersion)
+				return nil, true, http.StatusBadRequest, jsonrpc.InvalidRequest("batches are not part of protocol version " + ModernProtocolVersion)
 			}
 		}
 		return nil, false, 0, nil
@@ -261,16 +263,18 @@ func (s *Server) classify(r *http.Request, body []byte) (req *Message, modern bo
 	if !declaresVersion(req) && !headerModern {
 		return req, false, 0, nil
 	}
-	bad := func(status int, e *Error) (*Message, bool, int, *Error) { return req, true, status, e }
+	bad := func(status int, e *jsonrpc.Error) (*jsonrpc.Message, bool, int, *jsonrpc.Error) {
+		return req, true, status, e
+	}
 	switch {
 	case req.IsResponse:
-		return bad(http.StatusBadRequest, InvalidRequest("a client sends no responses in protocol version "+ModernProtocolVersion))
+		return bad(http.StatusBadRequest, jsonrpc.InvalidRequest("a client sends no responses in protocol version "+ModernProtocolVersion))
 	case req.Invalid != nil:
 		return bad(http.StatusBadRequest, req.Invalid)
 	case req.BadParams != nil:
 		return bad(http.StatusBadRequest, req.BadParams)
 	}
-	p, _ := Members(req.Params)
+	p, _ := jsonrpc.Members(req.Params)
 	rm, _, metaErr := readMeta(p)
 	// The version the request claims: _meta's, else (no _meta, or one without a version) the
 	// header's, which then must itself be modern.
@@ -292,7 +296,7 @@ func (s *Server) classify(r *http.Request, body []byte) (req *Message, modern bo
 	case !slices.Contains(ModernProtocolVersions, version):
 		return bad(http.StatusBadRequest, unsupportedVersion(version))
 	}
-	served := func() (*Message, bool, int, *Error) {
+	served := func() (*jsonrpc.Message, bool, int, *jsonrpc.Error) {
 		if mix {
 			s.warnOnce(r.Context(), WarnVersionHeader, rm.client, fmt.Sprintf(
 				"MCP-Protocol-Version %q with _meta protocol version %q: served under %s (a client bug, anthropics/claude-code #93290)", header, version, version))
@@ -303,7 +307,7 @@ func (s *Server) classify(r *http.Request, body []byte) (req *Message, modern bo
 		return served()
 	}
 	if !modernMethod(req.Method) || !knownMethod(req.Method) {
-		return bad(http.StatusNotFound, MethodNotFound(req.Method))
+		return bad(http.StatusNotFound, jsonrpc.MethodNotFound(req.Method))
 	}
 	methods := r.Header.Values("Mcp-Method")
 	switch {
@@ -331,7 +335,7 @@ func (s *Server) classify(r *http.Request, body []byte) (req *Message, modern bo
 	case metaErr != nil:
 		return bad(http.StatusBadRequest, asError(metaErr))
 	case !rm.modern:
-		return bad(http.StatusBadRequest, InvalidParams("_meta."+metaProtocolVersion, "is required under MCP-Protocol-Version "+header))
+		return bad(http.StatusBadRequest, jsonrpc.InvalidParams("_meta."+metaProtocolVersion, "is required under MCP-Protocol-Version "+header))
 	}
 	if req.Method == "tools/call" {
 		if e := s.checkParamHeaders(r.Header.Values, p, mix); e != nil {
@@ -509,7 +513,7 @@ func (p *postWriter) answer(out []byte, status int) {
 // serveStream is GET: the session's stream of messages unrelated to any request.
 func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 	if !acceptsEventStream(r.Header.Values("Accept")) {
-		writeError(w, http.StatusNotAcceptable, InvalidRequest("GET opens an event stream: Accept must list text/event-stream"))
+		writeError(w, http.StatusNotAcceptable, jsonrpc.InvalidRequest("GET opens an event stream: Accept must list text/event-stream"))
 		return
 	}
 	if _, ok := protocolHeader(w, r); !ok {
@@ -529,7 +533,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 		ss.streaming = true
 		ss.mu.Unlock()
 		if busy {
-			writeError(w, http.StatusConflict, InvalidRequest("this session already has an open GET stream"))
+			writeError(w, http.StatusConflict, jsonrpc.InvalidRequest("this session already has an open GET stream"))
 			return
 		}
 		defer func() {
@@ -579,7 +583,7 @@ func (s *Server) pump(w http.ResponseWriter, r *http.Request, rc *http.ResponseC
 
 func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
 	if len(r.Header.Values(sessionHeader)) == 0 {
-		writeError(w, http.StatusBadRequest, InvalidRequest("DELETE ends a session: send its Mcp-Session-Id"))
+		writeError(w, http.StatusBadRequest, jsonrpc.InvalidRequest("DELETE ends a session: send its Mcp-Session-Id"))
 		return
 	}
 	ss, ok := s.httpSession(w, r, "http")
@@ -633,8 +637,8 @@ func acceptsEventStream(accept []string) bool {
 	return false
 }
 
-func writeError(w http.ResponseWriter, status int, e *Error) {
-	writeBody(w, status, (&Response{Err: e}).Encode())
+func writeError(w http.ResponseWriter, status int, e *jsonrpc.Error) {
+	writeBody(w, status, (&jsonrpc.Response{Err: e}).Encode())
 }
 
 func writeBody(w http.ResponseWriter, status int, body []byte) {

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/ownsona/ownsona/jsonrpc"
 )
 
 func TestServer_ServeHTTP(t *testing.T) {
@@ -90,7 +92,7 @@ func TestServer_ServeHTTP(t *testing.T) {
 func TestServer_ServeHTTPBodyLimit(t *testing.T) {
 	f := MustOpenFixture(t)
 	head, tail := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"`, `"}}`
-	exact := head + strings.Repeat("a", MaxMessage-len(head)-len(tail)) + tail
+	exact := head + strings.Repeat("a", jsonrpc.MaxMessage-len(head)-len(tail)) + tail
 	srv := httptest.NewServer(f.Server)
 	defer srv.Close()
 	for _, tc := range []struct {
@@ -220,7 +222,7 @@ func FuzzServer_ClassifyPost(f *testing.F) {
 		}
 		readable := json.Unmarshal(body, &req) == nil && req.JSONRPC == "2.0" && req.Method != nil && len(req.ID) > 0 &&
 			(req.ID[0] == '"' || req.ID[0] == '-' || req.ID[0] >= '0' && req.ID[0] <= '9') && !bytes.ContainsAny(req.ID, ".eE")
-		if resp.Error != nil && readable && !bytes.Equal(resp.ID, req.ID) && resp.Error.Code != CodeParseError && resp.Error.Code != CodeInvalidRequest {
+		if resp.Error != nil && readable && !bytes.Equal(resp.ID, req.ID) && resp.Error.Code != jsonrpc.CodeParseError && resp.Error.Code != jsonrpc.CodeInvalidRequest {
 			t.Fatalf("the error answers id %s, not the request's %s: %s", resp.ID, req.ID, w.Body)
 		}
 		if resp.Result != nil && r.Header.Get("MCP-Protocol-Version") == ModernProtocolVersion && resp.Result["resultType"] == nil {

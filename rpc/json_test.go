@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/ownsona/ownsona/jsonrpc"
 )
 
 func TestCheckJSON(t *testing.T) {
@@ -92,7 +94,7 @@ func TestCheckJSON(t *testing.T) {
 		{"non-breaking space is not whitespace", "\u00a0{}", "non-ASCII byte"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CheckJSON([]byte(tc.in))
+			err := jsonrpc.CheckJSON([]byte(tc.in))
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("checkJSON(%q) = %v, want accepted", tc.in, err)
@@ -125,14 +127,14 @@ func TestCheckJSON_Limits(t *testing.T) {
 		name, in string
 		want     string
 	}{
-		{"10000 keys", keys(MaxObjectKeys), ""},
-		{"10001 keys", keys(MaxObjectKeys + 1), "more than 10000 keys"},
+		{"10000 keys", keys(jsonrpc.MaxObjectKeys), ""},
+		{"10001 keys", keys(jsonrpc.MaxObjectKeys + 1), "more than 10000 keys"},
 		{"100k nested arrays (SECURITY LA-02)", strings.Repeat("[", 100000) + strings.Repeat("]", 100000), "nesting deeper than 64"},
 		{"100k nested, unbalanced", strings.Repeat("[", 100000), "nesting deeper than 64"},
 		{"100k-key object (SECURITY LA-03)", keys(100000), "more than 10000 keys"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CheckJSON([]byte(tc.in))
+			err := jsonrpc.CheckJSON([]byte(tc.in))
 			if tc.want == "" {
 				if err != nil {
 					t.Errorf("got %v, want accepted", err)
@@ -161,7 +163,7 @@ func TestDecodeMessage(t *testing.T) {
 		{name: "escaped method", in: `{"jsonrpc":"2\u002e0","id":"a","method":"tools\/list"}`, wantID: `"a"`, wantMethod: "tools/list"},
 		{name: "id kept byte for byte", in: `{"jsonrpc":"2.0","id":  -1.50E+02 ,"method":"ping"}`, wantID: "-1.50E+02", wantMethod: "ping"},
 		{name: "notification", in: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, wantMethod: "notifications/initialized"},
-		{name: "duplicate method", in: `{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}`, wantFail: CodeParseError},
+		{name: "duplicate method", in: `{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}`, wantFail: jsonrpc.CodeParseError},
 		{name: "Method", in: `{"jsonrpc":"2.0","id":1,"Method":"a"}`, wantID: "1", invalid: `unknown member "Method"`},
 		{name: "PARAMS", in: `{"jsonrpc":"2.0","id":1,"method":"a","PARAMS":{}}`, wantID: "1", invalid: `unknown member "PARAMS"`},
 		{name: "long s", in: `{"jsonrpc":"2.0","id":1,"method":"a","paramſ":{}}`, wantID: "1", invalid: `unknown member "paramſ"`},
@@ -183,12 +185,12 @@ func TestDecodeMessage(t *testing.T) {
 		{name: "response", in: `{"jsonrpc":"2.0","id":1,"result":null}`, wantID: "1", response: true},
 		{name: "error response", in: `{"jsonrpc":"2.0","id":null,"error":{}}`, wantID: "null", response: true},
 		{name: "not an object", in: `42`, invalid: "must be a JSON object"},
-		{name: "empty batch", in: `[]`, wantFail: CodeInvalidRequest},
-		{name: "batch of 21", in: "[" + strings.Repeat(`1,`, 20) + "1]", wantFail: CodeInvalidRequest},
-		{name: "invalid UTF-8", in: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\xff\"}", wantFail: CodeParseError},
+		{name: "empty batch", in: `[]`, wantFail: jsonrpc.CodeInvalidRequest},
+		{name: "batch of 21", in: "[" + strings.Repeat(`1,`, 20) + "1]", wantFail: jsonrpc.CodeInvalidRequest},
+		{name: "invalid UTF-8", in: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\xff\"}", wantFail: jsonrpc.CodeParseError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			reqs, _, fail := DecodeMessage([]byte(tc.in))
+			reqs, _, fail := jsonrpc.DecodeMessage([]byte(tc.in))
 			if tc.wantFail != 0 {
 				if fail == nil || fail.Code != tc.wantFail {
 					t.Fatalf("fail = %v, want code %d", fail, tc.wantFail)
@@ -256,7 +258,7 @@ func referenceCheck(data []byte) error {
 				return fmt.Errorf("duplicate key %q", k)
 			}
 			top.keys[k] = true
-			if len(top.keys) > MaxObjectKeys {
+			if len(top.keys) > jsonrpc.MaxObjectKeys {
 				return errors.New("too many keys")
 			}
 			top.key = false
@@ -265,7 +267,7 @@ func referenceCheck(data []byte) error {
 		switch tok {
 		case json.Delim('{'), json.Delim('['):
 			stack = append(stack, &frame{object: tok == json.Delim('{'), keys: map[string]bool{}, key: true})
-			if len(stack) > MaxDepth {
+			if len(stack) > jsonrpc.MaxDepth {
 				return errors.New("too deep")
 			}
 			continue
@@ -290,18 +292,18 @@ func walk(raw []byte) any {
 	switch typeOf(raw) {
 	case "object":
 		m := map[string]any{}
-		for k, v := range Fields(raw) {
+		for k, v := range jsonrpc.Fields(raw) {
 			m[string(k)] = walk(v)
 		}
 		return m
 	case "array":
 		a := []any{}
-		for el := range Elements(raw) {
+		for el := range jsonrpc.Elements(raw) {
 			a = append(a, walk(el))
 		}
 		return a
 	case "string":
-		return string(Unquote(raw))
+		return string(jsonrpc.Unquote(raw))
 	case "null":
 		return nil
 	case "boolean":
@@ -380,9 +382,9 @@ func FuzzDecodeEnvelope(f *testing.F) {
 	fx := MustOpenFixture(f)
 	close(fx.release) // the slow tool returns at once
 	f.Fuzz(func(t *testing.T, data []byte) {
-		reqs, batch, fail := DecodeMessage(data)
+		reqs, batch, fail := jsonrpc.DecodeMessage(data)
 		ref := referenceCheck(data)
-		if fail != nil && fail.Code == CodeParseError {
+		if fail != nil && fail.Code == jsonrpc.CodeParseError {
 			if out := fx.Handle(context.Background(), data); !bytes.Contains(out, []byte(`"code":-32700`)) {
 				t.Fatalf("Handle answered a parse error with %s", out)
 			}
@@ -419,7 +421,7 @@ func FuzzDecodeEnvelope(f *testing.F) {
 				continue
 			}
 			for k := range env {
-				if !slices.Contains(EnvelopeKeys, k) {
+				if !slices.Contains(jsonrpc.EnvelopeKeys, k) {
 					t.Fatalf("accepted an envelope with member %q: %s", k, raws[i])
 				}
 			}
@@ -431,7 +433,7 @@ func FuzzDecodeEnvelope(f *testing.F) {
 				t.Fatalf("id %s, reference %s", r.ID, env["id"])
 			}
 			if r.ID != nil {
-				out := (&Response{ID: r.ID, Result: []byte("{}")}).Encode()
+				out := (&jsonrpc.Response{ID: r.ID, Result: []byte("{}")}).Encode()
 				if want := append([]byte(`{"jsonrpc":"2.0","id":`), r.ID...); !bytes.HasPrefix(out, want) {
 					t.Fatalf("id %s re-marshalled as %s", r.ID, out)
 				}
@@ -455,11 +457,11 @@ func FuzzAppendJSONString(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, s []byte) {
-		want, err := Marshal(string(s))
+		want, err := jsonrpc.Marshal(string(s))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := AppendString([]byte("prefix"), s); string(got) != "prefix"+string(want) {
+		if got := jsonrpc.AppendString([]byte("prefix"), s); string(got) != "prefix"+string(want) {
 			t.Errorf("appendJSONString(%q) = %s, want %s", s, got[len("prefix"):], want)
 		}
 	})
@@ -484,13 +486,13 @@ func BenchmarkDecodeMessage(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			msg := []byte(bc.msg)
-			if _, _, fail := DecodeMessage(msg); fail != nil {
+			if _, _, fail := jsonrpc.DecodeMessage(msg); fail != nil {
 				b.Fatal(fail)
 			}
 			b.SetBytes(int64(len(msg)))
 			b.ReportAllocs()
 			for b.Loop() {
-				DecodeMessage(msg)
+				jsonrpc.DecodeMessage(msg)
 			}
 		})
 	}

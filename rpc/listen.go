@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ownsona/ownsona/jsonrpc"
 )
 
 const (
@@ -25,8 +27,8 @@ const (
 	maxListens         = 1000
 )
 
-func errListenNoStream() *Error {
-	return InvalidRequest("subscriptions/listen needs a stream to answer on: over HTTP, Accept must list text/event-stream")
+func errListenNoStream() *jsonrpc.Error {
+	return jsonrpc.InvalidRequest("subscriptions/listen needs a stream to answer on: over HTTP, Accept must list text/event-stream")
 }
 
 // listener is one open subscriptions/listen.
@@ -96,7 +98,7 @@ func readFilter(p params) (filter, error) {
 	var f filter
 	m, ok, err := object(p, "notifications", "notifications")
 	if err == nil && !ok {
-		err = InvalidParams("notifications", "is required: say which notifications to receive")
+		err = jsonrpc.InvalidParams("notifications", "is required: say which notifications to receive")
 	}
 	if err != nil {
 		return f, err
@@ -114,22 +116,22 @@ func readFilter(p params) (filter, error) {
 			continue
 		}
 		if string(raw) != "true" && string(raw) != "false" {
-			return f, InvalidParams("notifications."+b.key, "must be a boolean")
+			return f, jsonrpc.InvalidParams("notifications."+b.key, "must be a boolean")
 		}
 		*b.dst = string(raw) == "true"
 	}
 	if raw, ok := m["resourceSubscriptions"]; ok && string(raw) != "null" {
 		var uris []json.RawMessage
 		if raw[0] != '[' || json.Unmarshal(raw, &uris) != nil {
-			return f, InvalidParams("notifications.resourceSubscriptions", "must be an array of resource URIs")
+			return f, jsonrpc.InvalidParams("notifications.resourceSubscriptions", "must be an array of resource URIs")
 		}
 		if len(uris) > maxSubscriptions {
-			return f, InvalidParams("notifications.resourceSubscriptions", fmt.Sprintf("has %d URIs; the limit is %d", len(uris), maxSubscriptions))
+			return f, jsonrpc.InvalidParams("notifications.resourceSubscriptions", fmt.Sprintf("has %d URIs; the limit is %d", len(uris), maxSubscriptions))
 		}
 		for i, u := range uris {
 			var s string
 			if u[0] != '"' || json.Unmarshal(u, &s) != nil || s == "" {
-				return f, InvalidParams(fmt.Sprintf("notifications.resourceSubscriptions[%d]", i), "must be a resource URI")
+				return f, jsonrpc.InvalidParams(fmt.Sprintf("notifications.resourceSubscriptions[%d]", i), "must be a resource URI")
 			}
 			if !slices.Contains(f.ResourceSubscriptions, s) {
 				f.ResourceSubscriptions = append(f.ResourceSubscriptions, s)
@@ -243,9 +245,9 @@ func (l *liveState) addListener(ln *listener) error {
 	}
 	switch {
 	case n >= maxListensPerOwner:
-		return InvalidRequest(fmt.Sprintf("this client has %d open subscriptions/listen streams; the limit is %d", n, maxListensPerOwner))
+		return jsonrpc.InvalidRequest(fmt.Sprintf("this client has %d open subscriptions/listen streams; the limit is %d", n, maxListensPerOwner))
 	case len(l.listeners) >= maxListens:
-		return InvalidRequest("the server has as many open subscriptions/listen streams as it takes; retry later")
+		return jsonrpc.InvalidRequest("the server has as many open subscriptions/listen streams as it takes; retry later")
 	}
 	l.listeners[ln] = true
 	return nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+
+	"github.com/ownsona/ownsona/jsonrpc"
 )
 
 // ownsona's and MCP's error codes, from the range JSON-RPC leaves to servers: with the five
@@ -42,20 +44,20 @@ func InvalidArgument(field, reason string) error { return &ArgError{Field: field
 
 // headerMismatch is -32020: a request header is missing, malformed or says something else than
 // the body.
-func headerMismatch(reason string) *Error {
-	return &Error{Code: CodeHeaderMismatch, Message: "header mismatch: " + reason}
+func headerMismatch(reason string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: CodeHeaderMismatch, Message: "header mismatch: " + reason}
 }
 
 // unsupportedVersion is -32022, listing every revision this server speaks.
-func unsupportedVersion(requested string) *Error {
-	return &Error{Code: CodeUnsupportedVersion, Message: "unsupported protocol version",
+func unsupportedVersion(requested string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: CodeUnsupportedVersion, Message: "unsupported protocol version",
 		Data: map[string]any{"supported": AllProtocolVersions(), "requested": requested}}
 }
 
 // MissingCapability is -32021: serving the request needs a capability the client did not
 // declare, e.g. MissingCapability("elicitation").
-func MissingCapability(capability string) *Error {
-	return &Error{Code: CodeMissingCapability, Message: "missing required client capability: " + capability,
+func MissingCapability(capability string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: CodeMissingCapability, Message: "missing required client capability: " + capability,
 		Data: map[string]any{"requiredCapabilities": map[string]any{capability: struct{}{}}}}
 }
 
@@ -65,39 +67,39 @@ func MissingCapability(capability string) *Error {
 // legacy server's. Any other error is in-band, with 200.
 func modernStatus(code int) int {
 	switch code {
-	case CodeMethodNotFound:
+	case jsonrpc.CodeMethodNotFound:
 		return http.StatusNotFound
-	case CodeParseError, CodeInvalidRequest, CodeHeaderMismatch, CodeMissingCapability, CodeUnsupportedVersion:
+	case jsonrpc.CodeParseError, jsonrpc.CodeInvalidRequest, CodeHeaderMismatch, CodeMissingCapability, CodeUnsupportedVersion:
 		return http.StatusBadRequest
 	}
 	return http.StatusOK
 }
 
 // asError is err as the *Error it wraps; internal error when it wraps none.
-func asError(err error) *Error {
-	var re *Error
+func asError(err error) *jsonrpc.Error {
+	var re *jsonrpc.Error
 	if errors.As(err, &re) {
 		return re
 	}
-	return InternalError()
+	return jsonrpc.InternalError()
 }
 
 // toError maps what a handler returned to the JSON-RPC error the client sees. Internal errors
 // (anything that is not an *Error, *ArgError or ErrResourceNotFound) are reported to OnError and
 // shown only as -32603 "Internal error".
-func (s *Server) toError(ctx context.Context, method string, err error) *Error {
-	var re *Error
+func (s *Server) toError(ctx context.Context, method string, err error) *jsonrpc.Error {
+	var re *jsonrpc.Error
 	var ae *ArgError
 	switch {
 	case errors.As(err, &re):
 		return re
 	case errors.As(err, &ae):
-		return InvalidParams(ae.Field, ae.Reason)
+		return jsonrpc.InvalidParams(ae.Field, ae.Reason)
 	case errors.Is(err, ErrResourceNotFound):
-		return &Error{Code: CodeResourceNotFound, Message: "resource not found"}
+		return &jsonrpc.Error{Code: CodeResourceNotFound, Message: "resource not found"}
 	}
 	s.reportInternal(ctx, method, err)
-	return InternalError()
+	return jsonrpc.InternalError()
 }
 
 // reportInternal tells OnError about an internal error.

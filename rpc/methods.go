@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ownsona/ownsona/jsonrpc"
 )
 
 type params = map[string]json.RawMessage
@@ -106,7 +108,7 @@ func checkKeys(p params, prefix string, known ...string) error {
 		}
 		for _, kn := range known {
 			if lookalike(k, kn) {
-				return InvalidParams(joinPath(prefix, k), fmt.Sprintf("must be spelled exactly %q", kn))
+				return jsonrpc.InvalidParams(joinPath(prefix, k), fmt.Sprintf("must be spelled exactly %q", kn))
 			}
 		}
 	}
@@ -126,7 +128,7 @@ func str(p params, field, key string) (string, bool, error) {
 	}
 	var v string
 	if raw[0] != '"' || json.Unmarshal(raw, &v) != nil {
-		return "", false, InvalidParams(field, "must be a string")
+		return "", false, jsonrpc.InvalidParams(field, "must be a string")
 	}
 	return v, true, nil
 }
@@ -135,7 +137,7 @@ func str(p params, field, key string) (string, bool, error) {
 func requiredStr(p params, field, key string) (string, error) {
 	v, ok, err := str(p, field, key)
 	if err == nil && !ok {
-		err = InvalidParams(field, "is required")
+		err = jsonrpc.InvalidParams(field, "is required")
 	}
 	return v, err
 }
@@ -146,9 +148,9 @@ func object(p params, field, key string) (params, bool, error) {
 	if !ok || string(raw) == "null" {
 		return nil, false, nil
 	}
-	m, ok := Members(raw)
+	m, ok := jsonrpc.Members(raw)
 	if !ok {
-		return nil, false, InvalidParams(field, "must be an object")
+		return nil, false, jsonrpc.InvalidParams(field, "must be an object")
 	}
 	return m, true, nil
 }
@@ -269,7 +271,7 @@ func (s *Server) setLevel(ctx context.Context, ss *session, p params) (any, erro
 		return nil, err
 	}
 	if !slices.Contains(logLevels, level) {
-		return nil, InvalidParams("level", "must be one of "+strings.Join(logLevels, ", "))
+		return nil, jsonrpc.InvalidParams("level", "must be one of "+strings.Join(logLevels, ", "))
 	}
 	ss.mu.Lock()
 	ss.level = level
@@ -299,7 +301,7 @@ func page[T any](s *Server, p params, items []T) ([]T, string, error) {
 		text, ok := strings.CutPrefix(string(b), cursorPrefix)
 		n, err2 := strconv.Atoi(text)
 		if err != nil || err2 != nil || !ok || n < 0 || n > len(items) || encodeCursor(n) != cursor {
-			return nil, "", InvalidParams("cursor", "is not a cursor this server returned")
+			return nil, "", jsonrpc.InvalidParams("cursor", "is not a cursor this server returned")
 		}
 		start = n
 	}
@@ -399,7 +401,7 @@ func (r callResult) encode(b *bytes.Buffer) error {
 	b.WriteString(`{"content":[`)
 	if r.textIsStructured {
 		b.WriteString(`{"type":"text","text":`)
-		b.Write(AppendString(b.AvailableBuffer(), r.StructuredContent))
+		b.Write(jsonrpc.AppendString(b.AvailableBuffer(), r.StructuredContent))
 		b.WriteByte('}')
 	}
 	for i, c := range r.Content {
@@ -430,7 +432,7 @@ func (r callResult) MarshalJSON() ([]byte, error) {
 // release gives the structured content's buffer back; r must not be used after.
 func (r callResult) release() {
 	if r.pooled != nil {
-		PutResultBuf(r.pooled)
+		jsonrpc.PutResultBuf(r.pooled)
 	}
 }
 
@@ -443,7 +445,7 @@ func (s *Server) callTool(ctx context.Context, ss *session, p params) (any, erro
 	}
 	t := s.tools[name]
 	if t == nil {
-		return nil, InvalidParams("name", fmt.Sprintf("unknown tool %q", name))
+		return nil, jsonrpc.InvalidParams("name", fmt.Sprintf("unknown tool %q", name))
 	}
 	if s.Permit != nil {
 		if err := s.Permit(ctx, name); err != nil {
@@ -455,7 +457,7 @@ func (s *Server) callTool(ctx context.Context, ss *session, p params) (any, erro
 	case args == nil || string(args) == "null":
 		args = json.RawMessage("{}")
 	case args[0] != '{':
-		return nil, InvalidParams("arguments", "must be an object")
+		return nil, jsonrpc.InvalidParams("arguments", "must be an object")
 	}
 	var res *ToolResult
 	if ae := s.schemas[name].validateRoot("", bytes.TrimSpace(args)); ae != nil {
@@ -483,17 +485,17 @@ func (s *Server) callTool(ctx context.Context, ss *session, p params) (any, erro
 	if res.Structured != nil {
 		structured = res.Structured
 	}
-	buf := GetResultBuf()
-	err = MarshalInto(buf, structured)
+	buf := jsonrpc.GetResultBuf()
+	err = jsonrpc.MarshalInto(buf, structured)
 	b := buf.Bytes()
 	switch {
 	case err != nil:
-		PutResultBuf(buf)
+		jsonrpc.PutResultBuf(buf)
 		return nil, fmt.Errorf("tool %s: marshal structured content: %w", name, err)
 	case string(b) == "null":
 		b = []byte("{}")
 	case b[0] != '{':
-		PutResultBuf(buf)
+		jsonrpc.PutResultBuf(buf)
 		return nil, fmt.Errorf("tool %s: structured content is not a JSON object", name)
 	}
 	return callResult{Content: res.Content, StructuredContent: b, IsError: res.IsError, textIsStructured: len(res.Content) == 0, pooled: buf}, nil
@@ -553,21 +555,21 @@ func (s *Server) readResource(ctx context.Context, ss *session, p params) (any, 
 		return nil, err
 	}
 	if uri == "" {
-		return nil, InvalidParams("uri", "must not be empty")
+		return nil, jsonrpc.InvalidParams("uri", "must not be empty")
 	}
 	contents, err := s.ReadResource(ctx, uri)
 	if errors.Is(err, ErrResourceNotFound) {
 		code := CodeResourceNotFound
 		if ri := infoFrom(ctx); ri != nil && ri.meta.modern {
-			code = CodeInvalidParams // 2026-07-28 (SEP-2164): invalid params, not -32002
+			code = jsonrpc.CodeInvalidParams // 2026-07-28 (SEP-2164): invalid params, not -32002
 		}
 		msg := "resource not found"
-		if code == CodeInvalidParams {
+		if code == jsonrpc.CodeInvalidParams {
 			// data stays exactly {uri}: the TypeScript SDK v2 tells a resource not found from
 			// other -32602 errors by it.
-			msg = MessageInvalidParams
+			msg = jsonrpc.MessageInvalidParams
 		}
-		return nil, &Error{Code: code, Message: msg, Data: map[string]string{"uri": uri}}
+		return nil, &jsonrpc.Error{Code: code, Message: msg, Data: map[string]string{"uri": uri}}
 	}
 	if err != nil {
 		return nil, err
@@ -620,7 +622,7 @@ func (s *Server) getPrompt(ctx context.Context, ss *session, p params) (any, err
 	}
 	pr := s.prompts[name]
 	if pr == nil || !s.visible(ctx, "prompt", name) {
-		return nil, InvalidParams("name", fmt.Sprintf("unknown prompt %q", name))
+		return nil, jsonrpc.InvalidParams("name", fmt.Sprintf("unknown prompt %q", name))
 	}
 	given, ok, err := object(p, "arguments", "arguments")
 	if err != nil {
@@ -637,7 +639,7 @@ func (s *Server) getPrompt(ctx context.Context, ss *session, p params) (any, err
 		}
 		for _, k := range slices.Sorted(maps.Keys(given)) {
 			if !slices.Contains(names, k) {
-				return nil, InvalidParams(k, fmt.Sprintf("is not an argument of prompt %q", pr.Name))
+				return nil, jsonrpc.InvalidParams(k, fmt.Sprintf("is not an argument of prompt %q", pr.Name))
 			}
 			v, present, err := str(given, k, k)
 			if err != nil {
@@ -650,7 +652,7 @@ func (s *Server) getPrompt(ctx context.Context, ss *session, p params) (any, err
 	}
 	for _, a := range pr.Arguments {
 		if a.Required && strings.TrimSpace(args[a.Name]) == "" {
-			return nil, InvalidParams(a.Name, "is required")
+			return nil, jsonrpc.InvalidParams(a.Name, "is required")
 		}
 	}
 	res, err := pr.Get(ctx, args)
@@ -675,14 +677,14 @@ const maxCompletions = 100
 func (s *Server) complete(ctx context.Context, ss *session, p params) (any, error) {
 	ref, ok, err := object(p, "ref", "ref")
 	if err == nil && !ok {
-		err = InvalidParams("ref", "is required")
+		err = jsonrpc.InvalidParams("ref", "is required")
 	}
 	if err != nil {
 		return nil, err
 	}
 	arg, ok, err := object(p, "argument", "argument")
 	if err == nil && !ok {
-		err = InvalidParams("argument", "is required")
+		err = jsonrpc.InvalidParams("argument", "is required")
 	}
 	if err != nil {
 		return nil, err
@@ -720,23 +722,23 @@ func (s *Server) complete(ctx context.Context, ss *session, p params) (any, erro
 		}
 		pr := s.prompts[req.RefName]
 		if pr == nil || !s.visible(ctx, "prompt", req.RefName) {
-			return nil, InvalidParams("ref.name", fmt.Sprintf("unknown prompt %q", req.RefName))
+			return nil, jsonrpc.InvalidParams("ref.name", fmt.Sprintf("unknown prompt %q", req.RefName))
 		}
 		if !slices.ContainsFunc(pr.Arguments, func(a PromptArgument) bool { return a.Name == req.ArgName }) {
-			return nil, InvalidParams("argument.name", fmt.Sprintf("%q is not an argument of prompt %q", req.ArgName, pr.Name))
+			return nil, jsonrpc.InvalidParams("argument.name", fmt.Sprintf("%q is not an argument of prompt %q", req.ArgName, pr.Name))
 		}
 	case "ref/resource":
 		if req.RefURI, err = requiredStr(ref, "ref.uri", "uri"); err != nil {
 			return nil, err
 		}
 		if s.templates[req.RefURI] == nil || !s.visible(ctx, "template", req.RefURI) {
-			return nil, InvalidParams("ref.uri", fmt.Sprintf("%q is not a resource template of this server", req.RefURI))
+			return nil, jsonrpc.InvalidParams("ref.uri", fmt.Sprintf("%q is not a resource template of this server", req.RefURI))
 		}
 		if !slices.Contains(templateVariables(req.RefURI), req.ArgName) {
-			return nil, InvalidParams("argument.name", fmt.Sprintf("%q is not a variable of %s", req.ArgName, req.RefURI))
+			return nil, jsonrpc.InvalidParams("argument.name", fmt.Sprintf("%q is not a variable of %s", req.ArgName, req.RefURI))
 		}
 	default:
-		return nil, InvalidParams("ref.type", "must be ref/prompt or ref/resource")
+		return nil, jsonrpc.InvalidParams("ref.type", "must be ref/prompt or ref/resource")
 	}
 	values, err := s.Complete(ctx, req)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+
+	"github.com/ownsona/ownsona/jsonrpc"
 )
 
 // ModernProtocolVersion is the stateless revision: no initialize, every request declares its
@@ -91,9 +93,9 @@ func readMeta(p params) (reqMeta, json.RawMessage, error) {
 	if !ok || string(raw) == "null" {
 		return rm, nil, nil
 	}
-	m, ok := Members(raw)
+	m, ok := jsonrpc.Members(raw)
 	if !ok {
-		return rm, nil, InvalidParams("_meta", "must be an object")
+		return rm, nil, jsonrpc.InvalidParams("_meta", "must be an object")
 	}
 	if err := checkKeys(m, "_meta", metaKeys...); err != nil {
 		return rm, nil, err
@@ -101,7 +103,7 @@ func readMeta(p params) (reqMeta, json.RawMessage, error) {
 	tok, hasTok := m["progressToken"]
 	if hasTok && string(tok) != "null" {
 		if tok[0] != '"' && tok[0] != '-' && (tok[0] < '0' || tok[0] > '9') {
-			return rm, nil, InvalidParams("_meta.progressToken", "must be a string or a number")
+			return rm, nil, jsonrpc.InvalidParams("_meta.progressToken", "must be a string or a number")
 		}
 	} else {
 		tok = nil
@@ -119,7 +121,7 @@ func readMeta(p params) (reqMeta, json.RawMessage, error) {
 	case err != nil:
 		return rm, tok, err
 	case !ok:
-		return rm, tok, InvalidParams("_meta."+metaClientCaps, "is required in protocol version "+rm.version)
+		return rm, tok, jsonrpc.InvalidParams("_meta."+metaClientCaps, "is required in protocol version "+rm.version)
 	}
 	rm.caps = caps
 	if ci, ok, err := object(m, "_meta."+metaClientInfo, metaClientInfo); err != nil {
@@ -133,7 +135,7 @@ func readMeta(p params) (reqMeta, json.RawMessage, error) {
 		return rm, tok, err
 	} else if ok {
 		if !slices.Contains(logLevels, lvl) {
-			return rm, tok, InvalidParams("_meta."+metaLogLevel, "must be one of debug, info, notice, warning, error, critical, alert, emergency")
+			return rm, tok, jsonrpc.InvalidParams("_meta."+metaLogLevel, "must be one of debug, info, notice, warning, error, critical, alert, emergency")
 		}
 		rm.logLevel = lvl
 	}
@@ -183,7 +185,7 @@ func (s *Server) decorate(b *bytes.Buffer, method string, result []byte) {
 			b.WriteString(`"ttlMs":` + strconv.Itoa(ttl) + `,"cacheScope":"private",`)
 		}
 	}
-	info, _ := Marshal(s.Info)
+	info, _ := jsonrpc.Marshal(s.Info)
 	if startsWithKey(inner, "_meta") && bytes.HasPrefix(inner, []byte(`"_meta":{`)) {
 		// A result whose first member is its own _meta (a subscription's end): the server's
 		// identity joins it.
@@ -231,12 +233,12 @@ func (s *Server) discover() discoverResult {
 
 // declaresVersion reports whether a request's params._meta names a protocol version: the mark
 // of a 2026-07-28 (modern) request.
-func declaresVersion(r *Message) bool {
-	p, ok := Members(r.Params)
+func declaresVersion(r *jsonrpc.Message) bool {
+	p, ok := jsonrpc.Members(r.Params)
 	if !ok {
 		return false
 	}
-	m, ok := Members(p["_meta"])
+	m, ok := jsonrpc.Members(p["_meta"])
 	if !ok {
 		return false
 	}

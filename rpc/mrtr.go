@@ -23,6 +23,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ownsona/ownsona/jsonrpc"
 )
 
 // stateTTL bounds how long an input_required result may be answered: a person reads the
@@ -243,20 +245,20 @@ func (s *Server) verifyInput(ctx context.Context, ri *reqInfo) error {
 		c, ok := s.verify(state)
 		switch {
 		case !ok:
-			return InvalidParams("requestState", "is not a state this server issued")
+			return jsonrpc.InvalidParams("requestState", "is not a state this server issued")
 		case time.Unix(c.Expires, 0).Before(s.now()):
-			return InvalidParams("requestState", "has expired; send the request again without it")
+			return jsonrpc.InvalidParams("requestState", "has expired; send the request again without it")
 		case c.Owner != ri.owner() || c.Method != ri.method || c.Digest != digest(ri.method, p):
-			return InvalidParams("requestState", "belongs to another request")
+			return jsonrpc.InvalidParams("requestState", "belongs to another request")
 		}
 		for k, v := range c.Answers {
 			ri.input[k] = v
 		}
 	}
 	if raw, ok := p["inputResponses"]; ok && string(raw) != "null" {
-		m, ok := Members(raw)
+		m, ok := jsonrpc.Members(raw)
 		if !ok {
-			return InvalidParams("inputResponses", "must be an object")
+			return jsonrpc.InvalidParams("inputResponses", "must be an object")
 		}
 		for k, v := range m {
 			ri.input[k] = v

@@ -12,6 +12,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/ownsona/ownsona/jsonrpc"
 )
 
 // paramHeader is one x-mcp-header annotation of a tool's inputSchema.
@@ -115,7 +117,7 @@ func isToken(s string) bool {
 // value needs no header. A tool the server does not have is left to tools/call to refuse.
 // Under absentOK (a request served despite an older MCP-Protocol-Version, see classify) a
 // missing header is no error; a header that is sent must still match.
-func (s *Server) checkParamHeaders(header func(string) []string, p params, absentOK bool) *Error {
+func (s *Server) checkParamHeaders(header func(string) []string, p params, absentOK bool) *jsonrpc.Error {
 	if s.Check() != nil {
 		return nil
 	}
@@ -124,7 +126,7 @@ func (s *Server) checkParamHeaders(header func(string) []string, p params, absen
 	if len(hs) == 0 {
 		return nil
 	}
-	args, _ := Members(p["arguments"])
+	args, _ := jsonrpc.Members(p["arguments"])
 	for _, h := range hs {
 		key := "Mcp-Param-" + h.name
 		values := header(key)
@@ -163,7 +165,7 @@ func valueAt(args params, path []string) (json.RawMessage, bool) {
 		if i == len(path)-1 {
 			return raw, true
 		}
-		if m, ok = Members(raw); !ok {
+		if m, ok = jsonrpc.Members(raw); !ok {
 			return nil, false
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/ownsona/ownsona/jsonrpc"
 )
 
 // TestServer_Permit: a refused tool is left out of tools/list, a call of it answers Permit's
@@ -12,7 +14,7 @@ func TestServer_Permit(t *testing.T) {
 	f := MustOpenFixture(t)
 	f.Server.Permit = func(ctx context.Context, tool string) error {
 		if tool == "fail" {
-			return &Error{Code: -32003, Message: "insufficient scope", Data: map[string]string{"scope": "write"}}
+			return &jsonrpc.Error{Code: -32003, Message: "insufficient scope", Data: map[string]string{"scope": "write"}}
 		}
 		return nil
 	}

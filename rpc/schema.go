@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ownsona/ownsona/jsonrpc"
 )
 
 // Keywords a schema may carry without effect on validation (JSON Schema annotations).
@@ -90,7 +92,7 @@ func CompileSchema(raw json.RawMessage) (*Schema, error) {
 // *ArgError whose Field is a path under prefix (e.g. "items[3].text" for prefix "items[3]");
 // a violation of the value itself names prefix, or "arguments" when prefix is empty.
 func (s *Schema) Validate(prefix string, raw json.RawMessage) error {
-	if CheckJSON(raw) != nil {
+	if jsonrpc.CheckJSON(raw) != nil {
 		return &ArgError{Field: rootField(prefix), Reason: "is not valid JSON"}
 	}
 	return s.n.validateRoot(prefix, raw)
@@ -101,7 +103,7 @@ func compileSchema(raw json.RawMessage) (*schemaNode, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage(`{"type":"object"}`)
 	}
-	if err := CheckJSON(raw); err != nil {
+	if err := jsonrpc.CheckJSON(raw); err != nil {
 		return nil, fmt.Errorf("schema is not strict JSON: %w", err)
 	}
 	v, err := decodeValue(raw)
@@ -484,7 +486,7 @@ func (n *schemaNode) validate(root bool, raw []byte) *ArgError {
 		if n.minLength < 0 && n.maxLength < 0 && n.format != "date-time" {
 			return nil
 		}
-		x := Unquote(raw)
+		x := jsonrpc.Unquote(raw)
 		l := utf8.RuneCount(x)
 		switch {
 		case n.minLength == 1 && l == 0:
@@ -502,7 +504,7 @@ func (n *schemaNode) validate(root bool, raw []byte) *ArgError {
 	case "array":
 		if n.minItems >= 0 || n.maxItems >= 0 {
 			count := 0
-			for range Elements(raw) {
+			for range jsonrpc.Elements(raw) {
 				count++
 			}
 			switch {
@@ -514,7 +516,7 @@ func (n *schemaNode) validate(root bool, raw []byte) *ArgError {
 		}
 		if n.items != nil {
 			i := 0
-			for el := range Elements(raw) {
+			for el := range jsonrpc.Elements(raw) {
 				if err := n.items.validate(false, el); err != nil {
 					err.Field = childPath("["+strconv.Itoa(i)+"]", err.Field)
 					return err
@@ -570,7 +572,7 @@ func (n *schemaNode) validateAnyOf(root bool, t string, raw []byte) *ArgError {
 func (n *schemaNode) validateObject(root bool, raw []byte) *ArgError {
 	// Members that look like a property but are not it, then unknown members, in the order
 	// sent.
-	for k := range Fields(raw) {
+	for k := range jsonrpc.Fields(raw) {
 		if _, ok := n.properties[string(k)]; ok {
 			continue
 		}
@@ -590,7 +592,7 @@ func (n *schemaNode) validateObject(root bool, raw []byte) *ArgError {
 	}
 	for _, r := range n.required {
 		found := false
-		for k := range Fields(raw) {
+		for k := range jsonrpc.Fields(raw) {
 			if string(k) == r {
 				found = true
 				break
@@ -603,7 +605,7 @@ func (n *schemaNode) validateObject(root bool, raw []byte) *ArgError {
 	if len(n.properties) == 0 {
 		return nil
 	}
-	for k, v := range Fields(raw) {
+	for k, v := range jsonrpc.Fields(raw) {
 		if p, ok := n.properties[string(k)]; ok {
 			if err := p.validate(false, v); err != nil {
 				err.Field = childPath(string(k), err.Field)
@@ -645,7 +647,7 @@ func describeValues(vs []any) string {
 			words[i] = s
 			continue
 		}
-		b, _ := Marshal(v)
+		b, _ := jsonrpc.Marshal(v)
 		words[i] = string(b)
 	}
 	return strings.Join(words, ", ")

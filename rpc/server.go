@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ownsona/ownsona/jsonrpc"
 )
 
 // LatestProtocolVersion is the newest initialize-based (legacy) MCP revision the server speaks;
@@ -201,7 +203,7 @@ func (c Content) MarshalJSON() ([]byte, error) {
 	if c.Type == "text" || c.Text != "" {
 		v.Text = &c.Text
 	}
-	return Marshal(v)
+	return jsonrpc.Marshal(v)
 }
 
 // TextContent is a text content item.
@@ -254,7 +256,7 @@ func (rc ResourceContents) MarshalJSON() ([]byte, error) {
 	if rc.Blob == "" {
 		v.Text = &rc.Text
 	}
-	return Marshal(v)
+	return jsonrpc.Marshal(v)
 }
 
 // Prompt is a prompt template.
@@ -321,7 +323,7 @@ func (s *Server) build() error {
 			return fmt.Errorf("rpc: two tools named %s", t.Name)
 		}
 		if len(t.InputSchema) > 0 {
-			if err := CheckJSON(t.InputSchema); err != nil || bytes.TrimSpace(t.InputSchema)[0] != '{' {
+			if err := jsonrpc.CheckJSON(t.InputSchema); err != nil || bytes.TrimSpace(t.InputSchema)[0] != '{' {
 				return fmt.Errorf("rpc: tool %s: inputSchema must be a JSON object", t.Name)
 			}
 		}
@@ -499,7 +501,7 @@ func (ri *reqInfo) send(b []byte) bool {
 
 // notification encodes a JSON-RPC notification.
 func notification(method string, params any) ([]byte, error) {
-	return Marshal(struct {
+	return jsonrpc.Marshal(struct {
 		JSONRPC string `json:"jsonrpc"`
 		Method  string `json:"method"`
 		Params  any    `json:"params"`
@@ -575,7 +577,7 @@ type callSet struct {
 
 // call is one request being answered.
 type call struct {
-	req       *Message
+	req       *jsonrpc.Message
 	header    string // the MCP-Protocol-Version of its message
 	key       string // in the call set; "" when not cancellable
 	ctx       context.Context
@@ -589,7 +591,7 @@ type call struct {
 // after it finds it. push carries the messages that relate to the request (progress, log
 // messages, requests to the client): the stdio connection or the POST's event stream; nil
 // when there is none.
-func (s *Server) begin(ctx context.Context, ss *session, r *Message, header string, push func([]byte) bool) *call {
+func (s *Server) begin(ctx context.Context, ss *session, r *jsonrpc.Message, header string, push func([]byte) bool) *call {
 	ctx, cancel := context.WithCancel(ctx)
 	ss.mu.Lock()
 	client := ss.client
@@ -665,7 +667,7 @@ func idKey(id json.RawMessage) string {
 	return string(id)
 }
 
-var errClientResponse = InvalidRequest("the message is a response, but no request of this server with its id is waiting")
+var errClientResponse = jsonrpc.InvalidRequest("the message is a response, but no request of this server with its id is waiting")
 
 // outcome tells a transport what kind of answer a message got.
 type outcome int
@@ -681,26 +683,26 @@ const (
 // response is delivered to the request of this server it answers, else answered -32600. The
 // answer is appended to dst (nil: a slice of its own).
 func (s *Server) handle(ctx context.Context, ss *session, header string, data []byte, push func([]byte) bool, dst []byte) ([]byte, outcome) {
-	reqs, batch, fail := DecodeMessage(data)
+	reqs, batch, fail := jsonrpc.DecodeMessage(data)
 	if v := ss.protocol(header); fail == nil && batch && !batchAllowed(v) {
-		fail = InvalidRequest("batches are not supported in protocol version " + v)
+		fail = jsonrpc.InvalidRequest("batches are not supported in protocol version " + v)
 	}
 	if fail != nil {
-		return (&Response{Err: fail}).AppendTo(dst), outBad
+		return (&jsonrpc.Response{Err: fail}).AppendTo(dst), outBad
 	}
-	var out []*Response
+	var out []*jsonrpc.Response
 	ran := false
 	for i := range reqs {
 		r := &reqs[i]
 		switch {
 		case r.IsResponse:
 			if !s.deliver(ss, r) {
-				out = append(out, &Response{Err: errClientResponse})
+				out = append(out, &jsonrpc.Response{Err: errClientResponse})
 				continue
 			}
 			ran = true
 		case r.Invalid != nil:
-			out = append(out, &Response{ID: r.ID, Err: r.Invalid})
+			out = append(out, &jsonrpc.Response{ID: r.ID, Err: r.Invalid})
 		case r.ID == nil:
 			ran = true
 			s.notification(ss, r)
@@ -715,9 +717,9 @@ func (s *Server) handle(ctx context.Context, ss *session, header string, data []
 	case len(out) == 0:
 		return nil, outNone
 	case !ran:
-		return EncodeAll(dst, batch, out), outBad
+		return jsonrpc.EncodeAll(dst, batch, out), outBad
 	}
-	return EncodeAll(dst, batch, out), outOK
+	return jsonrpc.EncodeAll(dst, batch, out), outOK
 }
 
 // Handle answers one raw message (a request, a notification or a batch) outside any transport,
@@ -730,11 +732,11 @@ func (s *Server) Handle(ctx context.Context, msg []byte) []byte {
 }
 
 // notification handles a message without an id; notifications are never answered.
-func (s *Server) notification(ss *session, r *Message) {
+func (s *Server) notification(ss *session, r *jsonrpc.Message) {
 	if r.Method != "notifications/cancelled" || r.BadParams != nil {
 		return
 	}
-	p, _ := Members(r.Params)
+	p, _ := jsonrpc.Members(r.Params)
 	if id, ok := p["requestId"]; ok {
 		ss.cancelCall(id)
 	}
@@ -744,7 +746,7 @@ func (s *Server) notification(ss *session, r *Message) {
 var errNoAnswer = errors.New("rpc: the request ended without an answer")
 
 // exec runs a registered call and returns its response, or nil when it was cancelled.
-func (s *Server) exec(ss *session, c *call) (resp *Response) {
+func (s *Server) exec(ss *session, c *call) (resp *jsonrpc.Response) {
 	defer s.end(ss, c)
 	start := time.Now()
 	result, err := s.run(ss, c)
@@ -770,28 +772,28 @@ func (s *Server) exec(ss *session, c *call) (resp *Response) {
 		SetOutcome(c.ctx, OutcomeInputRequired)
 	}
 	if err != nil {
-		return &Response{ID: c.req.ID, Err: s.toError(c.ctx, c.req.Method, err)}
+		return &jsonrpc.Response{ID: c.req.ID, Err: s.toError(c.ctx, c.req.Method, err)}
 	}
-	buf := GetResultBuf()
+	buf := jsonrpc.GetResultBuf()
 	if cr, ok := result.(callResult); ok {
 		buf.Reset()
 		err = cr.encode(buf)
 		cr.release()
 	} else {
-		err = MarshalInto(buf, result)
+		err = jsonrpc.MarshalInto(buf, result)
 	}
 	if err != nil {
-		PutResultBuf(buf)
+		jsonrpc.PutResultBuf(buf)
 		s.reportInternal(c.ctx, c.req.Method, fmt.Errorf("marshal result: %w", err))
-		return &Response{ID: c.req.ID, Err: InternalError()}
+		return &jsonrpc.Response{ID: c.req.ID, Err: jsonrpc.InternalError()}
 	}
 	if c.info.meta.modern || c.req.Method == "server/discover" {
-		out := GetResultBuf()
+		out := jsonrpc.GetResultBuf()
 		s.decorate(out, c.req.Method, buf.Bytes())
-		PutResultBuf(buf)
+		jsonrpc.PutResultBuf(buf)
 		buf = out
 	}
-	return &Response{ID: c.req.ID, Result: buf.Bytes(), Pooled: buf}
+	return &jsonrpc.Response{ID: c.req.ID, Result: buf.Bytes(), Pooled: buf}
 }
 
 // CallInfo describes a request for Server.OnCall: never its arguments.
@@ -835,12 +837,12 @@ func (s *Server) called(c *call, ci CallInfo) {
 	}
 }
 
-func callInfo(c *call, result any, resp *Response, d time.Duration) CallInfo {
+func callInfo(c *call, result any, resp *jsonrpc.Response, d time.Duration) CallInfo {
 	c.info.mu.Lock()
 	ci := CallInfo{Method: c.req.Method, Duration: d, Outcome: c.info.outcome}
 	c.info.mu.Unlock()
 	if c.req.Method == "tools/call" {
-		if p, ok := Members(c.req.Params); ok {
+		if p, ok := jsonrpc.Members(c.req.Params); ok {
 			var name string
 			if json.Unmarshal(p["name"], &name) == nil {
 				ci.Tool = name
@@ -864,14 +866,14 @@ func (s *Server) run(ss *session, c *call) (result any, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			s.reportInternal(c.ctx, c.req.Method, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
-			result, err = nil, InternalError()
+			result, err = nil, jsonrpc.InternalError()
 		}
 	}()
 	if err := s.Check(); err != nil {
 		s.reportInternal(c.ctx, c.req.Method, err)
-		return nil, InternalError()
+		return nil, jsonrpc.InternalError()
 	}
-	p, _ := Members(c.req.Params)
+	p, _ := jsonrpc.Members(c.req.Params)
 	if p == nil {
 		p = params{}
 	}
@@ -892,7 +894,7 @@ func (s *Server) run(ss *session, c *call) (result any, err error) {
 	legacySSE := ss.transport == "sse" // 2024-11-05's transport carries no 2026-07-28 request
 	if h == nil || rm.modern && !modernMethod(c.req.Method) || !rm.modern && c.req.Method == "subscriptions/listen" ||
 		legacySSE && (rm.modern || c.req.Method == "server/discover") {
-		return nil, MethodNotFound(c.req.Method)
+		return nil, jsonrpc.MethodNotFound(c.req.Method)
 	}
 	if err != nil {
 		return nil, err

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ownsona/ownsona/jsonrpc"
 )
 
 // post sends body to s over HTTP with the given headers (name, value pairs) on top of
@@ -71,22 +73,22 @@ func TestServer_SmugglingNotExecuted(t *testing.T) {
 		name, body string
 		code       int
 	}{
-		{"method twice", `{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call",` + call + `}`, CodeParseError},
-		{"method twice, escaped", `{"jsonrpc":"2.0","id":1,"method":"ping","\u006dethod":"tools/call",` + call + `}`, CodeParseError},
-		{"Method", `{"jsonrpc":"2.0","id":1,"Method":"tools/call",` + call + `}`, CodeInvalidRequest},
-		{"METHOD beside method", `{"jsonrpc":"2.0","id":1,"method":"tools/call","METHOD":"ping",` + call + `}`, CodeInvalidRequest},
-		{"PARAMS", `{"jsonrpc":"2.0","id":1,"method":"tools/call","PARAMS":{"name":"echo","arguments":{"text":"a"}}}`, CodeInvalidRequest},
-		{"paramſ", `{"jsonrpc":"2.0","id":1,"method":"tools/call","paramſ":{"name":"echo","arguments":{"text":"a"}}}`, CodeInvalidRequest},
-		{"Kelvin sign", `{"jsonrpc":"2.0","id":1,"method":"tools/call",` + call + `,"\u212A":1}`, CodeInvalidRequest},
-		{"NUL-suffixed method", `{"jsonrpc":"2.0","id":1,"method":"ping","method\u0000":"tools/call",` + call + `}`, CodeInvalidRequest},
-		{"NUL-suffixed params", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params\u0000":{"name":"echo","arguments":{"text":"a"}}}`, CodeInvalidRequest},
-		{"arguments twice", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"},"arguments":{"text":"b"}}}`, CodeParseError},
-		{"argument key twice", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a","text":"b"}}}`, CodeParseError},
-		{"Name beside name", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","Name":"fail","arguments":{"text":"a"}}}`, CodeInvalidParams},
-		{"ARGUMENTS beside arguments", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"},"ARGUMENTS":{"text":"b"}}}`, CodeInvalidParams},
-		{"invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"a\xff\"}}}", CodeParseError},
-		{"lone surrogate", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"\udc00"}}}`, CodeParseError},
-		{"batch with a smuggled element", `[{"jsonrpc":"2.0","id":1,"Method":"tools/call",` + call + `}]`, CodeInvalidRequest},
+		{"method twice", `{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call",` + call + `}`, jsonrpc.CodeParseError},
+		{"method twice, escaped", `{"jsonrpc":"2.0","id":1,"method":"ping","\u006dethod":"tools/call",` + call + `}`, jsonrpc.CodeParseError},
+		{"Method", `{"jsonrpc":"2.0","id":1,"Method":"tools/call",` + call + `}`, jsonrpc.CodeInvalidRequest},
+		{"METHOD beside method", `{"jsonrpc":"2.0","id":1,"method":"tools/call","METHOD":"ping",` + call + `}`, jsonrpc.CodeInvalidRequest},
+		{"PARAMS", `{"jsonrpc":"2.0","id":1,"method":"tools/call","PARAMS":{"name":"echo","arguments":{"text":"a"}}}`, jsonrpc.CodeInvalidRequest},
+		{"paramſ", `{"jsonrpc":"2.0","id":1,"method":"tools/call","paramſ":{"name":"echo","arguments":{"text":"a"}}}`, jsonrpc.CodeInvalidRequest},
+		{"Kelvin sign", `{"jsonrpc":"2.0","id":1,"method":"tools/call",` + call + `,"\u212A":1}`, jsonrpc.CodeInvalidRequest},
+		{"NUL-suffixed method", `{"jsonrpc":"2.0","id":1,"method":"ping","method\u0000":"tools/call",` + call + `}`, jsonrpc.CodeInvalidRequest},
+		{"NUL-suffixed params", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params\u0000":{"name":"echo","arguments":{"text":"a"}}}`, jsonrpc.CodeInvalidRequest},
+		{"arguments twice", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"},"arguments":{"text":"b"}}}`, jsonrpc.CodeParseError},
+		{"argument key twice", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a","text":"b"}}}`, jsonrpc.CodeParseError},
+		{"Name beside name", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","Name":"fail","arguments":{"text":"a"}}}`, jsonrpc.CodeInvalidParams},
+		{"ARGUMENTS beside arguments", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"},"ARGUMENTS":{"text":"b"}}}`, jsonrpc.CodeInvalidParams},
+		{"invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"a\xff\"}}}", jsonrpc.CodeParseError},
+		{"lone surrogate", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"\udc00"}}}`, jsonrpc.CodeParseError},
+		{"batch with a smuggled element", `[{"jsonrpc":"2.0","id":1,"Method":"tools/call",` + call + `}]`, jsonrpc.CodeInvalidRequest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := MustOpenFixture(t)
@@ -94,7 +96,7 @@ func TestServer_SmugglingNotExecuted(t *testing.T) {
 			if !strings.Contains(body, fmt.Sprintf(`"code":%d`, tc.code)) {
 				t.Errorf("got %d %s, want code %d", status, body, tc.code)
 			}
-			if tc.code != CodeInvalidParams && status != http.StatusBadRequest {
+			if tc.code != jsonrpc.CodeInvalidParams && status != http.StatusBadRequest {
 				t.Errorf("status %d, want 400", status)
 			}
 			if n := f.calls.Load(); n != 0 {
@@ -344,7 +346,7 @@ func TestContent_MarshalJSON(t *testing.T) {
 		{"audio", Content{Type: "audio", MIMEType: "audio/wav", Data: "UklGRg=="}, `{"type":"audio","mimeType":"audio/wav","data":"UklGRg=="}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Marshal(tc.c)
+			got, err := jsonrpc.Marshal(tc.c)
 			if err != nil || string(got) != tc.want {
 				t.Errorf("got %s, %v; want %s", got, err, tc.want)
 			}
@@ -353,19 +355,19 @@ func TestContent_MarshalJSON(t *testing.T) {
 }
 
 func TestError(t *testing.T) {
-	err := error(&Error{Code: CodeStorageError, Message: "storage error"})
+	err := error(&jsonrpc.Error{Code: CodeStorageError, Message: "storage error"})
 	if got, want := err.Error(), "jsonrpc error -32001: storage error"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 	if got, want := InvalidArgument("items[2].text", "must not be empty").Error(), "items[2].text: must not be empty"; got != want {
 		t.Errorf("ArgError.Error() = %q, want %q", got, want)
 	}
-	b, _ := json.Marshal(&Error{Code: -32000, Message: "m"})
+	b, _ := json.Marshal(&jsonrpc.Error{Code: -32000, Message: "m"})
 	if got, want := string(b), `{"code":-32000,"message":"m"}`; got != want {
 		t.Errorf("json = %s, want %s", got, want)
 	}
 	t.Run("data that does not marshal is dropped", func(t *testing.T) {
-		got := string((&Response{ID: json.RawMessage("1"), Err: &Error{Code: -32000, Message: "m", Data: func() {}}}).Encode())
+		got := string((&jsonrpc.Response{ID: json.RawMessage("1"), Err: &jsonrpc.Error{Code: -32000, Message: "m", Data: func() {}}}).Encode())
 		if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"m"}}`; got != want {
 			t.Errorf("got %s, want %s", got, want)
 		}

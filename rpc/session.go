@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ownsona/ownsona/jsonrpc"
 )
 
 const (
@@ -370,7 +372,7 @@ func Log(ctx context.Context, level, logger string, data any) {
 // pendingRequest is a request of the server waiting for the client's answer.
 type pendingRequest struct {
 	owner string
-	reply chan *Message
+	reply chan *jsonrpc.Message
 }
 
 // Request sends a request to the client of the request in ctx (sampling/createMessage,
@@ -384,7 +386,7 @@ func Request(ctx context.Context, method string, params any) (json.RawMessage, e
 		return nil, ErrNoStream
 	}
 	id := "s-" + newSessionID()[:22]
-	b, err := Marshal(struct {
+	b, err := jsonrpc.Marshal(struct {
 		JSONRPC string `json:"jsonrpc"`
 		ID      string `json:"id"`
 		Method  string `json:"method"`
@@ -397,7 +399,7 @@ func Request(ctx context.Context, method string, params any) (json.RawMessage, e
 	if ri.session != nil {
 		owner = ri.session.owner
 	}
-	p := &pendingRequest{owner: owner, reply: make(chan *Message, 1)}
+	p := &pendingRequest{owner: owner, reply: make(chan *jsonrpc.Message, 1)}
 	l := ri.server.live()
 	key := idKey(json.RawMessage(`"` + id + `"`))
 	l.mu.Lock()
@@ -414,9 +416,9 @@ func Request(ctx context.Context, method string, params any) (json.RawMessage, e
 	select {
 	case r := <-p.reply:
 		if len(r.RawError) > 0 {
-			e := &Error{}
+			e := &jsonrpc.Error{}
 			if err := json.Unmarshal(r.RawError, e); err != nil || e.Message == "" {
-				return nil, &Error{Code: CodeInternalError, Message: MessageInternalError, Data: map[string]string{"reason": "the client answered with a malformed error"}}
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: jsonrpc.MessageInternalError, Data: map[string]string{"reason": "the client answered with a malformed error"}}
 			}
 			return nil, e
 		}
@@ -428,7 +430,7 @@ func Request(ctx context.Context, method string, params any) (json.RawMessage, e
 
 // deliver hands a client's response to the server request it answers; false when none of the
 // session's owner waits for that id.
-func (s *Server) deliver(ss *session, r *Message) bool {
+func (s *Server) deliver(ss *session, r *jsonrpc.Message) bool {
 	l := s.live()
 	key := idKey(r.ID)
 	l.mu.Lock()
@@ -454,7 +456,7 @@ func (s *Server) subscribe(ctx context.Context, ss *session, p params) (any, err
 		return nil, err
 	}
 	if ss.notify == nil && ss.out == nil {
-		return nil, InvalidRequest("resources/subscribe needs a session: initialize over Streamable HTTP and send its Mcp-Session-Id, and open the GET stream to receive updates")
+		return nil, jsonrpc.InvalidRequest("resources/subscribe needs a session: initialize over Streamable HTTP and send its Mcp-Session-Id, and open the GET stream to receive updates")
 	}
 	if _, err := s.ReadResource(ctx, uri); err != nil {
 		return nil, err
@@ -465,7 +467,7 @@ func (s *Server) subscribe(ctx context.Context, ss *session, p params) (any, err
 		ss.subs = map[string]bool{}
 	}
 	if !ss.subs[uri] && len(ss.subs) >= maxSubscriptions {
-		return nil, InvalidRequest("too many subscriptions on this session; the limit is 1000")
+		return nil, jsonrpc.InvalidRequest("too many subscriptions on this session; the limit is 1000")
 	}
 	ss.subs[uri] = true
 	return struct{}{}, nil

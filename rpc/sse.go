@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/ownsona/ownsona/jsonrpc"
 )
 
 // legacyRunning bounds the requests running at once on one legacy session.
@@ -21,7 +23,7 @@ const legacyRunning = 8
 func (s *Server) ServeLegacySSE(w http.ResponseWriter, r *http.Request, messageURL string) {
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", http.MethodGet)
-		writeError(w, http.StatusMethodNotAllowed, InvalidRequest("GET opens the event stream; POST messages to the endpoint it names"))
+		writeError(w, http.StatusMethodNotAllowed, jsonrpc.InvalidRequest("GET opens the event stream; POST messages to the endpoint it names"))
 		return
 	}
 	ss := s.openSession("sse", s.owner(r))
@@ -49,7 +51,7 @@ func (s *Server) ServeLegacySSE(w http.ResponseWriter, r *http.Request, messageU
 func (s *Server) ServeLegacyMessage(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeError(w, http.StatusMethodNotAllowed, InvalidRequest("POST JSON-RPC messages to this endpoint"))
+		writeError(w, http.StatusMethodNotAllowed, jsonrpc.InvalidRequest("POST JSON-RPC messages to this endpoint"))
 		return
 	}
 	ids := r.URL.Query()["sessionId"]
@@ -58,7 +60,7 @@ func (s *Server) ServeLegacyMessage(w http.ResponseWriter, r *http.Request) {
 		ss = s.lookup(ids[0], s.owner(r))
 	}
 	if ss == nil || ss.transport != "sse" {
-		writeError(w, http.StatusNotFound, InvalidRequest("session not found: open the event stream again"))
+		writeError(w, http.StatusNotFound, jsonrpc.InvalidRequest("session not found: open the event stream again"))
 		return
 	}
 	body, ok := readBody(w, r)
@@ -70,7 +72,7 @@ func (s *Server) ServeLegacyMessage(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done():
 		return
 	case <-ss.out.done:
-		writeError(w, http.StatusNotFound, InvalidRequest("session not found: open the event stream again"))
+		writeError(w, http.StatusNotFound, jsonrpc.InvalidRequest("session not found: open the event stream again"))
 		return
 	}
 	// The work outlives this POST: it keeps the request's values (the caller's identity) and

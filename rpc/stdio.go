@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/ownsona/ownsona/jsonrpc"
 )
 
 const (
@@ -88,7 +90,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 			return w.errOr(nil)
 		}
 		if l.tooLong {
-			w.write((&Response{Err: TooLarge()}).Encode())
+			w.write((&jsonrpc.Response{Err: jsonrpc.TooLarge()}).Encode())
 			continue
 		}
 		if len(bytes.Trim(l.line, " \t\r")) == 0 {
@@ -146,7 +148,7 @@ type stdioJob struct {
 
 // stdioItem is one element: an answer already known, or a call to run.
 type stdioItem struct {
-	resp *Response
+	resp *jsonrpc.Response
 	call *call
 }
 
@@ -154,12 +156,12 @@ type stdioItem struct {
 // read, so that a cancellation on a later line finds the request it names. nil means nothing
 // to answer and nothing to run.
 func (s *Server) accept(ctx context.Context, ss *session, w *lineWriter, line []byte) *stdioJob {
-	reqs, batch, fail := DecodeMessage(line)
+	reqs, batch, fail := jsonrpc.DecodeMessage(line)
 	if v := ss.protocol(""); fail == nil && batch && !batchAllowed(v) {
-		fail = InvalidRequest("batches are not supported in protocol version " + v)
+		fail = jsonrpc.InvalidRequest("batches are not supported in protocol version " + v)
 	}
 	if fail != nil {
-		return &stdioJob{items: []stdioItem{{resp: &Response{Err: fail}}}}
+		return &stdioJob{items: []stdioItem{{resp: &jsonrpc.Response{Err: fail}}}}
 	}
 	job := &stdioJob{batch: batch}
 	for i := range reqs {
@@ -168,7 +170,7 @@ func (s *Server) accept(ctx context.Context, ss *session, w *lineWriter, line []
 		case r.IsResponse: // an answer to a request of this server, else ignored
 			s.deliver(ss, r)
 		case r.Invalid != nil:
-			job.items = append(job.items, stdioItem{resp: &Response{ID: r.ID, Err: r.Invalid}})
+			job.items = append(job.items, stdioItem{resp: &jsonrpc.Response{ID: r.ID, Err: r.Invalid}})
 		case r.ID == nil:
 			s.notification(ss, r)
 		default:
@@ -189,7 +191,7 @@ func (s *Server) accept(ctx context.Context, ss *session, w *lineWriter, line []
 // run runs the job's calls one after another and writes the answer, leaving out cancelled
 // requests. A call cancelled while it waited its turn does not run.
 func (j *stdioJob) run(s *Server, ss *session, w *lineWriter) {
-	var out []*Response
+	var out []*jsonrpc.Response
 	for _, it := range j.items {
 		resp := it.resp
 		switch {
@@ -203,7 +205,7 @@ func (j *stdioJob) run(s *Server, ss *session, w *lineWriter) {
 		}
 	}
 	if len(out) > 0 {
-		w.write(EncodeAll(nil, j.batch, out))
+		w.write(jsonrpc.EncodeAll(nil, j.batch, out))
 	}
 }
 
@@ -234,7 +236,7 @@ func (s *Server) jobAccess(j *stdioJob) access {
 		case "resources/subscribe", "resources/unsubscribe", "logging/setLevel":
 			a = writes
 		case "tools/call":
-			p, _ := Members(r.Params)
+			p, _ := jsonrpc.Members(r.Params)
 			name, _, _ := str(p, "name", "name")
 			if t := s.tools[name]; t != nil && (t.Annotations == nil || t.Annotations.ReadOnlyHint == nil || !*t.Annotations.ReadOnlyHint) {
 				a = writes
@@ -331,7 +333,7 @@ func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
 	for {
 		chunk, err := r.ReadSlice('\n')
 		if !tooLong {
-			if len(line)+len(chunk) > MaxMessage+2 { // room for CRLF
+			if len(line)+len(chunk) > jsonrpc.MaxMessage+2 { // room for CRLF
 				tooLong, line = true, nil
 			} else {
 				line = append(line, chunk...)
@@ -349,7 +351,7 @@ func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
 		}
 		line = bytes.TrimSuffix(line, []byte("\n"))
 		line = bytes.TrimSuffix(line, []byte("\r"))
-		if len(line) > MaxMessage {
+		if len(line) > jsonrpc.MaxMessage {
 			return nil, true, nil
 		}
 		return line, false, nil

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+
+	"github.com/ownsona/ownsona/jsonrpc"
 )
 
 // stdioConn is a client of ServeStdio over pipes.
@@ -116,7 +118,7 @@ func TestServer_ServeStdio(t *testing.T) {
 		}
 	})
 	t.Run("oversized line, then a good one", func(t *testing.T) {
-		big := `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"x":"` + strings.Repeat("a", MaxMessage) + `"}}`
+		big := `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"x":"` + strings.Repeat("a", jsonrpc.MaxMessage) + `"}}`
 		c.send(t, big+"\n")
 		want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":{"reason":"message too large: a message is limited to 4194304 bytes (4 MiB)"}}}`
 		if got := c.recv(t); got != want {
@@ -129,7 +131,7 @@ func TestServer_ServeStdio(t *testing.T) {
 	})
 	t.Run("exactly 4 MiB is served", func(t *testing.T) {
 		head, tail := `{"jsonrpc":"2.0","id":7,"method":"ping","params":{"x":"`, `"}}`
-		line := head + strings.Repeat("a", MaxMessage-len(head)-len(tail)) + tail
+		line := head + strings.Repeat("a", jsonrpc.MaxMessage-len(head)-len(tail)) + tail
 		c.send(t, line+"\r\n")
 		if got, want := c.recv(t), `{"jsonrpc":"2.0","id":7,"result":{}}`; got != want {
 			t.Errorf("got  %.200s\nwant %s", got, want)
@@ -355,13 +357,13 @@ func (l *lockedBuffer) String() string {
 }
 
 func TestReadLine(t *testing.T) {
-	in := "a\nb\r\n\n" + strings.Repeat("x", MaxMessage+1) + "\nc\r\r\n" + strings.Repeat("y", MaxMessage) + "\r\n" + strings.Repeat("z", MaxMessage+3) + "\nlast"
+	in := "a\nb\r\n\n" + strings.Repeat("x", jsonrpc.MaxMessage+1) + "\nc\r\r\n" + strings.Repeat("y", jsonrpc.MaxMessage) + "\r\n" + strings.Repeat("z", jsonrpc.MaxMessage+3) + "\nlast"
 	r := bufio.NewReaderSize(strings.NewReader(in), 64<<10)
 	type got struct {
 		line    string
 		tooLong bool
 	}
-	want := []got{{"a", false}, {"b", false}, {"", false}, {"", true}, {"c\r", false}, {strings.Repeat("y", MaxMessage), false}, {"", true}, {"last", false}}
+	want := []got{{"a", false}, {"b", false}, {"", false}, {"", true}, {"c\r", false}, {strings.Repeat("y", jsonrpc.MaxMessage), false}, {"", true}, {"last", false}}
 	for i, w := range want {
 		line, tooLong, err := readLine(r)
 		if err != nil {

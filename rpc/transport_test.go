@@ -15,6 +15,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/ownsona/ownsona/jsonrpc"
 )
 
 // The transports with sessions, over real HTTP on loopback: Streamable HTTP sessions, event
@@ -110,7 +112,7 @@ func MustNewTransport(tb testing.TB, configure func(*Server)) *transportFixture 
 						"messages":  []any{map[string]any{"role": "user", "content": map[string]string{"type": "text", "text": "hello?"}}},
 						"maxTokens": 10,
 					})
-					var re *Error
+					var re *jsonrpc.Error
 					switch {
 					case errors.As(err, &re):
 						return &ToolResult{Structured: map[string]any{"code": re.Code, "message": re.Message, "data": re.Data}}, nil

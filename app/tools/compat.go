@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ownsona/ownsona/app/memory"
+	"github.com/ownsona/ownsona/jsonrpc"
 	"github.com/ownsona/ownsona/rpc"
 )
 
@@ -196,7 +197,7 @@ type kuraArgs struct {
 // kuraError is KOmcp's refusal of an argument: -32602 "Invalid params" with data {field,
 // reason}, whatever the protocol revision.
 func kuraError(field, reason string) error {
-	return &rpc.Error{Code: rpc.CodeInvalidParams, Message: "Invalid params", Data: map[string]string{"field": field, "reason": reason}}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params", Data: map[string]string{"field": field, "reason": reason}}
 }
 
 // parseKuraArgs checks search_kura_notes' arguments with KOmcp's reasons ("Query cannot be

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ownsona/ownsona/app/approval"
 	"github.com/ownsona/ownsona/app/memory"
+	"github.com/ownsona/ownsona/jsonrpc"
 	"github.com/ownsona/ownsona/rpc"
 )
 
@@ -283,7 +284,7 @@ func (s *Server) approvalResult(ctx context.Context, t *approval.Ticket) (*rpc.T
 		te = &toolError{Code: codeApprovalRejected, Message: "The server stopped before the call was approved; nothing was changed."}
 	}
 	if s.Compat().Sophon {
-		e := &rpc.Error{Code: codeSophonRejected, Message: "Approval rejected",
+		e := &jsonrpc.Error{Code: codeSophonRejected, Message: "Approval rejected",
 			Data: map[string]string{"tool": r.Tool, "code": te.Code, "reason": te.Message}}
 		if te.Code == codeApprovalTimedOut {
 			e.Code, e.Message = codeSophonTimedOut, "Approval timed out"
@@ -362,7 +363,7 @@ func approves(ans json.RawMessage) bool {
 // cannotAsk reports whether Elicit's error means the client cannot be asked: it did not
 // declare elicitation, or its transport cannot carry the question.
 func cannotAsk(err error) bool {
-	var re *rpc.Error
+	var re *jsonrpc.Error
 	return errors.Is(err, rpc.ErrNoStream) || errors.As(err, &re) && re.Code == rpc.CodeMissingCapability
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ownsona/ownsona/app/approval"
 	"github.com/ownsona/ownsona/app/memory"
+	"github.com/ownsona/ownsona/jsonrpc"
 	"github.com/ownsona/ownsona/oauth"
 	"github.com/ownsona/ownsona/oauth/policy"
 	"github.com/ownsona/ownsona/rpc"
@@ -217,7 +218,7 @@ func (s *Server) permit(ctx context.Context, name string) error {
 		return rpc.InvalidArgument("name", fmt.Sprintf("unknown tool %q", name)) // as rpc answers any unknown tool
 	}
 	if !s.allowed(name) {
-		return &rpc.Error{Code: rpc.CodeServerError, Message: "tool not in allowlist",
+		return &jsonrpc.Error{Code: rpc.CodeServerError, Message: "tool not in allowlist",
 			Data: map[string]string{"tool": name, "reason": "this server exposes only the tools in OWNSONA_TOOLS"}}
 	}
 	p, ok := oauth.PrincipalFrom(ctx)
@@ -228,7 +229,7 @@ func (s *Server) permit(ctx context.Context, name string) error {
 	if p.Can(needed) {
 		return nil
 	}
-	return &rpc.Error{Code: rpc.CodeAuthorization, Message: "insufficient scope",
+	return &jsonrpc.Error{Code: rpc.CodeAuthorization, Message: "insufficient scope",
 		Data: map[string]string{"error": "insufficient_scope", "error_description": fmt.Sprintf("tool %s needs the scope %s", name, needed), "scope": needed}}
 }
 
@@ -331,7 +332,7 @@ func shown(kind string, allowlist []string, c Compat) []string {
 
 // notAllowed is the refusal of a resource the allowlist hides.
 func notAllowed(uri, tool string) error {
-	return &rpc.Error{Code: rpc.CodeServerError, Message: "resource not in allowlist",
+	return &jsonrpc.Error{Code: rpc.CodeServerError, Message: "resource not in allowlist",
 		Data: map[string]string{"uri": uri, "reason": "this server exposes it only with the tool " + tool + " in OWNSONA_TOOLS"}}
 }
 

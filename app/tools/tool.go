@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ownsona/ownsona/app/memory"
+	"github.com/ownsona/ownsona/jsonrpc"
 	"github.com/ownsona/ownsona/oauth"
 	"github.com/ownsona/ownsona/rpc"
 )
@@ -166,7 +167,7 @@ func newTool[In, Out any](s *Server, d def[In, Out]) *rpc.Tool {
 // payload errors become isError results, anything else is logged and shown as a storage error.
 func (s *Server) failed(tool string, err error) (*rpc.ToolResult, error) {
 	var ae *rpc.ArgError
-	var re *rpc.Error
+	var re *jsonrpc.Error
 	var ie *memory.InputError
 	switch {
 	case errors.As(err, &ae) || errors.As(err, &re):

@@ -15,9 +15,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ownsona/ownsona/jsonrpc"
 	"github.com/ownsona/ownsona/oauth"
 	"github.com/ownsona/ownsona/oauth/policy"
-	"github.com/ownsona/ownsona/rpc"
 )
 
 // openAuth opens the OAuth server for publicURL and, on a first start without a configured
@@ -161,7 +161,7 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 			var err error
 			body, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
 			if err != nil {
-				writeRPCError(w, http.StatusBadRequest, nil, rpc.CodeInvalidRequest, rpc.MessageInvalidRequest, "invalid_request",
+				writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, jsonrpc.MessageInvalidRequest, "invalid_request",
 					"could not read the request body: "+err.Error())
 				return
 			}
@@ -694,9 +694,9 @@ func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code i
 
 // specMessages are the messages of JSON-RPC 2.0's own codes, in its words.
 var specMessages = map[int]string{
-	rpc.CodeParseError:     rpc.MessageParseError,
-	rpc.CodeInvalidRequest: rpc.MessageInvalidRequest,
-	rpc.CodeMethodNotFound: rpc.MessageMethodNotFound,
-	rpc.CodeInvalidParams:  rpc.MessageInvalidParams,
-	rpc.CodeInternalError:  rpc.MessageInternalError,
+	jsonrpc.CodeParseError:     jsonrpc.MessageParseError,
+	jsonrpc.CodeInvalidRequest: jsonrpc.MessageInvalidRequest,
+	jsonrpc.CodeMethodNotFound: jsonrpc.MessageMethodNotFound,
+	jsonrpc.CodeInvalidParams:  jsonrpc.MessageInvalidParams,
+	jsonrpc.CodeInternalError:  jsonrpc.MessageInternalError,
 }

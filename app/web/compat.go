@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ownsona/ownsona/jsonrpc"
 	"github.com/ownsona/ownsona/oauth"
 	"github.com/ownsona/ownsona/rpc"
 )
@@ -93,7 +94,7 @@ func (s *Server) writeUnauthorized(w http.ResponseWriter, status int, id json.Ra
 		writeSeedError(w, status, "unauthorized", description, nil)
 		return
 	}
-	writeRPCError(w, status, id, rpc.CodeInvalidRequest, rpc.MessageInvalidRequest, oauthCode, description)
+	writeRPCError(w, status, id, jsonrpc.CodeInvalidRequest, jsonrpc.MessageInvalidRequest, oauthCode, description)
 }
 
 // writeInsufficientScope answers a call the token's scopes do not cover (403).

@@ -14,7 +14,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/ownsona/ownsona/rpc"
+	"github.com/ownsona/ownsona/jsonrpc"
 )
 
 // maxBatch is the most messages in a batch: the rpc server's limit (rpc/json.go), refused here
@@ -162,8 +162,8 @@ func writeBatchTooLarge(w http.ResponseWriter) {
 	body, _ := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
-		Error   rpc.Error       `json:"error"`
-	}{"2.0", json.RawMessage("null"), rpc.Error{Code: rpc.CodeInvalidRequest, Message: rpc.MessageInvalidRequest,
+		Error   jsonrpc.Error   `json:"error"`
+	}{"2.0", json.RawMessage("null"), jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: jsonrpc.MessageInvalidRequest,
 		Data: map[string]string{"reason": errBatchTooLarge}}})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")

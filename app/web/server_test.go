@@ -21,6 +21,7 @@ import (
 	"github.com/ownsona/ownsona/app/audit"
 	"github.com/ownsona/ownsona/app/limit"
 	"github.com/ownsona/ownsona/app/web"
+	"github.com/ownsona/ownsona/jsonrpc"
 	"github.com/ownsona/ownsona/kv"
 	"github.com/ownsona/ownsona/kv/kvtest"
 	"github.com/ownsona/ownsona/oauth"
@@ -708,7 +709,7 @@ func TestServer_Audit(t *testing.T) {
 			fmt.Sprintf("pat:reader||tools/call|stamp|%s|403|%d", audit.OutcomeDenied, rpc.CodeAuthorization),
 			fmt.Sprintf("pat:reader|claude-code 2.1.4|tools/call|echo|%s|200|0", audit.OutcomeOK),
 			// A malformed _meta hides neither the method nor the tool from the record.
-			fmt.Sprintf("pat:reader||tools/call|echo|%s|200|%d", audit.OutcomeError, rpc.CodeInvalidParams),
+			fmt.Sprintf("pat:reader||tools/call|echo|%s|200|%d", audit.OutcomeError, jsonrpc.CodeInvalidParams),
 			// No principal: the token check refused it. Refusals are aggregated per minute, and
 			// come after the served requests of the same time.
 			fmt.Sprintf("||http:POST||%s|401|0", audit.OutcomeUnauthorized),
@@ -742,14 +743,14 @@ func TestServer_UnreadableBody(t *testing.T) {
 	rec := httptest.NewRecorder()
 	f.Handler().ServeHTTP(rec, req)
 	var env struct {
-		Error rpc.Error `json:"error"`
+		Error jsonrpc.Error `json:"error"`
 	}
 	json.Unmarshal(rec.Body.Bytes(), &env)
 	data, _ := env.Error.Data.(map[string]any)
 	desc, _ := data["error_description"].(string)
-	if rec.Code != http.StatusBadRequest || env.Error.Code != rpc.CodeInvalidRequest || env.Error.Message != rpc.MessageInvalidRequest ||
+	if rec.Code != http.StatusBadRequest || env.Error.Code != jsonrpc.CodeInvalidRequest || env.Error.Message != jsonrpc.MessageInvalidRequest ||
 		data["error"] != "invalid_request" || !strings.Contains(desc, "could not read the request body: connection reset by peer") {
-		t.Errorf("got %d %s; want 400, -32600 %q, data {error: invalid_request, error_description naming the failure}", rec.Code, rec.Body, rpc.MessageInvalidRequest)
+		t.Errorf("got %d %s; want 400, -32600 %q, data {error: invalid_request, error_description naming the failure}", rec.Code, rec.Body, jsonrpc.MessageInvalidRequest)
 	}
 }
 

@@ -43,6 +43,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ownsona/ownsona/jsonrpc"
 	"github.com/ownsona/ownsona/rpc"
 )
 
@@ -139,7 +140,7 @@ func loopbackHost(hostport string) bool {
 func refuse(w http.ResponseWriter, status int, reason string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": rpc.CodeInvalidRequest, "message": rpc.MessageInvalidRequest, "data": map[string]string{"reason": reason}}})
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": jsonrpc.CodeInvalidRequest, "message": jsonrpc.MessageInvalidRequest, "data": map[string]string{"reason": reason}}})
 	w.Write(b)
 }
 
@@ -290,7 +291,7 @@ func pause(ctx context.Context, d time.Duration) error {
 // ask sends a request to the client and turns a refusal into a tool error the model can read.
 func ask(ctx context.Context, method string, params any) (json.RawMessage, *rpc.ToolResult) {
 	res, err := rpc.Request(ctx, method, params)
-	var re *rpc.Error
+	var re *jsonrpc.Error
 	switch {
 	case errors.Is(err, rpc.ErrNoStream):
 		return nil, &rpc.ToolResult{Content: []rpc.Content{rpc.TextContent(method + " needs a client that accepts text/event-stream")}, IsError: true}
@@ -742,7 +743,7 @@ func modernTools(s *rpc.Server) []*rpc.Tool {
 					{"client_roots", rootsRequest},
 				} {
 					_, err := rpc.Input(ctx, map[string]rpc.InputRequest{q.key: q.req})
-					var re *rpc.Error
+					var re *jsonrpc.Error
 					if errors.As(err, &re) && re.Code == rpc.CodeMissingCapability {
 						continue // not declared: not asked
 					}
@@ -878,5 +879,5 @@ func decodeRoots(key string, raw json.RawMessage) ([]string, error) {
 
 // badAnswer is -32602 for the client's answer to question key.
 func badAnswer(key, reason string) error {
-	return rpc.InvalidParams("inputResponses."+key, reason)
+	return jsonrpc.InvalidParams("inputResponses."+key, reason)
 }

@@ -1,4 +1,4 @@
-package rpc
+package jsonrpc
 
 // The strict JSON decoder. RFC 8259 JSON, minus what encoding/json silently accepts or repairs:
 // invalid UTF-8 (replaced by U+FFFD there), lone or reversed \u surrogates (also replaced),
