@@ -30,8 +30,8 @@ import (
 	"github.com/ownsona/ownsona/app/web"
 	"github.com/ownsona/ownsona/embedhttp"
 	"github.com/ownsona/ownsona/kv"
+	"github.com/ownsona/ownsona/mcp"
 	"github.com/ownsona/ownsona/oauth"
-	"github.com/ownsona/ownsona/rpc"
 	"github.com/ownsona/ownsona/vector"
 )
 
@@ -52,7 +52,7 @@ type App struct {
 	approvals  *approval.Queue
 	mem        *memory.Store
 	tools      *tools.Server
-	mcp        *rpc.Server // tools.RPC
+	mcp        *mcp.Server // tools.RPC
 	limiter    *limit.Limiter
 	audit      *audit.Log
 	web        *web.Server
@@ -113,7 +113,7 @@ func Open(cfg Config, stderr io.Writer) (*App, error) {
 	}
 	a.mcp = a.tools.RPC
 	a.mcp.SetEmptyLastCursor(len(run.Compat) > 0) // seed 002's clients: with any mode on
-	a.mcp.OnWarning = func(_ context.Context, w rpc.Warning) {
+	a.mcp.OnWarning = func(_ context.Context, w mcp.Warning) {
 		ev := a.log.Warn().Str("kind", w.Kind).Str("owner", w.Owner)
 		if w.Client != nil {
 			ev = ev.Str("client_name", w.Client.Name).Str("client_version", w.Client.Version)
@@ -404,9 +404,9 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// called is rpc.Server.OnCall: every request, over any transport, is counted in the metrics,
+// called is mcp.Server.OnCall: every request, over any transport, is counted in the metrics,
 // and those over stdio are audited (auditCall).
-func (a *App) called(ctx context.Context, c rpc.CallInfo) {
+func (a *App) called(ctx context.Context, c mcp.CallInfo) {
 	if a.metrics != nil {
 		a.metrics.Call(metrics.Call{Method: c.Method, Tool: c.Tool, Outcome: string(callOutcome(c)), Duration: c.Duration})
 	}
@@ -415,13 +415,13 @@ func (a *App) called(ctx context.Context, c rpc.CallInfo) {
 
 // auditCall audits a request over stdio (and through the admin socket's stdio); HTTP requests
 // are audited by the HTTP side, refusals before rpc included.
-func (a *App) auditCall(ctx context.Context, c rpc.CallInfo) {
-	if rpc.TransportFrom(ctx) != "stdio" || a.audit == nil {
+func (a *App) auditCall(ctx context.Context, c mcp.CallInfo) {
+	if mcp.TransportFrom(ctx) != "stdio" || a.audit == nil {
 		return
 	}
 	e := audit.Entry{Time: a.now(), Client: "stdio", Transport: audit.TransportStdio, Method: c.Method, Tool: c.Tool,
 		Duration: c.Duration, Outcome: callOutcome(c), ErrorCode: c.Code}
-	if ci, ok := rpc.ClientInfoFrom(ctx); ok && ci.Name != "" {
+	if ci, ok := mcp.ClientInfoFrom(ctx); ok && ci.Name != "" {
 		e.Client = "stdio:" + ci.Name
 		e.Agent = strings.TrimSpace(ci.Name + " " + ci.Version)
 	}
@@ -431,12 +431,12 @@ func (a *App) auditCall(ctx context.Context, c rpc.CallInfo) {
 // callOutcome is how a request ended: ok, denied, error or tool_error by its answer; a call that
 // did not run as asked has rpc's word for how it ended (rejected, timed_out, withdrawn,
 // cancelled, abandoned, input_required), whatever its answer looked like.
-func callOutcome(c rpc.CallInfo) audit.Outcome {
+func callOutcome(c mcp.CallInfo) audit.Outcome {
 	if c.Outcome != "" {
 		return audit.Outcome(c.Outcome)
 	}
 	switch {
-	case c.Code == rpc.CodeAuthorization || c.Code == rpc.CodeServerError:
+	case c.Code == mcp.CodeAuthorization || c.Code == mcp.CodeServerError:
 		return audit.OutcomeDenied
 	case c.Code != 0:
 		return audit.OutcomeError

@@ -20,7 +20,7 @@ import (
 	"github.com/ownsona/ownsona/app/approval"
 	"github.com/ownsona/ownsona/app/audit"
 	"github.com/ownsona/ownsona/app/settings"
-	"github.com/ownsona/ownsona/rpc"
+	ownmcp "github.com/ownsona/ownsona/mcp"
 )
 
 // These tests cover the approval gate (issue 14, seed 004): a call the policy names waits for
@@ -923,9 +923,9 @@ func TestAudit_OutcomeWords(t *testing.T) {
 		{audit.OutcomeTimedOut, string(approval.TimedOut)},
 		{audit.OutcomeWithdrawn, string(approval.Withdrawn)},
 		{audit.OutcomeApproved, string(approval.Approved)},
-		{audit.OutcomeCancelled, rpc.OutcomeCancelled},
-		{audit.OutcomeAbandoned, rpc.OutcomeAbandoned},
-		{audit.OutcomeInputRequired, rpc.OutcomeInputRequired},
+		{audit.OutcomeCancelled, ownmcp.OutcomeCancelled},
+		{audit.OutcomeAbandoned, ownmcp.OutcomeAbandoned},
+		{audit.OutcomeInputRequired, ownmcp.OutcomeInputRequired},
 	} {
 		if string(w.got) != w.want {
 			t.Errorf("audit outcome %q, want %q", w.got, w.want)

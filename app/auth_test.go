@@ -1,7 +1,7 @@
 package app
 
 import (
-	"github.com/ownsona/ownsona/rpc"
+	"github.com/ownsona/ownsona/mcp"
 
 	"bytes"
 	"context"
@@ -522,8 +522,8 @@ func TestAuth_ReadScope(t *testing.T) {
 			t.Errorf("WWW-Authenticate = %s\nwant %s", got, want)
 		}
 		_, rerr, id := rpcResponse(t, rec.Body.Bytes())
-		if rerr == nil || rerr.Code != rpc.CodeAuthorization || rerr.Data.Error != "insufficient_scope" || string(id) != "2" {
-			t.Errorf("body = %s, want id 2, code %d, data.error insufficient_scope", rec.Body, rpc.CodeAuthorization)
+		if rerr == nil || rerr.Code != mcp.CodeAuthorization || rerr.Data.Error != "insufficient_scope" || string(id) != "2" {
+			t.Errorf("body = %s, want id 2, code %d, data.error insufficient_scope", rec.Body, mcp.CodeAuthorization)
 		}
 	})
 	// Ways to slip a write past the check in front of the rpc server; the rpc server's own
@@ -570,8 +570,8 @@ func TestAuth_ReadScope(t *testing.T) {
 			}
 			rec := httptest.NewRecorder()
 			a.mcp.ServeHTTP(rec, req.WithContext(oauth.WithPrincipal(req.Context(), p)))
-			if !strings.Contains(rec.Body.String(), fmt.Sprintf(`"code":%d`, rpc.CodeAuthorization)) {
-				t.Errorf("%s: %d %s, want a %d error", body[:1], rec.Code, rec.Body, rpc.CodeAuthorization)
+			if !strings.Contains(rec.Body.String(), fmt.Sprintf(`"code":%d`, mcp.CodeAuthorization)) {
+				t.Errorf("%s: %d %s, want a %d error", body[:1], rec.Code, rec.Body, mcp.CodeAuthorization)
 			}
 		}
 	})

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/ownsona/ownsona/app/internal/corpus"
-	"github.com/ownsona/ownsona/rpc"
+	"github.com/ownsona/ownsona/mcp"
 )
 
 // Benchmarks behind `make bench`. Each runs a fixed amount of work once (-benchtime 1x) and
@@ -54,7 +54,7 @@ func joinWords(w []string) string {
 
 // handler is the rpc handler of the tool called name: the tool as a transport calls it, without
 // the framing.
-func handler(tb testing.TB, a *App, name string) func(context.Context, json.RawMessage) (*rpc.ToolResult, error) {
+func handler(tb testing.TB, a *App, name string) func(context.Context, json.RawMessage) (*mcp.ToolResult, error) {
 	for _, t := range a.mcp.Tools {
 		if t.Name == name {
 			return t.Handler

@@ -3,7 +3,7 @@ package app
 import (
 	"github.com/ownsona/ownsona/app/memory"
 
-	"github.com/ownsona/ownsona/rpc"
+	ownmcp "github.com/ownsona/ownsona/mcp"
 
 	"bufio"
 	"bytes"
@@ -116,8 +116,8 @@ func wantRateLimitedMCP(tb testing.TB, rec *httptest.ResponseRecorder, wantRetry
 	if err := json.Unmarshal(rec.Body.Bytes(), &env); err != nil {
 		tb.Fatalf("429 body is not JSON: %s (%v)", rec.Body, err)
 	}
-	if env.JSONRPC != "2.0" || string(env.ID) != wantID || env.Error.Code != rpc.CodeRateLimited || env.Error.Data.RetryAfter != retry {
-		tb.Errorf("429 body = %s, want a JSON-RPC error %d with id %s and data.retry_after %d", rec.Body, rpc.CodeRateLimited, wantID, retry)
+	if env.JSONRPC != "2.0" || string(env.ID) != wantID || env.Error.Code != ownmcp.CodeRateLimited || env.Error.Data.RetryAfter != retry {
+		tb.Errorf("429 body = %s, want a JSON-RPC error %d with id %s and data.retry_after %d", rec.Body, ownmcp.CodeRateLimited, wantID, retry)
 	}
 }
 
@@ -682,8 +682,8 @@ func TestToolsAllowlist_HTTP(t *testing.T) {
 				t.Fatalf("status %d: %s", rec.Code, rec.Body)
 			}
 			_, rerr, id := rpcResponse(t, rec.Body.Bytes())
-			if rerr == nil || rerr.Code != rpc.CodeServerError || rerr.Message != "tool not in allowlist" || string(id) != "9" {
-				t.Errorf("body = %s, want id 9 and error %d \"tool not in allowlist\"", rec.Body, rpc.CodeServerError)
+			if rerr == nil || rerr.Code != ownmcp.CodeServerError || rerr.Message != "tool not in allowlist" || string(id) != "9" {
+				t.Errorf("body = %s, want id 9 and error %d \"tool not in allowlist\"", rec.Body, ownmcp.CodeServerError)
 			}
 		})
 	}
@@ -746,8 +746,8 @@ func TestToolsAllowlist_ResourcesAndPrompts(t *testing.T) {
 			if got := rerr == nil && strings.Contains(string(r), "Colby"); got != tc.recentAllowed {
 				t.Errorf("resources/read recent: %s %+v; readable %v, want %v", r, rerr, got, tc.recentAllowed)
 			}
-			if !tc.recentAllowed && (rerr == nil || rerr.Code != rpc.CodeServerError) {
-				t.Errorf("resources/read recent refused with %+v, want %d", rerr, rpc.CodeServerError)
+			if !tc.recentAllowed && (rerr == nil || rerr.Code != ownmcp.CodeServerError) {
+				t.Errorf("resources/read recent refused with %+v, want %d", rerr, ownmcp.CodeServerError)
 			}
 			if _, rerr := call(`{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"ownsona://memories/1"}}`); (rerr == nil) != (tc.templates == 1) {
 				t.Errorf("resources/read of a memory: error %+v with get_memory allowed %v", rerr, tc.templates == 1)
@@ -853,8 +853,8 @@ func TestToolsAllowlist_Stdio(t *testing.T) {
 		t.Errorf("tools/list over stdio = %v, want [recall remember]", names)
 	}
 	_, rerr, _ := rpcResponse(t, resp["3"])
-	if rerr == nil || rerr.Code != rpc.CodeServerError || rerr.Message != "tool not in allowlist" {
-		t.Errorf("forget over stdio = %s, want error %d \"tool not in allowlist\"", resp["3"], rpc.CodeServerError)
+	if rerr == nil || rerr.Code != ownmcp.CodeServerError || rerr.Message != "tool not in allowlist" {
+		t.Errorf("forget over stdio = %s, want error %d \"tool not in allowlist\"", resp["3"], ownmcp.CodeServerError)
 	}
 	if res, rerr, _ := rpcResponse(t, resp["4"]); rerr != nil || !strings.Contains(string(res), `"ok":true`) {
 		t.Errorf("remember over stdio = %s", resp["4"])

@@ -1,7 +1,7 @@
 package app
 
 import (
-	"github.com/ownsona/ownsona/rpc"
+	ownmcp "github.com/ownsona/ownsona/mcp"
 
 	"bufio"
 	"bytes"
@@ -507,8 +507,8 @@ func TestOAuthSDK_FullFlow(t *testing.T) {
 		// 2026-07-28, which has no protocol sessions, so the retry is served under the new
 		// token. (A legacy session stays bound to the client that started it, SECURITY.md
 		// MT-03: session_test.go.)
-		if v := s.InitializeResult().ProtocolVersion; v != rpc.ModernProtocolVersion {
-			t.Fatalf("the SDK session speaks %s, want %s", v, rpc.ModernProtocolVersion)
+		if v := s.InitializeResult().ProtocolVersion; v != ownmcp.ModernProtocolVersion {
+			t.Fatalf("the SDK session speaks %s, want %s", v, ownmcp.ModernProtocolVersion)
 		}
 		if got := sdkPayload(t, s, "count_memories", nil)["count"]; got != 1.0 {
 			t.Errorf("count after re-authorization = %v, want 1", got)
@@ -587,8 +587,8 @@ func TestOAuthSDK_ReadScope(t *testing.T) {
 	if err := json.Unmarshal(body, &env); err != nil {
 		t.Fatalf("body %s: %v", body, err)
 	}
-	if env.Error.Code != rpc.CodeAuthorization || env.Error.Data.Error != "insufficient_scope" || string(env.ID) != "7" {
-		t.Errorf("body = %s, want id 7, code %d, data.error insufficient_scope", body, rpc.CodeAuthorization)
+	if env.Error.Code != ownmcp.CodeAuthorization || env.Error.Data.Error != "insufficient_scope" || string(env.ID) != "7" {
+		t.Errorf("body = %s, want id 7, code %d, data.error insufficient_scope", body, ownmcp.CodeAuthorization)
 	}
 	if got := sdkPayload(t, s, "count_memories", nil)["count"]; got != 0.0 {
 		t.Errorf("count = %v after a refused write, want 0", got)

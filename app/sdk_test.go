@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	ownjsonrpc "github.com/ownsona/ownsona/jsonrpc"
-	"github.com/ownsona/ownsona/rpc"
+	ownmcp "github.com/ownsona/ownsona/mcp"
 )
 
 // These tests drive ownsona with the official MCP Go SDK client: the real binary over stdio, and
@@ -170,7 +170,7 @@ func exerciseSDK(t *testing.T, s *mcp.ClientSession, wantClient, wantVersion str
 		}
 	}
 	// A missing resource is -32002 in the legacy era, -32602 (invalid params) in 2026-07-28.
-	wantCode := int64(rpc.CodeResourceNotFound)
+	wantCode := int64(ownmcp.CodeResourceNotFound)
 	if modern {
 		wantCode = ownjsonrpc.CodeInvalidParams
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/ownsona/ownsona/rpc"
+	"github.com/ownsona/ownsona/mcp"
 )
 
 // Answers fit the hosts (issue 27, item 4). Claude Code saves a tool result of more than
@@ -138,13 +138,13 @@ func indentedSize(v any) int {
 
 // result is a tool's answer of payload p within the budget: its structured content and, when
 // the payload chooses one (texter), the text of content[0].
-func (s *Server) result(p any) *rpc.ToolResult {
+func (s *Server) result(p any) *mcp.ToolResult {
 	if t, ok := p.(trimmable); ok {
 		p = fit(t, s.maxResult, payloadSize)
 	}
-	res := &rpc.ToolResult{Structured: p}
+	res := &mcp.ToolResult{Structured: p}
 	if text := textOf(p); text != "" {
-		res.Content = []rpc.Content{rpc.TextContent(text)}
+		res.Content = []mcp.Content{mcp.TextContent(text)}
 	}
 	return res
 }

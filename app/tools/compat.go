@@ -9,7 +9,7 @@ import (
 
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/jsonrpc"
-	"github.com/ownsona/ownsona/rpc"
+	"github.com/ownsona/ownsona/mcp"
 )
 
 // The compatibility modes (issue 27, item 7; OWNSONA_COMPAT): each, off by default, adds what
@@ -138,8 +138,8 @@ func (s *Server) SetCompat(c Compat) {
 }
 
 // compatTools are the modes' tools.
-func (s *Server) compatTools() []*rpc.Tool {
-	return []*rpc.Tool{
+func (s *Server) compatTools() []*mcp.Tool {
+	return []*mcp.Tool{
 		newTool(s, s.prepareUploadDef("prepare_local_file_upload", "Prepare a file upload for import (ONCE's name)",
 			prepareUploadDesc+" The same tool as prepare_import_upload, under the name clients written for ONCE call.")),
 		s.kuraTool(),
@@ -171,12 +171,12 @@ const kuraDesc = "Search Kura notes using semantic similarity. Here the notes ar
 
 // kuraTool is search_kura_notes. It checks its own arguments (rpc sees a schema that admits
 // any object), so that every error is KOmcp's -32602 with its reasons, in every revision.
-func (s *Server) kuraTool() *rpc.Tool {
+func (s *Server) kuraTool() *mcp.Tool {
 	ann := *readOnly()
 	ann.Title = "Search Kura notes (KOmcp)"
-	t := &rpc.Tool{Name: "search_kura_notes", Title: ann.Title, Description: kuraDesc, InputSchema: mustJSON(kuraSchema),
+	t := &mcp.Tool{Name: "search_kura_notes", Title: ann.Title, Description: kuraDesc, InputSchema: mustJSON(kuraSchema),
 		ArgumentSchema: mustJSON(schema{"type": "object"}), OutputSchema: mustJSON(outputOf[recallPayload]()), Annotations: &ann}
-	t.Handler = func(ctx context.Context, raw json.RawMessage) (*rpc.ToolResult, error) {
+	t.Handler = func(ctx context.Context, raw json.RawMessage) (*mcp.ToolResult, error) {
 		in, err := parseKuraArgs(raw)
 		if err != nil {
 			return nil, err
@@ -381,7 +381,7 @@ const (
 func sophonURI(id uint64) string { return fmt.Sprintf("%s%d", sophonListing, id) }
 
 // sophonResource is the listing's entry in resources/list.
-var sophonResource = rpc.Resource{URI: sophonListing, Name: "memory", Title: "Memories (Sophon)",
+var sophonResource = mcp.Resource{URI: sophonListing, Name: "memory", Title: "Memories (Sophon)",
 	Description: "User-accessible memory listing: each memory as a sophon://memory/{id} resource, newest first", MIMEType: "application/json"}
 
 // sophonEntry is a memory in the listing, as Sophon's resources/list shows an entry.
@@ -412,7 +412,7 @@ func (p sophonListingPayload) trimmed(n, textMax int) any {
 }
 
 // readSophon reads sophon://memory/ or sophon://memory/{id}.
-func (s *Server) readSophon(uri string) ([]rpc.ResourceContents, error) {
+func (s *Server) readSophon(uri string) ([]mcp.ResourceContents, error) {
 	if uri == sophonListing {
 		mems, _ := s.mem.List(memory.Filter{}, memory.Page{Limit: sophonListed})
 		p := sophonListingPayload{Resources: []sophonEntry{}, Total: s.mem.Count(memory.Filter{})}
@@ -432,8 +432,8 @@ func (s *Server) readSophon(uri string) ([]rpc.ResourceContents, error) {
 			if cut {
 				text += "\n\n(cut to fit the answer budget; the owner sees the whole memory in ownsona's console)"
 			}
-			return []rpc.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: text}}, nil
+			return []mcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: text}}, nil
 		}
 	}
-	return nil, fmt.Errorf("%s: %w", uri, rpc.ErrResourceNotFound)
+	return nil, fmt.Errorf("%s: %w", uri, mcp.ErrResourceNotFound)
 }

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ownsona/ownsona/app/memory"
-	"github.com/ownsona/ownsona/rpc"
+	"github.com/ownsona/ownsona/mcp"
 )
 
 // search and fetch: OpenAI's contract for ChatGPT connectors and deep research
@@ -68,8 +68,8 @@ const searchDesc = "Search the user's memories by meaning and keywords, best mat
 const fetchDesc = "Fetch one memory by the id a search result gave: its full text, a title, the URL of its page, and metadata (tags, importance, created_at, updated_at, last_confirmed_at, expires_at, source_provider, source_client, session_id). When memories contradict each other, prefer the one most recently confirmed." + asData
 
 // connectorTools are search and fetch.
-func (s *Server) connectorTools() []*rpc.Tool {
-	return []*rpc.Tool{
+func (s *Server) connectorTools() []*mcp.Tool {
+	return []*mcp.Tool{
 		newTool(s, def[searchConnectorArgs, searchPayload]{name: "search", title: "Search memories (ChatGPT connectors)", desc: searchDesc,
 			ann: readOnly(), run: s.searchConnector}),
 		newTool(s, def[fetchArgs, document]{name: "fetch", title: "Fetch a memory (ChatGPT connectors)", desc: fetchDesc,

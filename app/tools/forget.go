@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/ownsona/ownsona/app/memory"
-	"github.com/ownsona/ownsona/rpc"
+	"github.com/ownsona/ownsona/mcp"
 )
 
 // forget and forget_batch: memories retired, with a tombstone or for good.
@@ -61,8 +61,8 @@ func (p forgetBatchPayload) trimmed(n, _ int) any {
 	return q
 }
 
-func (s *Server) forgetTools() []*rpc.Tool {
-	return []*rpc.Tool{
+func (s *Server) forgetTools() []*mcp.Tool {
+	return []*mcp.Tool{
 		newTool(s, def[forgetArgs, forgetPayload]{
 			name: "forget", title: "Forget a memory",
 			desc:     "Forget a memory that is no longer true. By default a soft delete that keeps a tombstone (with reason and replaced_by_id, the memory that supersedes it); hard_delete erases it for good. dry_run previews.",
@@ -123,7 +123,7 @@ func (s *Server) forget(ctx context.Context, in forgetArgs) (forgetPayload, erro
 // check refuses arguments that contradict each other.
 func (in *forgetArgs) check() error {
 	if in.HardDelete && in.ReplacedByID != nil {
-		return rpc.InvalidArgument("replaced_by_id", "cannot be combined with hard_delete: a hard delete keeps no tombstone")
+		return mcp.InvalidArgument("replaced_by_id", "cannot be combined with hard_delete: a hard delete keeps no tombstone")
 	}
 	return nil
 }

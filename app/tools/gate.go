@@ -16,7 +16,7 @@ import (
 	"github.com/ownsona/ownsona/app/approval"
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/jsonrpc"
-	"github.com/ownsona/ownsona/rpc"
+	"github.com/ownsona/ownsona/mcp"
 )
 
 // The approval gate (OWNSONA_APPROVAL, app/approval): a call that the policy names waits for
@@ -98,7 +98,7 @@ func (w expiryWindow) soon(s string) bool {
 // policy in force. hides, when not nil, reports whether the call would take an existing memory
 // out of recall at once or within w (def.hides): the destructive policy asks for such calls as
 // for forget. Dry runs change nothing, so they never wait.
-func (s *Server) needsApproval(t *rpc.Tool, raw json.RawMessage, hides func(w expiryWindow) bool) bool {
+func (s *Server) needsApproval(t *mcp.Tool, raw json.RawMessage, hides func(w expiryWindow) bool) bool {
 	var flags struct {
 		DryRun     bool `json:"dry_run"`
 		HardDelete bool `json:"hard_delete"`
@@ -162,19 +162,19 @@ func (s *Server) supersedesNote(ids []uint64, text bool) string {
 // (approval-<request ID>), whatever the request's state: a console decision or a timeout
 // between the rounds holds. Under approval.ByOwner the client is not asked, and its answer
 // does not count: the call waits for the console.
-func (s *Server) approve(ctx context.Context, tool string, raw json.RawMessage, summary, question string) (*rpc.ToolResult, error) {
+func (s *Server) approve(ctx context.Context, tool string, raw json.RawMessage, summary, question string) (*mcp.ToolResult, error) {
 	g := s.gate.Load()
 	ownerOnly := s.Approvers() == approval.ByOwner
 	key := approvalKey(owner(ctx), tool, raw)
 	client, agent := who(ctx)
 	by := "user in " + cmp.Or(agent, client)
-	modern := slices.Contains(rpc.ModernProtocolVersions, rpc.ProtocolVersionFrom(ctx))
+	modern := slices.Contains(mcp.ModernProtocolVersions, mcp.ProtocolVersionFrom(ctx))
 	form := elicitForm(question, g.policy)
 
 	var t *approval.Ticket
 	if modern {
 		for _, c := range s.approvals.Lookup(key) {
-			ans, err := rpc.Elicit(ctx, elicitKey(c), form)
+			ans, err := mcp.Elicit(ctx, elicitKey(c), form)
 			if cannotAsk(err) {
 				break // no answer can be carried: this is a new call
 			}
@@ -200,7 +200,7 @@ func (s *Server) approve(ctx context.Context, tool string, raw json.RawMessage, 
 	case ownerOnly:
 		asked <- errOwnerOnly
 	case modern:
-		ans, err := rpc.Elicit(ctx, elicitKey(t), form)
+		ans, err := mcp.Elicit(ctx, elicitKey(t), form)
 		switch {
 		case err == nil: // the round carries the answer already
 			t.Decide(approves(ans), by)
@@ -216,7 +216,7 @@ func (s *Server) approve(ctx context.Context, tool string, raw json.RawMessage, 
 	defer stop()
 	if !modern && !ownerOnly {
 		go func() {
-			ans, err := rpc.Elicit(ctx2, elicitKey(t), form)
+			ans, err := mcp.Elicit(ctx2, elicitKey(t), form)
 			if err == nil {
 				t.Decide(approves(ans), by)
 				return
@@ -240,8 +240,8 @@ func (s *Server) approve(ctx context.Context, tool string, raw json.RawMessage, 
 	}
 	start := time.Now()
 	tick := func() {
-		rpc.KeepAlive(ctx)
-		rpc.Progress(ctx, time.Since(start).Seconds(), g.timeout.Seconds(), "waiting for the owner's approval")
+		mcp.KeepAlive(ctx)
+		mcp.Progress(ctx, time.Since(start).Seconds(), g.timeout.Seconds(), "waiting for the owner's approval")
 	}
 	tick() // starts the event stream, which lifts the connection's write deadline
 	// While it waits for a person, the call gives its slot of the pool back (LA-13), so that
@@ -261,13 +261,13 @@ func (s *Server) approve(ctx context.Context, tool string, raw json.RawMessage, 
 var errOwnerOnly = errors.New("only the owner approves")
 
 // approvalResult is the result of an ended request: nil when approved (the tool runs). The
-// call's outcome (rpc.SetOutcome, the audit log's) is the request's: rejected, timed_out or
+// call's outcome (mcp.SetOutcome, the audit log's) is the request's: rejected, timed_out or
 // withdrawn.
-func (s *Server) approvalResult(ctx context.Context, t *approval.Ticket) (*rpc.ToolResult, error) {
+func (s *Server) approvalResult(ctx context.Context, t *approval.Ticket) (*mcp.ToolResult, error) {
 	out, by := t.Outcome()
 	r := t.Request()
 	if out != approval.Approved {
-		rpc.SetOutcome(ctx, string(out))
+		mcp.SetOutcome(ctx, string(out))
 	}
 	var te *toolError
 	switch out {
@@ -291,7 +291,7 @@ func (s *Server) approvalResult(ctx context.Context, t *approval.Ticket) (*rpc.T
 		}
 		return nil, e
 	}
-	return &rpc.ToolResult{Structured: errorPayload{Error: te}, IsError: true}, nil
+	return &mcp.ToolResult{Structured: errorPayload{Error: te}, IsError: true}, nil
 }
 
 // approvalKey files a call's request in the queue, the same in every round of a 2026-07-28
@@ -364,14 +364,14 @@ func approves(ans json.RawMessage) bool {
 // declare elicitation, or its transport cannot carry the question.
 func cannotAsk(err error) bool {
 	var re *jsonrpc.Error
-	return errors.Is(err, rpc.ErrNoStream) || errors.As(err, &re) && re.Code == rpc.CodeMissingCapability
+	return errors.Is(err, mcp.ErrNoStream) || errors.As(err, &re) && re.Code == mcp.CodeMissingCapability
 }
 
 // who names the caller for the queue: the principal (as origin does) and the MCP client
 // software, if it named itself.
 func who(ctx context.Context) (client, agent string) {
 	client = origin(ctx, "").Client
-	if info, ok := rpc.ClientInfoFrom(ctx); ok {
+	if info, ok := mcp.ClientInfoFrom(ctx); ok {
 		agent = strings.TrimSpace(info.Name + " " + info.Version)
 	}
 	return client, agent

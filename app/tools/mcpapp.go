@@ -3,7 +3,7 @@ package tools
 import (
 	_ "embed"
 
-	"github.com/ownsona/ownsona/rpc"
+	"github.com/ownsona/ownsona/mcp"
 )
 
 // The MCP App (extension io.modelcontextprotocol/ui, ext-apps specification 2026-01-26):
@@ -56,7 +56,7 @@ func appResourceMeta() map[string]any {
 }
 
 // appResource is the app's entry in resources/list.
-var appResource = rpc.Resource{URI: appURI, Name: "memories-app", Title: "Memories (MCP App)",
+var appResource = mcp.Resource{URI: appURI, Name: "memories-app", Title: "Memories (MCP App)",
 	Description: "Shows the memories recall, search_memory and list_memories return as cards, with confirm, edit tags and forget",
 	MIMEType:    appMIMEType, Meta: appResourceMeta()}
 
@@ -66,6 +66,6 @@ func extensions() map[string]any {
 }
 
 // readApp is resources/read of the app.
-func readApp() []rpc.ResourceContents {
-	return []rpc.ResourceContents{{URI: appURI, MIMEType: appMIMEType, Text: appHTML, Meta: appResourceMeta()}}
+func readApp() []mcp.ResourceContents {
+	return []mcp.ResourceContents{{URI: appURI, MIMEType: appMIMEType, Text: appHTML, Meta: appResourceMeta()}}
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/memtext"
-	"github.com/ownsona/ownsona/rpc"
+	"github.com/ownsona/ownsona/mcp"
 )
 
 // list_memories, get_memory, text_search and export_memories: memories as they are.
@@ -30,13 +30,13 @@ func (in *filterArgs) filter() (memory.Filter, error) {
 		return f, err
 	}
 	if in.MaxChars > 0 && in.MinChars > in.MaxChars {
-		return f, rpc.InvalidArgument("max_chars", "is less than min_chars")
+		return f, mcp.InvalidArgument("max_chars", "is less than min_chars")
 	}
 	if f.NotConfirmedSince, err = parseTime("not_confirmed_since", in.NotConfirmedSince); err != nil {
 		return f, err
 	}
 	if f.UntaggedOnly && len(f.Tags) > 0 {
-		return f, rpc.InvalidArgument("untagged_only", "cannot be combined with tags")
+		return f, mcp.InvalidArgument("untagged_only", "cannot be combined with tags")
 	}
 	return f, nil
 }
@@ -157,8 +157,8 @@ func (p exportPayload) trimmed(n, textMax int) any {
 	return q
 }
 
-func (s *Server) readTools() []*rpc.Tool {
-	return []*rpc.Tool{
+func (s *Server) readTools() []*mcp.Tool {
+	return []*mcp.Tool{
 		newTool(s, def[listArgs, listPayload]{
 			name: "list_memories", title: "List memories",
 			desc: "List memories newest first, with filters; page with next_cursor (or offset). Superseded (corrected) memories are left out unless include_superseded." + asData,
@@ -188,7 +188,7 @@ func encodeCursor(id uint64) string { return fmt.Sprintf("m%d", id) }
 func decodeCursor(s string) (uint64, error) {
 	var id uint64
 	if _, err := fmt.Sscanf(s, "m%d", &id); err != nil || id == 0 || encodeCursor(id) != s {
-		return 0, rpc.InvalidArgument("cursor", "is not a cursor this server returned")
+		return 0, mcp.InvalidArgument("cursor", "is not a cursor this server returned")
 	}
 	return id, nil
 }
@@ -200,7 +200,7 @@ func encodeExportCursor(id uint64) string { return fmt.Sprintf("x%d", id) }
 func decodeExportCursor(s string) (uint64, error) {
 	var id uint64
 	if _, err := fmt.Sscanf(s, "x%d", &id); err != nil || id == 0 || encodeExportCursor(id) != s {
-		return 0, rpc.InvalidArgument("cursor", "is not a cursor export_memories returned")
+		return 0, mcp.InvalidArgument("cursor", "is not a cursor export_memories returned")
 	}
 	return id, nil
 }
@@ -239,7 +239,7 @@ func (s *Server) getMemory(ctx context.Context, in idArgs) (memoryPayload, error
 func (s *Server) textSearch(ctx context.Context, in textSearchArgs) (memoriesPayload, error) {
 	needle := strings.ToLower(strings.TrimSpace(in.Text))
 	if needle == "" {
-		return memoriesPayload{}, rpc.InvalidArgument("text", "is empty")
+		return memoriesPayload{}, mcp.InvalidArgument("text", "is empty")
 	}
 	limit := defaultList
 	if in.Limit != nil {

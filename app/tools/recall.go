@@ -8,7 +8,7 @@ import (
 
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/memtext"
-	"github.com/ownsona/ownsona/rpc"
+	"github.com/ownsona/ownsona/mcp"
 )
 
 // recall (and its alias search_memory) and build_context_prompt: memories by meaning.
@@ -43,17 +43,17 @@ func (in *searchArgs) query(field, text string) (memory.Query, error) {
 	// context for is not searched by time.
 	q := memory.Query{Text: strings.TrimSpace(text), Limit: defaultRecall, TimeWords: field == "query"}
 	if q.Text == "" {
-		return q, rpc.InvalidArgument(field, "is empty")
+		return q, mcp.InvalidArgument(field, "is empty")
 	}
 	if n := len([]rune(q.Text)); n > maxQueryChars {
-		return q, rpc.InvalidArgument(field, fmt.Sprintf("is %d characters; the limit is %d", n, maxQueryChars))
+		return q, mcp.InvalidArgument(field, fmt.Sprintf("is %d characters; the limit is %d", n, maxQueryChars))
 	}
 	if in.Limit != nil {
 		q.Limit = *in.Limit
 	}
 	switch {
 	case in.MinScore != nil && in.MinSimilarity != nil:
-		return q, rpc.InvalidArgument("min_similarity", "give min_score or its alias min_similarity, not both")
+		return q, mcp.InvalidArgument("min_similarity", "give min_score or its alias min_similarity, not both")
 	case in.MinScore != nil:
 		q.MinScore = float32(*in.MinScore)
 	case in.MinSimilarity != nil:
@@ -71,7 +71,7 @@ func (in *searchArgs) query(field, text string) (memory.Query, error) {
 		return q, err
 	}
 	if q.Filter.Since != nil && q.Filter.Until != nil && q.Filter.Until.Before(*q.Filter.Since) {
-		return q, rpc.InvalidArgument("until", "is before since")
+		return q, mcp.InvalidArgument("until", "is before since")
 	}
 	return q, nil
 }
@@ -179,8 +179,8 @@ func (p contextPromptPayload) trimmed(n, textMax int) any {
 
 const recallDesc = "Search the user's memories by meaning and keywords; returns the best matches first with a relevance score. Call it before answering anything that may depend on what you know about the user. Prefer the most recently confirmed of contradicting matches." + asData
 
-func (s *Server) recallTools() []*rpc.Tool {
-	return []*rpc.Tool{
+func (s *Server) recallTools() []*mcp.Tool {
+	return []*mcp.Tool{
 		newTool(s, def[recallArgs, recallPayload]{name: "recall", title: "Recall memories", desc: recallDesc, ann: readOnly(), run: s.recall, meta: appMeta()}),
 		newTool(s, def[recallArgs, recallPayload]{name: "search_memory", title: "Search memories (alias of recall)", desc: "Alias of recall. " + recallDesc, ann: readOnly(), run: s.recall, meta: appMeta()}),
 		newTool(s, def[contextPromptArgs, contextPromptPayload]{

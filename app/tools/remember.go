@@ -6,8 +6,8 @@ import (
 
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/memtext"
+	"github.com/ownsona/ownsona/mcp"
 	"github.com/ownsona/ownsona/oauth"
-	"github.com/ownsona/ownsona/rpc"
 )
 
 // remember and remember_batch: new memories.
@@ -125,9 +125,9 @@ func cutNear(dups []nearDuplicate, max int, cut []uint64) ([]nearDuplicate, []ui
 	return out, cut
 }
 
-func (s *Server) rememberTools() []*rpc.Tool {
+func (s *Server) rememberTools() []*mcp.Tool {
 	item := itemSchema[rememberArgs]()
-	return []*rpc.Tool{
+	return []*mcp.Tool{
 		newTool(s, def[rememberArgs, rememberPayload]{
 			name: "remember", title: "Remember a fact",
 			desc: "Store one durable fact about the user (a preference, a person, a plan, a decision) as a self-contained sentence with tags. Near duplicates are stored and reported unless dedup_policy says otherwise. When the fact corrects a stored one, name it in supersedes; possible_contradictions lists stored facts with other details, for you to ask the user about. Give an idempotency_key so that a retry never stores twice. Text that looks like a secret is refused.",
@@ -177,9 +177,9 @@ func (s *Server) remember(ctx context.Context, in rememberArgs) (rememberPayload
 	return p, nil
 }
 
-func (s *Server) rememberBatch(ctx context.Context, in rememberBatchArgs, item *rpc.Schema) (rememberBatchPayload, error) {
+func (s *Server) rememberBatch(ctx context.Context, in rememberBatchArgs, item *mcp.Schema) (rememberBatchPayload, error) {
 	n := float64(len(in.Items))
-	rpc.Progress(ctx, 0, n, "checking")
+	mcp.Progress(ctx, 0, n, "checking")
 	p := rememberBatchPayload{OK: true, Results: make([]rememberItemResult, len(in.Items))}
 	var drafts []memory.Draft
 	var idx []int
@@ -198,7 +198,7 @@ func (s *Server) rememberBatch(ctx context.Context, in rememberBatchArgs, item *
 		drafts = append(drafts, d)
 		idx = append(idx, i)
 	}
-	rpc.Progress(ctx, n/2, n, "storing")
+	mcp.Progress(ctx, n/2, n, "storing")
 	res, warning, err := s.mem.Remember(ctx, drafts, writer(ctx, in.SourceProvider))
 	if err != nil {
 		return rememberBatchPayload{}, err
@@ -224,7 +224,7 @@ func (s *Server) rememberBatch(ctx context.Context, in rememberBatchArgs, item *
 		}
 	}
 	p.Summary.Total = len(in.Items)
-	rpc.Progress(ctx, n, n, "done")
+	mcp.Progress(ctx, n, n, "done")
 	return p, nil
 }
 

@@ -9,28 +9,28 @@ import (
 	"strings"
 
 	"github.com/ownsona/ownsona/app/memory"
-	"github.com/ownsona/ownsona/rpc"
+	"github.com/ownsona/ownsona/mcp"
 )
 
 // The resources: the recent memories, the tags, the statistics, and one memory by id.
 
-var resources = []rpc.Resource{
+var resources = []mcp.Resource{
 	{URI: "ownsona://memories/recent", Name: "recent-memories", Title: "Recent memories", Description: "The 20 newest active memories", MIMEType: "application/json"},
 	{URI: "ownsona://tags", Name: "tags", Title: "Tags", Description: "Every tag with its number of active memories", MIMEType: "application/json"},
 	{URI: "ownsona://stats", Name: "stats", Title: "Statistics", Description: "memory_stats of the store", MIMEType: "application/json"},
 	appResource,
 }
 
-var resourceTemplates = []rpc.ResourceTemplate{
+var resourceTemplates = []mcp.ResourceTemplate{
 	{URITemplate: "ownsona://memories/{id}", Name: "memory", Title: "A memory", Description: "One memory by id, tombstone included", MIMEType: "application/json"},
 	// Offered while the sophon mode is on (visible).
 	{URITemplate: sophonTemplate, Name: "sophon-memory", Title: "A memory (Sophon)", Description: "A memory entry: its text", MIMEType: "text/plain"},
 }
 
 // listResources lists the resources the allowlist and the compatibility modes let through.
-func (s *Server) listResources(ctx context.Context) ([]rpc.Resource, error) {
-	out := []rpc.Resource{}
-	for _, r := range slices.Concat(resources, []rpc.Resource{sophonResource}) {
+func (s *Server) listResources(ctx context.Context) ([]mcp.Resource, error) {
+	out := []mcp.Resource{}
+	for _, r := range slices.Concat(resources, []mcp.Resource{sophonResource}) {
 		if s.allowed(r.URI) && s.Compat().shows(r.URI) {
 			out = append(out, r)
 		}
@@ -85,7 +85,7 @@ func (p resourceMemory) trimmed(n, textMax int) any {
 
 // jsonText is a resource's contents: v as indented JSON, cut to the answer budget when it is
 // trimmable.
-func (s *Server) jsonText(uri string, v any) ([]rpc.ResourceContents, error) {
+func (s *Server) jsonText(uri string, v any) ([]mcp.ResourceContents, error) {
 	if t, ok := v.(trimmable); ok {
 		v = fit(t, s.maxResult, indentedSize)
 	}
@@ -93,10 +93,10 @@ func (s *Server) jsonText(uri string, v any) ([]rpc.ResourceContents, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []rpc.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}, nil
+	return []mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}, nil
 }
 
-func (s *Server) readResource(ctx context.Context, uri string) ([]rpc.ResourceContents, error) {
+func (s *Server) readResource(ctx context.Context, uri string) ([]mcp.ResourceContents, error) {
 	key := uri
 	switch {
 	case strings.HasPrefix(uri, "ownsona://memories/") && uri != "ownsona://memories/recent":
@@ -105,7 +105,7 @@ func (s *Server) readResource(ctx context.Context, uri string) ([]rpc.ResourceCo
 		key = sophonTemplate
 	}
 	if !s.Compat().shows(key) {
-		return nil, fmt.Errorf("%s: %w", uri, rpc.ErrResourceNotFound) // its mode is off
+		return nil, fmt.Errorf("%s: %w", uri, mcp.ErrResourceNotFound) // its mode is off
 	}
 	if tool, ok := readsWith[key]; ok && !s.allowed(key) {
 		if key == appURI {
@@ -136,5 +136,5 @@ func (s *Server) readResource(ctx context.Context, uri string) ([]rpc.ResourceCo
 			}
 		}
 	}
-	return nil, fmt.Errorf("%s: %w", uri, rpc.ErrResourceNotFound)
+	return nil, fmt.Errorf("%s: %w", uri, mcp.ErrResourceNotFound)
 }

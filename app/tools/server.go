@@ -14,9 +14,9 @@ import (
 	"github.com/ownsona/ownsona/app/approval"
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/jsonrpc"
+	"github.com/ownsona/ownsona/mcp"
 	"github.com/ownsona/ownsona/oauth"
 	"github.com/ownsona/ownsona/oauth/policy"
-	"github.com/ownsona/ownsona/rpc"
 )
 
 // The instructions sent in initialize: when a model should reach for memory.
@@ -54,7 +54,7 @@ type Config struct {
 	// client can approve, and a call whose client cannot be asked is refused at once.
 	AskOnly bool
 	// OnCall is told of every answered request (the audit log of stdio requests). Optional.
-	OnCall func(ctx context.Context, c rpc.CallInfo)
+	OnCall func(ctx context.Context, c mcp.CallInfo)
 	// Log receives failures of tools and requests. If zero, nothing is logged.
 	Log zerolog.Logger
 	// Now is the clock of recall's time filters and the like. If nil, time.Now.
@@ -77,16 +77,16 @@ type Config struct {
 	MaxResultChars int
 }
 
-// Server is the MCP surface of the memory store: an rpc.Server with the tools, resources,
+// Server is the MCP surface of the memory store: an mcp.Server with the tools, resources,
 // prompts and completions, and what the HTTP side needs to know of them.
 type Server struct {
 	// RPC serves the surface over any transport rpc has.
-	RPC *rpc.Server
+	RPC *mcp.Server
 
 	mem    *memory.Store
 	log    zerolog.Logger
 	now    func() time.Time
-	byName map[string]*rpc.Tool
+	byName map[string]*mcp.Tool
 
 	allowMu   sync.Mutex               // one SetAllowlist at a time
 	allowlist atomic.Pointer[[]string] // empty: every tool
@@ -104,7 +104,7 @@ type Server struct {
 // New builds the MCP surface over cfg.Memories and hangs resource notifications off the
 // store's changes. It fails when the allowlist names a tool ownsona does not have.
 func New(cfg Config) (*Server, error) {
-	s := &Server{mem: cfg.Memories, log: cfg.Log, now: cfg.Now, byName: map[string]*rpc.Tool{}, approvals: cfg.Approvals, askOnly: cfg.AskOnly, uploads: cfg.Uploads, publicURL: cfg.PublicURL, maxResult: cfg.MaxResultChars, parkFn: cfg.Park}
+	s := &Server{mem: cfg.Memories, log: cfg.Log, now: cfg.Now, byName: map[string]*mcp.Tool{}, approvals: cfg.Approvals, askOnly: cfg.AskOnly, uploads: cfg.Uploads, publicURL: cfg.PublicURL, maxResult: cfg.MaxResultChars, parkFn: cfg.Park}
 	if s.maxResult <= 0 {
 		s.maxResult = DefaultMaxResultChars
 	}
@@ -118,8 +118,8 @@ func New(cfg Config) (*Server, error) {
 	s.compat.Store(ptr(cfg.Compat))
 	s.SetApproval(cfg.Approval, cfg.ApprovalTimeout)
 	s.SetApprovers(cfg.Approvers)
-	var list []*rpc.Tool
-	for _, family := range [][]*rpc.Tool{s.rememberTools(), s.recallTools(), s.readTools(), s.updateTools(), s.forgetTools(), s.reviewTools(), s.statsTools(), s.connectorTools(), s.importTools(), s.compatTools()} {
+	var list []*mcp.Tool
+	for _, family := range [][]*mcp.Tool{s.rememberTools(), s.recallTools(), s.readTools(), s.updateTools(), s.forgetTools(), s.reviewTools(), s.statsTools(), s.connectorTools(), s.importTools(), s.compatTools()} {
 		list = append(list, family...)
 	}
 	for _, t := range list {
@@ -129,8 +129,8 @@ func New(cfg Config) (*Server, error) {
 	if err := s.checkNames(cfg.Allowlist); err != nil {
 		return nil, err
 	}
-	s.RPC = &rpc.Server{
-		Info:              rpc.Implementation{Name: "ownsona", Title: "ownsona personal memory", Version: cfg.Version},
+	s.RPC = &mcp.Server{
+		Info:              mcp.Implementation{Name: "ownsona", Title: "ownsona personal memory", Version: cfg.Version},
 		Instructions:      instructions,
 		Tools:             list,
 		Permit:            s.permit,
@@ -165,9 +165,9 @@ func Names() []string { return slices.Clone(catalogue) }
 
 // Listed returns the tools tools/list shows, in its order, before any allowlist or scope;
 // RPC.Tools holds the compatibility modes' tools too, whether their mode is on or off.
-func (s *Server) Listed() []*rpc.Tool {
+func (s *Server) Listed() []*mcp.Tool {
 	c := s.Compat()
-	var out []*rpc.Tool
+	var out []*mcp.Tool
 	for _, t := range s.RPC.Tools {
 		if c.shows(t.Name) {
 			out = append(out, t)
@@ -188,9 +188,9 @@ func (s *Server) checkNames(names []string) error {
 }
 
 // order sorts tools into the catalogue's order, the modes' tools after it.
-func order(list []*rpc.Tool) []*rpc.Tool {
+func order(list []*mcp.Tool) []*mcp.Tool {
 	all := slices.Concat(catalogue, compatCatalogue)
-	slices.SortStableFunc(list, func(a, b *rpc.Tool) int {
+	slices.SortStableFunc(list, func(a, b *mcp.Tool) int {
 		return slices.Index(all, a.Name) - slices.Index(all, b.Name)
 	})
 	return list
@@ -210,15 +210,15 @@ func (s *Server) Scope(name string) (scope string, known bool) {
 	return policy.ScopeWrite, true
 }
 
-// permit is rpc.Server.Permit: a compatibility mode that is off hides its tools as unknown
+// permit is mcp.Server.Permit: a compatibility mode that is off hides its tools as unknown
 // ones, the allowlist hides tools from everyone, and a token sees and calls only the tools its
 // scopes cover. Calls without a principal come from stdio, whose client started the process.
 func (s *Server) permit(ctx context.Context, name string) error {
 	if !s.Compat().shows(name) {
-		return rpc.InvalidArgument("name", fmt.Sprintf("unknown tool %q", name)) // as rpc answers any unknown tool
+		return mcp.InvalidArgument("name", fmt.Sprintf("unknown tool %q", name)) // as rpc answers any unknown tool
 	}
 	if !s.allowed(name) {
-		return &jsonrpc.Error{Code: rpc.CodeServerError, Message: "tool not in allowlist",
+		return &jsonrpc.Error{Code: mcp.CodeServerError, Message: "tool not in allowlist",
 			Data: map[string]string{"tool": name, "reason": "this server exposes only the tools in OWNSONA_TOOLS"}}
 	}
 	p, ok := oauth.PrincipalFrom(ctx)
@@ -229,7 +229,7 @@ func (s *Server) permit(ctx context.Context, name string) error {
 	if p.Can(needed) {
 		return nil
 	}
-	return &jsonrpc.Error{Code: rpc.CodeAuthorization, Message: "insufficient scope",
+	return &jsonrpc.Error{Code: mcp.CodeAuthorization, Message: "insufficient scope",
 		Data: map[string]string{"error": "insufficient_scope", "error_description": fmt.Sprintf("tool %s needs the scope %s", name, needed), "scope": needed}}
 }
 
@@ -272,7 +272,7 @@ func allowedBy(allowlist []string, name string) bool {
 	return slices.Contains(allowlist, name)
 }
 
-// visible is rpc.Server.Visible: prompts and resource templates follow the allowlist, and
+// visible is mcp.Server.Visible: prompts and resource templates follow the allowlist, and
 // the compatibility modes' templates their mode.
 func (s *Server) visible(_ context.Context, _, name string) bool {
 	return s.allowed(name) && s.Compat().shows(name)
@@ -332,11 +332,11 @@ func shown(kind string, allowlist []string, c Compat) []string {
 
 // notAllowed is the refusal of a resource the allowlist hides.
 func notAllowed(uri, tool string) error {
-	return &jsonrpc.Error{Code: rpc.CodeServerError, Message: "resource not in allowlist",
+	return &jsonrpc.Error{Code: mcp.CodeServerError, Message: "resource not in allowlist",
 		Data: map[string]string{"uri": uri, "reason": "this server exposes it only with the tool " + tool + " in OWNSONA_TOOLS"}}
 }
 
-// owner is rpc.Server.Owner: an HTTP session belongs to the principal that started it (the
+// owner is mcp.Server.Owner: an HTTP session belongs to the principal that started it (the
 // OAuth client or the personal access token; SECURITY.md MT-03), so another client's token
 // gets 404 for it. A hosted connector that re-registers starts a new session, as the spec asks
 // of a client that meets 404.

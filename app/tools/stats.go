@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/ownsona/ownsona/app/memory"
-	"github.com/ownsona/ownsona/rpc"
+	"github.com/ownsona/ownsona/mcp"
 )
 
 // find_near_duplicates, count_memories, memory_stats and list_tags: the store as a whole.
@@ -121,8 +121,8 @@ type embedderPayload struct {
 	LastError string `json:"last_error,omitempty"`
 }
 
-func (s *Server) reviewTools() []*rpc.Tool {
-	return []*rpc.Tool{
+func (s *Server) reviewTools() []*mcp.Tool {
+	return []*mcp.Tool{
 		newTool(s, def[duplicatesArgs, duplicatesPayload]{
 			name: "find_near_duplicates", title: "Find near-duplicate memories",
 			desc: "Group active memories that say nearly the same thing (similarity at or above threshold), most similar first, so they can be merged with update_memory and forget." + asData,
@@ -132,8 +132,8 @@ func (s *Server) reviewTools() []*rpc.Tool {
 	}
 }
 
-func (s *Server) statsTools() []*rpc.Tool {
-	return []*rpc.Tool{
+func (s *Server) statsTools() []*mcp.Tool {
+	return []*mcp.Tool{
 		newTool(s, def[countArgs, countPayload]{
 			name: "count_memories", title: "Count memories",
 			desc: "Count memories matching filters (active ones unless include_deleted).",

@@ -10,7 +10,7 @@ import (
 
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/memtext"
-	"github.com/ownsona/ownsona/rpc"
+	"github.com/ownsona/ownsona/mcp"
 )
 
 // update_memory, update_memory_batch and confirm: memories corrected.
@@ -159,9 +159,9 @@ func (p updateBatchPayload) trimmed(n, _ int) any {
 	return q
 }
 
-func (s *Server) updateTools() []*rpc.Tool {
+func (s *Server) updateTools() []*mcp.Tool {
 	item := itemSchema[updateItemArgs]()
-	return []*rpc.Tool{
+	return []*mcp.Tool{
 		newTool(s, def[updateArgs, updatePayload]{
 			name: "update_memory", title: "Update a memory",
 			desc: "Change a memory's text, tags, importance, expiry (null clears it) or last confirmation, or name the memories it corrects (supersedes: they leave recall and lists); omitted fields stay as they are. changed_fields lists what changed; dry_run previews.",
@@ -240,7 +240,7 @@ func (s *Server) updateMemory(ctx context.Context, in updateArgs) (updatePayload
 	return out, nil
 }
 
-func (s *Server) updateMemoryBatch(ctx context.Context, in updateBatchArgs, item *rpc.Schema) (updateBatchPayload, error) {
+func (s *Server) updateMemoryBatch(ctx context.Context, in updateBatchArgs, item *mcp.Schema) (updateBatchPayload, error) {
 	out := updateBatchPayload{OK: true, DryRun: in.DryRun, Results: make([]updateItemResult, len(in.Items))}
 	var patches []memory.Patch
 	var idx []int

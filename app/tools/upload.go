@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/ownsona/ownsona/app/memory"
+	"github.com/ownsona/ownsona/mcp"
 	"github.com/ownsona/ownsona/oauth"
-	"github.com/ownsona/ownsona/rpc"
 )
 
 // Uploads is what the import tools need of the server: upload tokens bound to the caller and
@@ -124,8 +124,8 @@ func (s *Server) prepareUploadDef(name, title, desc string) def[prepareUploadArg
 
 // importTools are prepare_import_upload and import_status. Without Config.Uploads they are
 // listed all the same (tools/list stays one list) and answer that this server takes no uploads.
-func (s *Server) importTools() []*rpc.Tool {
-	return []*rpc.Tool{
+func (s *Server) importTools() []*mcp.Tool {
+	return []*mcp.Tool{
 		newTool(s, s.prepareUploadDef("prepare_import_upload", "Prepare a file upload for import", prepareUploadDesc)),
 		newTool(s, def[importStatusArgs, importStatusPayload]{
 			name: "import_status", title: "Import status",

@@ -13,8 +13,8 @@ import (
 	"strings"
 
 	"github.com/ownsona/ownsona/jsonrpc"
+	"github.com/ownsona/ownsona/mcp"
 	"github.com/ownsona/ownsona/oauth"
-	"github.com/ownsona/ownsona/rpc"
 )
 
 // Compat are the compatibility modes. The zero value is the default: none.
@@ -104,7 +104,7 @@ func (s *Server) writeInsufficientScope(w http.ResponseWriter, id json.RawMessag
 			map[string]any{"scope": all})
 		return
 	}
-	writeRPCError(w, http.StatusForbidden, id, rpc.CodeAuthorization, "insufficient scope", "insufficient_scope",
+	writeRPCError(w, http.StatusForbidden, id, mcp.CodeAuthorization, "insufficient scope", "insufficient_scope",
 		fmt.Sprintf("tool %s needs the scope %s", tool, needed))
 }
 

@@ -10,9 +10,9 @@ import (
 	"html/template"
 	"net/http"
 
+	"github.com/ownsona/ownsona/mcp"
 	"github.com/ownsona/ownsona/oauth"
 	"github.com/ownsona/ownsona/oauth/policy"
-	"github.com/ownsona/ownsona/rpc"
 )
 
 var docsPage = template.Must(template.New("docs").Parse(`<!doctype html>
@@ -81,7 +81,7 @@ func (s *Server) serveDocs(w http.ResponseWriter, r *http.Request) {
 	}
 	var buf bytes.Buffer
 	err := docsPage.Execute(&buf, map[string]any{
-		"Resource": ep.Resource, "Aliases": aliases, "Versions": rpc.AllProtocolVersions(),
+		"Resource": ep.Resource, "Aliases": aliases, "Versions": mcp.AllProtocolVersions(),
 		"SSE": ep.Issuer + "/mcp/sse", "Card": ep.Issuer + "/.well-known/mcp/server-card.json", "Health": ep.Issuer + "/health",
 		"PRM": ep.ResourceMetadata, "Issuer": ep.Issuer, "ASMeta": ep.Issuer + "/.well-known/oauth-authorization-server",
 		"Registration": ep.Registration, "Scopes": policy.DefaultScopes, "Read": policy.ScopeRead, "Write": policy.ScopeWrite,

@@ -21,8 +21,8 @@ import (
 
 	"github.com/ownsona/ownsona/app/audit"
 	"github.com/ownsona/ownsona/app/limit"
+	"github.com/ownsona/ownsona/mcp"
 	"github.com/ownsona/ownsona/oauth"
-	"github.com/ownsona/ownsona/rpc"
 )
 
 // isMCPPath reports whether path is the Streamable HTTP endpoint or one of its aliases.
@@ -57,7 +57,7 @@ func (s *Server) admitStream(w http.ResponseWriter, key string) (release func(),
 	if !s.pools.perOwner.TryAcquire(key) {
 		s.pools.streams.Release()
 		w.Header().Set("Retry-After", "10")
-		writeRPCError(w, http.StatusTooManyRequests, nil, rpc.CodeRateLimited, "too many event streams",
+		writeRPCError(w, http.StatusTooManyRequests, nil, mcp.CodeRateLimited, "too many event streams",
 			"too_many_streams", fmt.Sprintf("this client has %d event streams open, the most one client may; close one", maxStreamsPerPrincipal))
 		return nil, false
 	}
@@ -111,7 +111,7 @@ func writeRateLimited(w http.ResponseWriter, retry int, id json.RawMessage) {
 		id = json.RawMessage("null")
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{
-		"code": rpc.CodeRateLimited, "message": "rate limit exceeded",
+		"code": mcp.CodeRateLimited, "message": "rate limit exceeded",
 		"data": map[string]any{"retry_after": retry, "error_description": fmt.Sprintf("too many requests from this client; retry in %d s", retry)}}})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
@@ -200,7 +200,7 @@ func (s *Server) admitCall(w http.ResponseWriter, key string) (*callSlot, bool) 
 		writeBusy(w, "the server is at its limit of concurrent requests")
 	default:
 		refuseBody(w)
-		writeRPCError(w, http.StatusTooManyRequests, nil, rpc.CodeRateLimited, "too many calls in progress", "too_many_calls",
+		writeRPCError(w, http.StatusTooManyRequests, nil, mcp.CodeRateLimited, "too many calls in progress", "too_many_calls",
 			fmt.Sprintf("this client has %d calls in progress, the most one client may hold of the server's %d; retry when one ends",
 				s.pools.mcp.share, s.pools.mcp.limit))
 	}
@@ -344,7 +344,7 @@ func (s *Server) auditMCP(next http.Handler) http.Handler {
 		aw := &auditWriter{ResponseWriter: w, tail: tail[:0]}
 		// the principal is known only inside requireAuth: it hands it back through this slot
 		slot := &principalSlot{}
-		ctx := rpc.WithCallTrace(withPrincipalSlot(r.Context(), slot), &rpc.CallTrace{Ended: slot.ended})
+		ctx := mcp.WithCallTrace(withPrincipalSlot(r.Context(), slot), &mcp.CallTrace{Ended: slot.ended})
 		next.ServeHTTP(aw, r.WithContext(ctx))
 		e := audit.Entry{Time: s.now(), Transport: audit.TransportHTTP, Duration: time.Since(start),
 			RequestBytes: max(r.ContentLength, 0), ResponseBytes: aw.size, Status: aw.status}
@@ -377,9 +377,9 @@ func outcomeOf(status int, tail []byte) (audit.Outcome, int) {
 	case status == http.StatusUnauthorized:
 		return audit.OutcomeUnauthorized, 0
 	case status == http.StatusForbidden:
-		return audit.OutcomeDenied, rpc.CodeAuthorization
+		return audit.OutcomeDenied, mcp.CodeAuthorization
 	case status == http.StatusTooManyRequests:
-		return audit.OutcomeRateLimited, rpc.CodeRateLimited
+		return audit.OutcomeRateLimited, mcp.CodeRateLimited
 	case status == http.StatusServiceUnavailable:
 		return audit.OutcomeBusy, 0
 	case status >= 400:
@@ -400,7 +400,7 @@ func outcomeOf(status int, tail []byte) (audit.Outcome, int) {
 		if err != nil {
 			continue // a tool payload's string code
 		}
-		if code == rpc.CodeAuthorization || code == rpc.CodeServerError && bytes.Contains(rest, []byte("not in allowlist")) {
+		if code == mcp.CodeAuthorization || code == mcp.CodeServerError && bytes.Contains(rest, []byte("not in allowlist")) {
 			return audit.OutcomeDenied, code
 		}
 		return audit.OutcomeError, code
@@ -416,13 +416,13 @@ type principalSlot struct {
 	p            *oauth.Principal
 	method, tool string
 	agent        string // the client software's own name, when the request says it
-	// outcome is how a call ended where its answer does not say (rpc.CallInfo.Outcome:
+	// outcome is how a call ended where its answer does not say (mcp.CallInfo.Outcome:
 	// rejected, cancelled, abandoned…), told by rpc through the request's CallTrace.
 	outcome atomic.Pointer[string]
 }
 
 // ended is the CallTrace of the request: it keeps a call's outcome word.
-func (s *principalSlot) ended(c rpc.CallInfo) {
+func (s *principalSlot) ended(c mcp.CallInfo) {
 	if c.Outcome != "" {
 		s.outcome.Store(&c.Outcome)
 	}

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/ownsona/ownsona/app/web"
+	"github.com/ownsona/ownsona/mcp"
 	"github.com/ownsona/ownsona/oauth/policy"
-	"github.com/ownsona/ownsona/rpc"
 )
 
 // MustListen opens the fixture with cfg changed by opts, listens on a loopback port, and makes
@@ -241,10 +241,10 @@ func (w *waitTool) open(name string) { close(w.gate(name)) }
 
 // add gives the fixture's MCP server the wait tool.
 func (w *waitTool) add(c *web.Config) {
-	c.MCP.Tools = append(c.MCP.Tools, &rpc.Tool{
+	c.MCP.Tools = append(c.MCP.Tools, &mcp.Tool{
 		Name: "wait", Description: "Waits for the test.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"park":{"type":"boolean"},"gate":{"type":"string"}}}`),
-		Handler: func(ctx context.Context, raw json.RawMessage) (*rpc.ToolResult, error) {
+		Handler: func(ctx context.Context, raw json.RawMessage) (*mcp.ToolResult, error) {
 			var args struct {
 				Park bool   `json:"park"`
 				Gate string `json:"gate"`
@@ -263,7 +263,7 @@ func (w *waitTool) add(c *web.Config) {
 			if err := resume(); err != nil {
 				return nil, err
 			}
-			return &rpc.ToolResult{Structured: map[string]string{"text": "done"}}, nil
+			return &mcp.ToolResult{Structured: map[string]string{"text": "done"}}, nil
 		},
 	})
 }

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ownsona/ownsona/rpc"
+	"github.com/ownsona/ownsona/mcp"
 )
 
 // serveHealth answers {status, timestamp, uptime, version, checks}: 200 with the checks
@@ -57,7 +57,7 @@ func (s *Server) serveServerCard(w http.ResponseWriter, r *http.Request) {
 		"description": "A personal memory server: remember facts and recall them by meaning. Self-hosted; OAuth 2.1.",
 		"version":     s.cfg.Version,
 		"remotes": []map[string]any{
-			{"type": "streamable-http", "url": ep.Resource, "supportedProtocolVersions": rpc.AllProtocolVersions()},
+			{"type": "streamable-http", "url": ep.Resource, "supportedProtocolVersions": mcp.AllProtocolVersions()},
 			{"type": "sse", "url": strings.TrimSuffix(ep.Resource, "/mcp") + "/mcp/sse", "supportedProtocolVersions": []string{"2024-11-05"}},
 		},
 		"authentication": map[string]any{"required": true, "schemes": []string{"oauth2", "bearer"},

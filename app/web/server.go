@@ -26,8 +26,8 @@ import (
 	"github.com/ownsona/ownsona/app/audit"
 	"github.com/ownsona/ownsona/app/certs"
 	"github.com/ownsona/ownsona/app/limit"
+	"github.com/ownsona/ownsona/mcp"
 	"github.com/ownsona/ownsona/oauth"
-	"github.com/ownsona/ownsona/rpc"
 )
 
 // Config is what the HTTP side needs; app fills it.
@@ -70,7 +70,7 @@ type Config struct {
 	Version string
 	// MCP is served at /mcp, /api/mcp and /mcp/http, and over the legacy SSE transport at
 	// /mcp/sse and /mcp/sse/message. Required.
-	MCP *rpc.Server
+	MCP *mcp.Server
 	// Scope is the scope a tool needs and whether the tool exists, so that a call a token may
 	// not make is refused with 403 and a step-up challenge before it reaches MCP. If nil, only
 	// MCP's own Permit refuses such calls (inside a 200 answer).

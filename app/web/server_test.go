@@ -24,9 +24,9 @@ import (
 	"github.com/ownsona/ownsona/jsonrpc"
 	"github.com/ownsona/ownsona/kv"
 	"github.com/ownsona/ownsona/kv/kvtest"
+	"github.com/ownsona/ownsona/mcp"
 	"github.com/ownsona/ownsona/oauth"
 	"github.com/ownsona/ownsona/oauth/policy"
-	"github.com/ownsona/ownsona/rpc"
 )
 
 const (
@@ -45,24 +45,24 @@ var fastPassword = sync.OnceValue(func() string {
 	return string(h)
 })
 
-// newMCP is an rpc.Server with two tools and no memories: echo (read-only, memories:read) and
+// newMCP is an mcp.Server with two tools and no memories: echo (read-only, memories:read) and
 // stamp (memories:write), and the scope function app/tools would give for them.
-func newMCP() (*rpc.Server, func(string) (string, bool)) {
+func newMCP() (*mcp.Server, func(string) (string, bool)) {
 	yes := true
-	echo := func(ctx context.Context, args json.RawMessage) (*rpc.ToolResult, error) {
+	echo := func(ctx context.Context, args json.RawMessage) (*mcp.ToolResult, error) {
 		var a struct {
 			Text string `json:"text"`
 		}
 		if err := json.Unmarshal(args, &a); err != nil {
 			return nil, err
 		}
-		return &rpc.ToolResult{Structured: map[string]string{"text": a.Text}}, nil
+		return &mcp.ToolResult{Structured: map[string]string{"text": a.Text}}, nil
 	}
 	schema := json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`)
-	mcp := &rpc.Server{
-		Info: rpc.Implementation{Name: "web-test", Version: testVersion},
-		Tools: []*rpc.Tool{
-			{Name: "echo", Description: "Echoes text.", InputSchema: schema, Annotations: &rpc.ToolAnnotations{ReadOnlyHint: &yes}, Handler: echo},
+	mcp := &mcp.Server{
+		Info: mcp.Implementation{Name: "web-test", Version: testVersion},
+		Tools: []*mcp.Tool{
+			{Name: "echo", Description: "Echoes text.", InputSchema: schema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: &yes}, Handler: echo},
 			{Name: "stamp", Description: "Pretends to write.", InputSchema: schema, Handler: echo},
 		},
 	}
@@ -706,7 +706,7 @@ func TestServer_Audit(t *testing.T) {
 		}
 		want := []string{
 			fmt.Sprintf("pat:reader||tools/call|echo|%s|200|0", audit.OutcomeOK),
-			fmt.Sprintf("pat:reader||tools/call|stamp|%s|403|%d", audit.OutcomeDenied, rpc.CodeAuthorization),
+			fmt.Sprintf("pat:reader||tools/call|stamp|%s|403|%d", audit.OutcomeDenied, mcp.CodeAuthorization),
 			fmt.Sprintf("pat:reader|claude-code 2.1.4|tools/call|echo|%s|200|0", audit.OutcomeOK),
 			// A malformed _meta hides neither the method nor the tool from the record.
 			fmt.Sprintf("pat:reader||tools/call|echo|%s|200|%d", audit.OutcomeError, jsonrpc.CodeInvalidParams),

@@ -133,9 +133,9 @@ async function startFixture(t) {
   const dir = mkdtempSync(join(tmpdir(), 'ownsona-conf-fixture-'));
   defer(t, () => rmSync(dir, { recursive: true, force: true }));
   const bin = join(dir, 'conformance');
-  const build = spawnSync(process.env.GO || 'go', ['build', '-trimpath', '-o', bin, './rpc/internal/conformance'],
+  const build = spawnSync(process.env.GO || 'go', ['build', '-trimpath', '-o', bin, './mcp/internal/conformance'],
     { cwd: ROOT, encoding: 'utf8', timeout: 120000, env: { ...process.env, CGO_ENABLED: '0' } });
-  assert.equal(build.status, 0, `go build ./rpc/internal/conformance failed:\n${build.stdout}${build.stderr}${build.error ?? ''}`);
+  assert.equal(build.status, 0, `go build ./mcp/internal/conformance failed:\n${build.stdout}${build.stderr}${build.error ?? ''}`);
   const proc = spawn(bin, ['-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise((resolve) => proc.once('exit', resolve));
   let out = '';
