@@ -1,29 +1,31 @@
-// Package rpc is ownsona's JSON-RPC 2.0 and MCP framing: a strict decoder, method dispatch,
+// Package mcp is ownsona's server side of MCP over jsonrpc's framing: method dispatch,
 // protocol-version negotiation, errors, pagination, argument validation against each tool's
-// inputSchema, and the stdio, Streamable HTTP and legacy HTTP+SSE transports. It implements
-// JSON-RPC 2.0 (jsonrpc.org/specification) and the server side of MCP in both of its eras: the
-// stateless 2026-07-28, and the initialize-based 2025-11-25 (also negotiating 2025-06-18,
-// 2025-03-26 and 2024-11-05), on the same endpoint and connection. It knows nothing of memories
-// or OAuth: the app hands it tables of tools, resources and prompts.
+// inputSchema (by a JSON Schema validator of its own, CompileSchema), sessions, and the stdio,
+// Streamable HTTP and legacy HTTP+SSE transports. It implements the server side of MCP in both
+// of its eras: the stateless 2026-07-28, and the initialize-based 2025-11-25 (also negotiating
+// 2025-06-18, 2025-03-26 and 2024-11-05), on the same endpoint and connection. It knows nothing
+// of memories or OAuth: the app hands it tables of tools, resources and prompts. It imports
+// jsonrpc and no other package of ours.
 //
 // The simplest use:
 //
-//	s := &rpc.Server{Info: rpc.Implementation{Name: "ownsona", Version: "1.0"}, Tools: tools}
+//	s := &mcp.Server{Info: mcp.Implementation{Name: "ownsona", Version: "1.0"}, Tools: tools}
 //	if err := s.Check(); err != nil { ... }        // bad schemas, duplicate names
 //	err := s.ServeStdio(ctx, os.Stdin, os.Stdout)  // or mux.Handle("/mcp", s)
 //
 // # Decoding
 //
-// Every message passes a strict scanner before anything is unmarshalled, and is never
-// repaired: invalid JSON, invalid UTF-8 (raw, or a lone or reversed \u surrogate), a duplicate
-// key in any object (compared after unescaping, so "a" and "\u0061" collide), nesting deeper
-// than 64 and objects with more than 10,000 keys are -32700. An envelope has exactly the keys
-// jsonrpc ("2.0"), id (string, number or null of at most 256 bytes of JSON, echoed byte for
-// byte; a longer one is -32600 with a null id), method and params (an object); any other key,
-// such as "Method", "paramſ" or "method\u0000", is -32600 and nothing runs. Params are read by
-// exact key, never through encoding/json's case-insensitive struct matching. Batches (at most
-// 20 messages, counted before any is decoded) are accepted only when the client named no
-// revision, or one up to 2025-03-26 (MCP removed them in 2025-06-18).
+// Messages are decoded by jsonrpc: every message passes a strict scanner before anything is
+// unmarshalled, and is never repaired: invalid JSON, invalid UTF-8 (raw, or a lone or reversed
+// \u surrogate), a duplicate key in any object (compared after unescaping, so "a" and "\u0061"
+// collide), nesting deeper than 64 and objects with more than 10,000 keys are -32700. An
+// envelope has exactly the keys jsonrpc ("2.0"), id (string, number or null of at most 256
+// bytes of JSON, echoed byte for byte; a longer one is -32600 with a null id), method and
+// params (an object); any other key, such as "Method", "paramſ" or "method\u0000", is -32600
+// and nothing runs. Params are read by exact key, never through encoding/json's
+// case-insensitive struct matching. Batches (at most 20 messages, counted before any is
+// decoded) are accepted only when the client named no revision, or one up to 2025-03-26 (MCP
+// removed them in 2025-06-18).
 //
 // # Errors
 //
@@ -52,7 +54,7 @@
 //	-32022  unsupported protocol version _meta's version; {supported, requested}      400
 //
 // The rule for messages: JSON-RPC 2.0's five codes (-32700 to -32603) carry its own message
-// word for word (MessageParseError and the others), and what went wrong is in data, as
+// word for word (jsonrpc.MessageParseError and the others), and what went wrong is in data, as
 // members: reason, a sentence naming what was wrong, with field (a JSON path into params) for
 // -32602, method for -32601, and whatever else a client can act on (requested and supported,
 // uri). -32603 carries no data, since its detail is the server's. The codes MCP defines
