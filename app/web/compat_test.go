@@ -55,127 +55,125 @@ func TestServer_Compat(t *testing.T) {
 	tests := []scenario{
 		// once: tokens in tool arguments.
 		{
-			name: "once off: an argument token is refused", method: "POST", url: "/api/mcp", config: behindTLS, headers: https,
-			bodyFor: withArgToken, wantStatus: http.StatusUnauthorized,
-			wantBody: []string{`"jsonrpc":"2.0"`, "OWNSONA_COMPAT=once"},
+			Name: "once off: an argument token is refused", Method: "POST", URL: "/api/mcp", Config: behindTLS, Headers: https,
+			BodyFor: withArgToken, WantStatus: http.StatusUnauthorized,
+			WantBody: []string{`"jsonrpc":"2.0"`, "OWNSONA_COMPAT=once"},
 		},
 		{
-			name: "once on: an argument token is accepted", method: "POST", url: "/api/mcp", config: both(behindTLS, on(web.Compat{ONCE: true})),
-			headers: https, bodyFor: withArgToken, wantStatus: http.StatusOK,
-			wantBody: []string{`"id":7`, `"structuredContent":{"text":"hello"}`},
+			Name: "once on: an argument token is accepted", Method: "POST", URL: "/api/mcp", Config: both(behindTLS, on(web.Compat{ONCE: true})),
+			Headers: https, BodyFor: withArgToken, WantStatus: http.StatusOK,
+			WantBody: []string{`"id":7`, `"structuredContent":{"text":"hello"}`},
 		},
 		{
-			name: "once switched on at run time", method: "POST", url: "/api/mcp", config: behindTLS, before: set(web.Compat{ONCE: true}),
-			headers: https, bodyFor: withArgToken, wantStatus: http.StatusOK,
-			wantBody: []string{`"structuredContent":{"text":"hello"}`},
+			Name: "once switched on at run time", Method: "POST", URL: "/api/mcp", Config: behindTLS, Before: set(web.Compat{ONCE: true}),
+			Headers: https, BodyFor: withArgToken, WantStatus: http.StatusOK,
+			WantBody: []string{`"structuredContent":{"text":"hello"}`},
 		},
 		{
-			name: "once switched off at run time", method: "POST", url: "/api/mcp", config: both(behindTLS, on(web.Compat{ONCE: true})),
-			before: set(web.Compat{}), headers: https, bodyFor: withArgToken, wantStatus: http.StatusUnauthorized,
+			Name: "once switched off at run time", Method: "POST", URL: "/api/mcp", Config: both(behindTLS, on(web.Compat{ONCE: true})),
+			Before: set(web.Compat{}), Headers: https, BodyFor: withArgToken, WantStatus: http.StatusUnauthorized,
 		},
 		{
-			name: "once on: still never over plain HTTP from another machine", method: "POST", url: "/api/mcp",
-			config: on(web.Compat{ONCE: true}), bodyFor: withArgToken, wantStatus: http.StatusUnauthorized,
-			wantBody: []string{"plain HTTP"},
+			Name: "once on: still never over plain HTTP from another machine", Method: "POST", URL: "/api/mcp",
+			Config: on(web.Compat{ONCE: true}), BodyFor: withArgToken, WantStatus: http.StatusUnauthorized,
+			WantBody: []string{"plain HTTP"},
 		},
 		// once: the server card.
 		{
-			name: "once off: the card as it was", method: "GET", url: "/.well-known/mcp/server-card.json",
-			wantStatus: http.StatusOK, wantBody: []string{`"remotes"`},
-			wantNoBody: []string{`"transport"`, `"protocolVersion"`, `"capabilities"`},
+			Name: "once off: the card as it was", Method: "GET", URL: "/.well-known/mcp/server-card.json",
+			WantStatus: http.StatusOK, WantBody: []string{`"remotes"`},
+			WantNoBody: []string{`"transport"`, `"protocolVersion"`, `"capabilities"`},
 		},
 		{
-			name: "once on: ONCE's card fields beside ours", method: "GET", url: "/.well-known/mcp/server-card.json",
-			config:     on(web.Compat{ONCE: true}),
-			wantStatus: http.StatusOK,
-			wantBody: []string{`"remotes"`, `"transport":{"type":"streamable-http"}`, `"protocolVersion":"2024-11-05"`,
+			Name: "once on: ONCE's card fields beside ours", Method: "GET", URL: "/.well-known/mcp/server-card.json",
+			Config:     on(web.Compat{ONCE: true}),
+			WantStatus: http.StatusOK,
+			WantBody: []string{`"remotes"`, `"transport":{"type":"streamable-http"}`, `"protocolVersion":"2024-11-05"`,
 				`"capabilities":{"resources":{"listChanged":false},"tools":{"listChanged":false}}`},
 		},
 		{
-			name: "once on: listChanged says what initialize says", method: "GET", url: "/.well-known/mcp/server-card.json",
-			config:     func(c *web.Config) { c.Compat.ONCE = true; c.MCP.ListChanged = []string{"tools", "resources"} },
-			wantStatus: http.StatusOK,
-			wantBody:   []string{`"capabilities":{"resources":{"listChanged":true},"tools":{"listChanged":true}}`},
+			Name: "once on: listChanged says what initialize says", Method: "GET", URL: "/.well-known/mcp/server-card.json",
+			Config:     func(c *web.Config) { c.Compat.ONCE = true; c.MCP.ListChanged = []string{"tools", "resources"} },
+			WantStatus: http.StatusOK,
+			WantBody:   []string{`"capabilities":{"resources":{"listChanged":true},"tools":{"listChanged":true}}`},
 		},
 		// komcp: refusals in seed 003's shape.
 		{
-			name: "komcp off: 401 is a JSON-RPC error", method: "POST", url: "/mcp", body: callEcho,
-			wantStatus: http.StatusUnauthorized, wantBody: []string{`"jsonrpc":"2.0"`, `"code":-32600`},
+			Name: "komcp off: 401 is a JSON-RPC error", Method: "POST", URL: "/mcp", Body: callEcho,
+			WantStatus: http.StatusUnauthorized, WantBody: []string{`"jsonrpc":"2.0"`, `"code":-32600`},
 		},
 		{
-			name: "komcp on: 401 in seed 003's shape", method: "POST", url: "/mcp", body: callEcho, config: on(web.Compat{KOmcp: true}),
-			wantStatus: http.StatusUnauthorized,
-			wantBody:   []string{`{"error":"unauthorized","error_description":"authorization required: `},
-			wantNoBody: []string{"jsonrpc"},
-			check: func(t *testing.T, rec *httptest.ResponseRecorder) {
+			Name: "komcp on: 401 in seed 003's shape", Method: "POST", URL: "/mcp", Body: callEcho, Config: on(web.Compat{KOmcp: true}),
+			WantStatus: http.StatusUnauthorized,
+			WantBody:   []string{`{"error":"unauthorized","error_description":"authorization required: `},
+			WantNoBody: []string{"jsonrpc"},
+			Check: func(t *testing.T, rec *httptest.ResponseRecorder) {
 				if got := rec.Header().Get("WWW-Authenticate"); got == "" {
 					t.Error("no WWW-Authenticate challenge")
 				}
 			},
 		},
 		{
-			name: "komcp on: 401 for a bad token at an alias", method: "POST", url: "/api/mcp", body: callEcho,
-			headers: map[string]string{"Authorization": "Bearer osk_not-a-real-token"}, before: set(web.Compat{KOmcp: true}),
-			wantStatus: http.StatusUnauthorized,
-			wantBody:   []string{`"error":"unauthorized"`, `"error_description":"the personal access token is unknown, revoked or expired"`},
-			wantNoBody: []string{"jsonrpc"},
+			Name: "komcp on: 401 for a bad token at an alias", Method: "POST", URL: "/api/mcp", Body: callEcho,
+			Headers: map[string]string{"Authorization": "Bearer osk_not-a-real-token"}, Before: set(web.Compat{KOmcp: true}),
+			WantStatus: http.StatusUnauthorized,
+			WantBody:   []string{`"error":"unauthorized"`, `"error_description":"the personal access token is unknown, revoked or expired"`},
+			WantNoBody: []string{"jsonrpc"},
 		},
 		{
-			name: "komcp off: 403 is a JSON-RPC error", method: "POST", url: "/mcp", bearer: "read", body: callStamp,
-			wantStatus: http.StatusForbidden, wantBody: []string{`"jsonrpc":"2.0"`, `"code":-32003`},
+			Name: "komcp off: 403 is a JSON-RPC error", Method: "POST", URL: "/mcp", Request: withRead, Body: callStamp,
+			WantStatus: http.StatusForbidden, WantBody: []string{`"jsonrpc":"2.0"`, `"code":-32003`},
 		},
 		{
-			name: "komcp on: 403 in seed 003's shape", method: "POST", url: "/mcp", bearer: "read", body: callStamp,
-			config:     on(web.Compat{KOmcp: true}),
-			wantStatus: http.StatusForbidden,
-			wantBody: []string{`"error":"insufficient_scope"`, `"error_description":"Token lacks required scopes: memories:write"`,
+			Name: "komcp on: 403 in seed 003's shape", Method: "POST", URL: "/mcp", Request: withRead, Body: callStamp,
+			Config:     on(web.Compat{KOmcp: true}),
+			WantStatus: http.StatusForbidden,
+			WantBody: []string{`"error":"insufficient_scope"`, `"error_description":"Token lacks required scopes: memories:write"`,
 				`"scope":"memories:read memories:write"`},
-			wantNoBody: []string{"jsonrpc"},
+			WantNoBody: []string{"jsonrpc"},
 		},
 		{
-			name: "komcp off: 429 is JSON-RPC error -32004", method: "POST", url: "/mcp", bearer: "read", body: callEcho, repeat: 1,
-			config: limited, wantStatus: http.StatusTooManyRequests, wantBody: []string{`"code":-32004`},
+			Name: "komcp off: 429 is JSON-RPC error -32004", Method: "POST", URL: "/mcp", Request: withRead, Body: callEcho, Repeat: 1,
+			Config: limited, WantStatus: http.StatusTooManyRequests, WantBody: []string{`"code":-32004`},
 		},
 		{
-			name: "komcp on: 429 in seed 003's shape", method: "POST", url: "/mcp", bearer: "read", body: callEcho, repeat: 1,
-			config: both(limited, on(web.Compat{KOmcp: true})), wantStatus: http.StatusTooManyRequests,
-			wantBody: []string{`"error":"rate_limit_exceeded"`}, wantNoBody: []string{"jsonrpc"}, check: seedRetry,
+			Name: "komcp on: 429 in seed 003's shape", Method: "POST", URL: "/mcp", Request: withRead, Body: callEcho, Repeat: 1,
+			Config: both(limited, on(web.Compat{KOmcp: true})), WantStatus: http.StatusTooManyRequests,
+			WantBody: []string{`"error":"rate_limit_exceeded"`}, WantNoBody: []string{"jsonrpc"}, Check: seedRetry,
 		},
 		{
-			name: "komcp on: a served call is unchanged", method: "POST", url: "/mcp", bearer: "read", body: callEcho,
-			config: on(web.Compat{KOmcp: true}), wantStatus: http.StatusOK, wantBody: []string{`"jsonrpc":"2.0"`, `"structuredContent":{"text":"hello"}`},
+			Name: "komcp on: a served call is unchanged", Method: "POST", URL: "/mcp", Request: withRead, Body: callEcho,
+			Config: on(web.Compat{KOmcp: true}), WantStatus: http.StatusOK, WantBody: []string{`"jsonrpc":"2.0"`, `"structuredContent":{"text":"hello"}`},
 		},
 		// komcp: the discovery documents (the authorization server's side, switched with web's).
 		{
-			name: "komcp off: scopes_supported as they were", method: "GET", url: "/.well-known/oauth-protected-resource/api/mcp",
-			wantStatus: http.StatusOK, wantNoBody: []string{"mcp:tools:read"},
+			Name: "komcp off: scopes_supported as they were", Method: "GET", URL: "/.well-known/oauth-protected-resource/api/mcp",
+			WantStatus: http.StatusOK, WantNoBody: []string{"mcp:tools:read"},
 		},
 		{
-			name: "komcp switched on at run time: KOmcp's scopes listed", method: "GET", url: "/.well-known/oauth-protected-resource/api/mcp",
-			before: set(web.Compat{KOmcp: true}), wantStatus: http.StatusOK,
-			wantBody: []string{`"mcp:tools:read"`, `"mcp:tools:execute"`, `"kura:notes:search"`},
+			Name: "komcp switched on at run time: KOmcp's scopes listed", Method: "GET", URL: "/.well-known/oauth-protected-resource/api/mcp",
+			Before: set(web.Compat{KOmcp: true}), WantStatus: http.StatusOK,
+			WantBody: []string{`"mcp:tools:read"`, `"mcp:tools:execute"`, `"kura:notes:search"`},
 		},
 		{
-			name: "komcp on at start: the authorization server lists them", method: "GET", url: "/.well-known/oauth-authorization-server",
-			config: on(web.Compat{KOmcp: true}), wantStatus: http.StatusOK, wantBody: []string{`"kura:notes:search"`},
+			Name: "komcp on at start: the authorization server lists them", Method: "GET", URL: "/.well-known/oauth-authorization-server",
+			Config: on(web.Compat{KOmcp: true}), WantStatus: http.StatusOK, WantBody: []string{`"kura:notes:search"`},
 		},
 		// sophon, and the docs page that says what is on.
 		{
-			name: "docs with no mode on", method: "GET", url: "/docs", wantStatus: http.StatusOK,
-			wantBody: []string{"On here: <strong>none</strong>"},
+			Name: "docs with no mode on", Method: "GET", URL: "/docs", WantStatus: http.StatusOK,
+			WantBody: []string{"On here: <strong>none</strong>"},
 		},
 		{
-			name: "docs with every mode on", method: "GET", url: "/docs", before: set(web.Compat{ONCE: true, KOmcp: true, Sophon: true}),
-			wantStatus: http.StatusOK, wantBody: []string{"On here: <strong>once,komcp,sophon</strong>", "Claude refuses"},
+			Name: "docs with every mode on", Method: "GET", URL: "/docs", Before: set(web.Compat{ONCE: true, KOmcp: true, Sophon: true}),
+			WantStatus: http.StatusOK, WantBody: []string{"On here: <strong>once,komcp,sophon</strong>", "Claude refuses"},
 		},
 		{
-			name: "sophon on: MCP refusals unchanged", method: "POST", url: "/mcp", body: callEcho, config: on(web.Compat{Sophon: true}),
-			wantStatus: http.StatusUnauthorized, wantBody: []string{`"code":-32600`},
+			Name: "sophon on: MCP refusals unchanged", Method: "POST", URL: "/mcp", Body: callEcho, Config: on(web.Compat{Sophon: true}),
+			WantStatus: http.StatusUnauthorized, WantBody: []string{`"code":-32600`},
 		},
 	}
-	for _, sc := range tests {
-		t.Run(sc.name, sc.run)
-	}
+	scenarios.Run(t, tests)
 }
 
 // TestServer_SetCompat: the modes switch while requests are served, without a data race (run

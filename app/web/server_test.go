@@ -21,6 +21,7 @@ import (
 	"github.com/ownsona/ownsona/app/audit"
 	"github.com/ownsona/ownsona/app/limit"
 	"github.com/ownsona/ownsona/app/web"
+	"github.com/ownsona/ownsona/internal/httpscenario"
 	"github.com/ownsona/ownsona/jsonrpc"
 	"github.com/ownsona/ownsona/kv"
 	"github.com/ownsona/ownsona/kv/kvtest"
@@ -148,107 +149,20 @@ const (
 )
 
 // scenario is one HTTP request against a fresh Server and what its answer must hold.
-type scenario struct {
-	name    string
-	config  func(*web.Config) // changes to the fixture's configuration
-	before  func(*fixture)    // run after the fixture opens, before the requests
-	method  string
-	url     string // path, or an absolute URL on testPublicURL
-	headers map[string]string
-	bearer  string // "read" or "write": the fixture's PAT of that scope
-	body    string
-	bodyFor func(*fixture) string // the body, when it needs the fixture (its PATs)
-	repeat  int                   // requests sent (and not checked) before the one that is
+type scenario = httpscenario.Scenario[web.Config, *fixture]
 
-	wantStatus    int
-	wantBody      []string          // substrings of the body
-	wantNoBody    []string          // substrings the body must not have
-	wantHeaders   map[string]string // exact values
-	wantNoHeaders []string
-	check         func(t *testing.T, rec *httptest.ResponseRecorder) // anything else
+// scenarios serves each scenario on a Server of its own in a synctest bubble: in-process, through
+// the handler, on the bubble's clock. A path is a URL on testPublicURL.
+var scenarios = httpscenario.Runner[web.Config, *fixture]{
+	Open:    MustOpenServer,
+	Handler: func(f *fixture) http.Handler { return f.Handler() },
+	Base:    testPublicURL,
+	Bubble:  true,
 }
 
-// run serves the scenario's requests in a synctest bubble: in-process, through the handler, on
-// the bubble's clock.
-func (sc scenario) run(t *testing.T) {
-	synctest.Test(t, sc.runInBubble)
-}
-
-func (sc scenario) runInBubble(t *testing.T) {
-	var opts []func(*web.Config)
-	if sc.config != nil {
-		opts = append(opts, sc.config)
-	}
-	f := MustOpenServer(t, opts...)
-	if sc.before != nil {
-		sc.before(f)
-	}
-	h := f.Handler()
-	var rec *httptest.ResponseRecorder
-	for range sc.repeat + 1 {
-		rec = httptest.NewRecorder()
-		h.ServeHTTP(rec, sc.request(f))
-	}
-	if rec.Code != sc.wantStatus {
-		t.Errorf("status = %d, want %d; body %s", rec.Code, sc.wantStatus, rec.Body)
-	}
-	for _, want := range sc.wantBody {
-		if !strings.Contains(rec.Body.String(), want) {
-			t.Errorf("body lacks %s:\n%s", want, rec.Body)
-		}
-	}
-	for _, bad := range sc.wantNoBody {
-		if strings.Contains(rec.Body.String(), bad) {
-			t.Errorf("body has %s:\n%s", bad, rec.Body)
-		}
-	}
-	if sc.check != nil {
-		sc.check(t, rec)
-	}
-	for k, want := range sc.wantHeaders {
-		if got := rec.Header().Get(k); got != want {
-			t.Errorf("header %s = %q, want %q", k, got, want)
-		}
-	}
-	for _, k := range sc.wantNoHeaders {
-		if got := rec.Header().Values(k); len(got) > 0 {
-			t.Errorf("header %s = %q, want none", k, got)
-		}
-	}
-}
-
-func (sc scenario) request(f *fixture) *http.Request {
-	target := sc.url
-	if strings.HasPrefix(target, "/") {
-		target = testPublicURL + target
-	}
-	var body io.Reader
-	text := sc.body
-	if sc.bodyFor != nil {
-		text = sc.bodyFor(f)
-	}
-	if text != "" {
-		body = strings.NewReader(text)
-	}
-	r := httptest.NewRequest(sc.method, target, body)
-	if text != "" {
-		r.Header.Set("Content-Type", "application/json")
-	}
-	switch sc.bearer {
-	case "read":
-		r.Header.Set("Authorization", "Bearer "+f.read)
-	case "write":
-		r.Header.Set("Authorization", "Bearer "+f.write)
-	}
-	for k, v := range sc.headers {
-		if k == "Host" {
-			r.Host = v
-			continue
-		}
-		r.Header.Set(k, v)
-	}
-	return r
-}
+// withRead and withWrite send the fixture's PAT of that scope.
+func withRead(f *fixture, r *http.Request)  { r.Header.Set("Authorization", "Bearer "+f.read) }
+func withWrite(f *fixture, r *http.Request) { r.Header.Set("Authorization", "Bearer "+f.write) }
 
 // withConsole mounts a stand-in console that names each request and sets its own CSP.
 func withConsole(c *web.Config) {
@@ -271,164 +185,164 @@ func TestServer_Handler(t *testing.T) {
 	limited := func(c *web.Config) {
 		c.Limiter = limit.New(limit.Config{PerMinute: 1, Burst: 1, Now: c.Now})
 	}
-	for _, sc := range []scenario{
+	scenarios.Run(t, []scenario{
 		{
-			name: "health", method: "GET", url: "/health",
-			before:     func(*fixture) { time.Sleep(90 * time.Second) },
-			wantStatus: http.StatusOK,
-			wantBody: []string{`"status":"healthy"`, `"checks":{"database":"ok"}`, `"uptime":90`,
+			Name: "health", Method: "GET", URL: "/health",
+			Before:     func(*fixture) { time.Sleep(90 * time.Second) },
+			WantStatus: http.StatusOK,
+			WantBody: []string{`"status":"healthy"`, `"checks":{"database":"ok"}`, `"uptime":90`,
 				`"timestamp":"2000-01-01T00:01:30Z"`, `"version":"9.9.9-test"`},
-			wantHeaders: map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"},
+			WantHeaders: map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"},
 		},
 		{
-			name: "health unhealthy", method: "GET", url: "/health",
-			config: func(c *web.Config) {
+			Name: "health unhealthy", Method: "GET", URL: "/health",
+			Config: func(c *web.Config) {
 				c.Health = func() (map[string]string, bool) {
 					return map[string]string{"database": "failed", "embedder": "ok"}, false
 				}
 			},
-			wantStatus: http.StatusServiceUnavailable,
-			wantBody:   []string{`"status":"unhealthy"`, `"checks":{"database":"failed","embedder":"ok"}`},
+			WantStatus: http.StatusServiceUnavailable,
+			WantBody:   []string{`"status":"unhealthy"`, `"checks":{"database":"failed","embedder":"ok"}`},
 		},
 		{
-			name: "health without checks", method: "GET", url: "/health",
-			config:     func(c *web.Config) { c.Health = nil },
-			wantStatus: http.StatusOK,
-			wantBody:   []string{`"status":"healthy"`, `"checks":{}`},
+			Name: "health without checks", Method: "GET", URL: "/health",
+			Config:     func(c *web.Config) { c.Health = nil },
+			WantStatus: http.StatusOK,
+			WantBody:   []string{`"status":"healthy"`, `"checks":{}`},
 		},
 		{
-			name: "health refuses POST", method: "POST", url: "/health",
-			wantStatus:  http.StatusMethodNotAllowed,
-			wantBody:    []string{`{"error":"method_not_allowed"}`},
-			wantHeaders: map[string]string{"Allow": "GET, HEAD"},
+			Name: "health refuses POST", Method: "POST", URL: "/health",
+			WantStatus:  http.StatusMethodNotAllowed,
+			WantBody:    []string{`{"error":"method_not_allowed"}`},
+			WantHeaders: map[string]string{"Allow": "GET, HEAD"},
 		},
 		{
-			name: "unknown path", method: "GET", url: "/nope",
-			wantStatus:  http.StatusNotFound,
-			wantBody:    []string{`{"error":"not_found","error_description":"no such endpoint; MCP is served at /mcp"}`},
-			wantHeaders: map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"},
+			Name: "unknown path", Method: "GET", URL: "/nope",
+			WantStatus:  http.StatusNotFound,
+			WantBody:    []string{`{"error":"not_found","error_description":"no such endpoint; MCP is served at /mcp"}`},
+			WantHeaders: map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"},
 		},
 		{
-			name: "no console configured", method: "GET", url: "/console/memories",
-			wantStatus: http.StatusNotFound,
-			wantBody:   []string{`"error":"not_found"`},
+			Name: "no console configured", Method: "GET", URL: "/console/memories",
+			WantStatus: http.StatusNotFound,
+			WantBody:   []string{`"error":"not_found"`},
 		},
 		{
-			name: "console mounted", method: "GET", url: "/console",
-			config:      withConsole,
-			wantStatus:  http.StatusTeapot,
-			wantBody:    []string{"console GET /console"},
-			wantHeaders: map[string]string{"X-Frame-Options": "DENY", "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'"},
+			Name: "console mounted", Method: "GET", URL: "/console",
+			Config:      withConsole,
+			WantStatus:  http.StatusTeapot,
+			WantBody:    []string{"console GET /console"},
+			WantHeaders: map[string]string{"X-Frame-Options": "DENY", "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'"},
 		},
 		{
-			name: "console mounted below", method: "POST", url: "/console/memories/7/forget",
-			config:     withConsole,
-			wantStatus: http.StatusTeapot,
-			wantBody:   []string{"console POST /console/memories/7/forget"},
+			Name: "console mounted below", Method: "POST", URL: "/console/memories/7/forget",
+			Config:     withConsole,
+			WantStatus: http.StatusTeapot,
+			WantBody:   []string{"console POST /console/memories/7/forget"},
 		},
 		{
-			name: "console behind the Host check", method: "GET", url: "/console",
-			config:     withConsole,
-			headers:    map[string]string{"Host": "rebind.example.com"},
-			wantStatus: http.StatusMisdirectedRequest,
+			Name: "console behind the Host check", Method: "GET", URL: "/console",
+			Config:     withConsole,
+			Headers:    map[string]string{"Host": "rebind.example.com"},
+			WantStatus: http.StatusMisdirectedRequest,
 		},
 		{
-			name: "console rate-limited per address", method: "GET", url: "/console", repeat: 1,
-			config:     func(c *web.Config) { withConsole(c); limited(c) },
-			wantStatus: http.StatusTooManyRequests,
+			Name: "console rate-limited per address", Method: "GET", URL: "/console", Repeat: 1,
+			Config:     func(c *web.Config) { withConsole(c); limited(c) },
+			WantStatus: http.StatusTooManyRequests,
 		},
 		// Issue 30, item 2: a browser finds the console; clients' answers do not change.
 		{
-			name: "browser at / goes to the console", method: "GET", url: "/",
-			config:      withConsole,
-			headers:     map[string]string{"Accept": browserAccept},
-			wantStatus:  http.StatusFound,
-			wantHeaders: map[string]string{"Location": "/console", "Vary": "Accept"},
+			Name: "browser at / goes to the console", Method: "GET", URL: "/",
+			Config:      withConsole,
+			Headers:     map[string]string{"Accept": browserAccept},
+			WantStatus:  http.StatusFound,
+			WantHeaders: map[string]string{"Location": "/console", "Vary": "Accept"},
 		},
 		{
-			name: "JSON client at / with a console", method: "GET", url: "/",
-			config:     withConsole,
-			headers:    map[string]string{"Accept": "application/json"},
-			wantStatus: http.StatusNotFound,
-			wantBody:   []string{`"error":"not_found"`},
+			Name: "JSON client at / with a console", Method: "GET", URL: "/",
+			Config:     withConsole,
+			Headers:    map[string]string{"Accept": "application/json"},
+			WantStatus: http.StatusNotFound,
+			WantBody:   []string{`"error":"not_found"`},
 		},
 		{
-			name: "client without Accept at /", method: "GET", url: "/",
-			config:     withConsole,
-			wantStatus: http.StatusNotFound,
-			wantBody:   []string{`"error":"not_found"`},
+			Name: "client without Accept at /", Method: "GET", URL: "/",
+			Config:     withConsole,
+			WantStatus: http.StatusNotFound,
+			WantBody:   []string{`"error":"not_found"`},
 		},
 		{
-			name: "browser at / without a console", method: "GET", url: "/",
-			headers:    map[string]string{"Accept": browserAccept},
-			wantStatus: http.StatusNotFound,
-			wantBody:   []string{`"error":"not_found"`},
+			Name: "browser at / without a console", Method: "GET", URL: "/",
+			Headers:    map[string]string{"Accept": browserAccept},
+			WantStatus: http.StatusNotFound,
+			WantBody:   []string{`"error":"not_found"`},
 		},
 		{
-			name: "browser at a path below /", method: "GET", url: "/nope",
-			config:     withConsole,
-			headers:    map[string]string{"Accept": browserAccept},
-			wantStatus: http.StatusNotFound,
+			Name: "browser at a path below /", Method: "GET", URL: "/nope",
+			Config:     withConsole,
+			Headers:    map[string]string{"Accept": browserAccept},
+			WantStatus: http.StatusNotFound,
 		},
 		{
-			name: "browser at /mcp", method: "GET", url: "/mcp",
-			config:      withConsole,
-			headers:     map[string]string{"Accept": browserAccept},
-			wantStatus:  http.StatusUnauthorized,
-			wantBody:    []string{`<a href="/console">`, `<a href="/docs">`, `<code>` + testPublicURL + `/mcp</code>`},
-			wantNoBody:  []string{"<script", "<style", "jsonrpc"},
-			wantHeaders: map[string]string{"Content-Type": "text/html; charset=utf-8"},
-			check: func(t *testing.T, rec *httptest.ResponseRecorder) {
+			Name: "browser at /mcp", Method: "GET", URL: "/mcp",
+			Config:      withConsole,
+			Headers:     map[string]string{"Accept": browserAccept},
+			WantStatus:  http.StatusUnauthorized,
+			WantBody:    []string{`<a href="/console">`, `<a href="/docs">`, `<code>` + testPublicURL + `/mcp</code>`},
+			WantNoBody:  []string{"<script", "<style", "jsonrpc"},
+			WantHeaders: map[string]string{"Content-Type": "text/html; charset=utf-8"},
+			Check: func(t *testing.T, rec *httptest.ResponseRecorder) {
 				if got := rec.Header().Get("WWW-Authenticate"); !strings.HasPrefix(got, challenge) {
 					t.Errorf("WWW-Authenticate = %s, want the challenge a client gets", got)
 				}
 			},
 		},
 		{
-			name: "browser at /mcp without a console", method: "GET", url: "/mcp",
-			headers:    map[string]string{"Accept": browserAccept},
-			wantStatus: http.StatusUnauthorized,
-			wantBody:   []string{`<a href="/docs">`},
-			wantNoBody: []string{"/console"},
+			Name: "browser at /mcp without a console", Method: "GET", URL: "/mcp",
+			Headers:    map[string]string{"Accept": browserAccept},
+			WantStatus: http.StatusUnauthorized,
+			WantBody:   []string{`<a href="/docs">`},
+			WantNoBody: []string{"/console"},
 		},
 		{
-			name: "MCP client's GET at /mcp", method: "GET", url: "/mcp",
-			config:      withConsole,
-			headers:     map[string]string{"Accept": "text/event-stream"},
-			wantStatus:  http.StatusUnauthorized,
-			wantBody:    []string{`"jsonrpc":"2.0"`},
-			wantHeaders: map[string]string{"Content-Type": "application/json"},
+			Name: "MCP client's GET at /mcp", Method: "GET", URL: "/mcp",
+			Config:      withConsole,
+			Headers:     map[string]string{"Accept": "text/event-stream"},
+			WantStatus:  http.StatusUnauthorized,
+			WantBody:    []string{`"jsonrpc":"2.0"`},
+			WantHeaders: map[string]string{"Content-Type": "application/json"},
 		},
 		{
-			name: "GET at /mcp that takes HTML and event streams", method: "GET", url: "/mcp",
-			config:     withConsole,
-			headers:    map[string]string{"Accept": "text/html, text/event-stream"},
-			wantStatus: http.StatusUnauthorized,
-			wantBody:   []string{`"jsonrpc":"2.0"`},
+			Name: "GET at /mcp that takes HTML and event streams", Method: "GET", URL: "/mcp",
+			Config:     withConsole,
+			Headers:    map[string]string{"Accept": "text/html, text/event-stream"},
+			WantStatus: http.StatusUnauthorized,
+			WantBody:   []string{`"jsonrpc":"2.0"`},
 		},
 		{
-			name: "POST at /mcp that takes HTML", method: "POST", url: "/mcp", body: callEcho,
-			config:     withConsole,
-			headers:    map[string]string{"Accept": "text/html"},
-			wantStatus: http.StatusUnauthorized,
-			wantBody:   []string{`"jsonrpc":"2.0"`},
+			Name: "POST at /mcp that takes HTML", Method: "POST", URL: "/mcp", Body: callEcho,
+			Config:     withConsole,
+			Headers:    map[string]string{"Accept": "text/html"},
+			WantStatus: http.StatusUnauthorized,
+			WantBody:   []string{`"jsonrpc":"2.0"`},
 		},
 		{
-			name: "browser at /mcp with a bad token", method: "GET", url: "/mcp",
-			config:     withConsole,
-			headers:    map[string]string{"Accept": browserAccept, "Authorization": "Bearer nope"},
-			wantStatus: http.StatusUnauthorized,
-			wantBody:   []string{`"jsonrpc":"2.0"`},
+			Name: "browser at /mcp with a bad token", Method: "GET", URL: "/mcp",
+			Config:     withConsole,
+			Headers:    map[string]string{"Accept": browserAccept, "Authorization": "Bearer nope"},
+			WantStatus: http.StatusUnauthorized,
+			WantBody:   []string{`"jsonrpc":"2.0"`},
 		},
 		{
-			name: "consoles is not the console", method: "GET", url: "/consoles",
-			config:     withConsole,
-			wantStatus: http.StatusNotFound,
+			Name: "consoles is not the console", Method: "GET", URL: "/consoles",
+			Config:     withConsole,
+			WantStatus: http.StatusNotFound,
 		},
 		{
-			name: "security headers", method: "GET", url: "/health",
-			wantStatus: http.StatusOK,
-			wantHeaders: map[string]string{
+			Name: "security headers", Method: "GET", URL: "/health",
+			WantStatus: http.StatusOK,
+			WantHeaders: map[string]string{
 				"X-Content-Type-Options":  "nosniff",
 				"X-Frame-Options":         "DENY",
 				"Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
@@ -436,81 +350,81 @@ func TestServer_Handler(t *testing.T) {
 				"X-XSS-Protection":        "1; mode=block",
 				"X-API-Version":           web.APIVersion, // the API's semantic version, not the build's
 			},
-			wantNoHeaders: []string{"Strict-Transport-Security"}, // plain http on loopback
+			WantNoHeaders: []string{"Strict-Transport-Security"}, // plain http on loopback
 		},
 		{
-			name: "security headers on a refusal", method: "GET", url: "/nope",
-			wantStatus: http.StatusNotFound,
-			wantHeaders: map[string]string{"X-Content-Type-Options": "nosniff", "X-API-Version": web.APIVersion,
+			Name: "security headers on a refusal", Method: "GET", URL: "/nope",
+			WantStatus: http.StatusNotFound,
+			WantHeaders: map[string]string{"X-Content-Type-Options": "nosniff", "X-API-Version": web.APIVersion,
 				"X-XSS-Protection": "1; mode=block"},
 		},
 		{
-			name: "HSTS under TLS", method: "GET", url: "/health",
-			config:      func(c *web.Config) { c.TLS = "local" },
-			wantStatus:  http.StatusOK,
-			wantHeaders: map[string]string{"Strict-Transport-Security": "max-age=31536000; includeSubDomains"},
+			Name: "HSTS under TLS", Method: "GET", URL: "/health",
+			Config:      func(c *web.Config) { c.TLS = "local" },
+			WantStatus:  http.StatusOK,
+			WantHeaders: map[string]string{"Strict-Transport-Security": "max-age=31536000; includeSubDomains"},
 		},
 		{
-			name: "HSTS behind an https public URL", method: "GET", url: "/health",
-			config:      func(c *web.Config) { c.PublicURL = "https://mem.example.com" },
-			headers:     map[string]string{"Host": "mem.example.com"},
-			wantStatus:  http.StatusOK,
-			wantHeaders: map[string]string{"Strict-Transport-Security": "max-age=31536000; includeSubDomains"},
+			Name: "HSTS behind an https public URL", Method: "GET", URL: "/health",
+			Config:      func(c *web.Config) { c.PublicURL = "https://mem.example.com" },
+			Headers:     map[string]string{"Host": "mem.example.com"},
+			WantStatus:  http.StatusOK,
+			WantHeaders: map[string]string{"Strict-Transport-Security": "max-age=31536000; includeSubDomains"},
 		},
 		{
-			name: "developer docs", method: "GET", url: "/docs",
-			wantStatus: http.StatusOK,
-			wantBody: []string{"<code>" + testPublicURL + "/mcp</code>", "<code>" + testPublicURL + "/api/mcp</code>",
+			Name: "developer docs", Method: "GET", URL: "/docs",
+			WantStatus: http.StatusOK,
+			WantBody: []string{"<code>" + testPublicURL + "/mcp</code>", "<code>" + testPublicURL + "/api/mcp</code>",
 				"<code>" + testPublicURL + "/.well-known/oauth-protected-resource/mcp</code>", "memories:read"},
-			wantHeaders: map[string]string{"Content-Type": "text/html; charset=utf-8"},
+			WantHeaders: map[string]string{"Content-Type": "text/html; charset=utf-8"},
 		},
 		{
-			name: "protected resource metadata names the docs", method: "GET", url: "/.well-known/oauth-protected-resource",
-			wantStatus: http.StatusOK,
-			wantBody:   []string{`"resource_documentation": "` + testPublicURL + `/docs"`},
+			Name: "protected resource metadata names the docs", Method: "GET", URL: "/.well-known/oauth-protected-resource",
+			WantStatus: http.StatusOK,
+			WantBody:   []string{`"resource_documentation": "` + testPublicURL + `/docs"`},
 		},
 		{
-			name: "server card preflight", method: "OPTIONS", url: "/.well-known/mcp/server-card.json",
-			headers:    map[string]string{"Origin": "https://other.example.com", "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "mcp-protocol-version"},
-			wantStatus: http.StatusNoContent,
-			wantHeaders: map[string]string{"Access-Control-Allow-Origin": "*", "Access-Control-Max-Age": "86400",
+			Name: "server card preflight", Method: "OPTIONS", URL: "/.well-known/mcp/server-card.json",
+			Headers:    map[string]string{"Origin": "https://other.example.com", "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "mcp-protocol-version"},
+			WantStatus: http.StatusNoContent,
+			WantHeaders: map[string]string{"Access-Control-Allow-Origin": "*", "Access-Control-Max-Age": "86400",
 				"Access-Control-Allow-Headers": "MCP-Protocol-Version"},
-			wantNoHeaders: []string{"Access-Control-Allow-Credentials"},
+			WantNoHeaders: []string{"Access-Control-Allow-Credentials"},
 		},
 		{
-			name: "metadata preflight", method: "OPTIONS", url: "/.well-known/oauth-protected-resource/api/mcp",
-			headers:     map[string]string{"Origin": "https://other.example.com", "Access-Control-Request-Method": "GET"},
-			wantStatus:  http.StatusNoContent,
-			wantHeaders: map[string]string{"Access-Control-Allow-Origin": "*", "Access-Control-Max-Age": "86400"},
+			Name: "metadata preflight", Method: "OPTIONS", URL: "/.well-known/oauth-protected-resource/api/mcp",
+			Headers:     map[string]string{"Origin": "https://other.example.com", "Access-Control-Request-Method": "GET"},
+			WantStatus:  http.StatusNoContent,
+			WantHeaders: map[string]string{"Access-Control-Allow-Origin": "*", "Access-Control-Max-Age": "86400"},
 		},
 		{
-			name: "token endpoint preflight", method: "OPTIONS", url: "/oauth/token",
-			headers:     map[string]string{"Origin": "https://other.example.com", "Access-Control-Request-Method": "POST"},
-			wantStatus:  http.StatusNoContent,
-			wantHeaders: map[string]string{"Access-Control-Allow-Origin": "*", "Access-Control-Max-Age": "86400"},
+			Name: "token endpoint preflight", Method: "OPTIONS", URL: "/oauth/token",
+			Headers:     map[string]string{"Origin": "https://other.example.com", "Access-Control-Request-Method": "POST"},
+			WantStatus:  http.StatusNoContent,
+			WantHeaders: map[string]string{"Access-Control-Allow-Origin": "*", "Access-Control-Max-Age": "86400"},
 		},
 		{
-			name: "foreign Host", method: "GET", url: "/health",
-			headers:    map[string]string{"Host": "rebind.example.com"},
-			wantStatus: http.StatusMisdirectedRequest,
-			wantBody:   []string{`"error":"misdirected_request"`},
+			Name: "foreign Host", Method: "GET", URL: "/health",
+			Headers:    map[string]string{"Host": "rebind.example.com"},
+			WantStatus: http.StatusMisdirectedRequest,
+			WantBody:   []string{`"error":"misdirected_request"`},
 		},
 		{
-			name: "localhost Host", method: "GET", url: "/health",
-			headers:    map[string]string{"Host": "localhost:8080"},
-			wantStatus: http.StatusOK,
+			Name: "localhost Host", Method: "GET", URL: "/health",
+			Headers:    map[string]string{"Host": "localhost:8080"},
+			WantStatus: http.StatusOK,
 		},
 		{
-			name: "foreign Origin", method: "POST", url: "/mcp", bearer: "read", body: callEcho,
-			headers:    map[string]string{"Origin": "https://evil.example.com"},
-			wantStatus: http.StatusForbidden,
-			wantBody:   []string{`{"error":"forbidden_origin","error_description":"requests from this origin are not allowed"}`},
+			Name: "foreign Origin", Method: "POST", URL: "/mcp", Request: withRead, Body: callEcho,
+			Headers:    map[string]string{"Origin": "https://evil.example.com"},
+			WantStatus: http.StatusForbidden,
+			WantBody:   []string{`{"error":"forbidden_origin","error_description":"requests from this origin are not allowed"}`},
 		},
 		{
-			name: "preflight from an allowed origin", method: "OPTIONS", url: "/mcp",
-			headers:    map[string]string{"Origin": testOrigin, "Access-Control-Request-Method": "POST"},
-			wantStatus: http.StatusNoContent,
-			wantHeaders: map[string]string{
+			Name: "preflight from an allowed origin", Method: "OPTIONS", URL: "/mcp",
+			Headers:    map[string]string{"Origin": testOrigin, "Access-Control-Request-Method": "POST"},
+			WantStatus: http.StatusNoContent,
+			WantHeaders: map[string]string{
 				"Access-Control-Allow-Origin":  testOrigin,
 				"Access-Control-Allow-Methods": "GET, POST, DELETE, OPTIONS",
 				"Access-Control-Max-Age":       "86400", // seed 003
@@ -518,157 +432,155 @@ func TestServer_Handler(t *testing.T) {
 			},
 		},
 		{
-			name: "preflight from a loopback origin", method: "OPTIONS", url: "/mcp",
-			headers:     map[string]string{"Origin": "http://localhost:6274", "Access-Control-Request-Method": "POST"},
-			wantStatus:  http.StatusNoContent,
-			wantHeaders: map[string]string{"Access-Control-Allow-Origin": "http://localhost:6274"},
+			Name: "preflight from a loopback origin", Method: "OPTIONS", URL: "/mcp",
+			Headers:     map[string]string{"Origin": "http://localhost:6274", "Access-Control-Request-Method": "POST"},
+			WantStatus:  http.StatusNoContent,
+			WantHeaders: map[string]string{"Access-Control-Allow-Origin": "http://localhost:6274"},
 		},
 		{
-			name: "preflight from another origin", method: "OPTIONS", url: "/mcp",
-			headers:       map[string]string{"Origin": "https://other.example.com", "Access-Control-Request-Method": "POST"},
-			wantStatus:    http.StatusForbidden,
-			wantBody:      []string{`"error":"forbidden_origin"`},
-			wantNoHeaders: []string{"Access-Control-Allow-Origin"},
+			Name: "preflight from another origin", Method: "OPTIONS", URL: "/mcp",
+			Headers:       map[string]string{"Origin": "https://other.example.com", "Access-Control-Request-Method": "POST"},
+			WantStatus:    http.StatusForbidden,
+			WantBody:      []string{`"error":"forbidden_origin"`},
+			WantNoHeaders: []string{"Access-Control-Allow-Origin"},
 		},
 		{
-			name: "MCP without a token", method: "POST", url: "/mcp", body: callEcho,
-			wantStatus:  http.StatusUnauthorized,
-			wantBody:    []string{`"code":-32600`, `"message":"Invalid Request"`, `"error":"unauthorized"`},
-			wantHeaders: map[string]string{"WWW-Authenticate": challenge + `, scope="` + allScopes + `"`},
+			Name: "MCP without a token", Method: "POST", URL: "/mcp", Body: callEcho,
+			WantStatus:  http.StatusUnauthorized,
+			WantBody:    []string{`"code":-32600`, `"message":"Invalid Request"`, `"error":"unauthorized"`},
+			WantHeaders: map[string]string{"WWW-Authenticate": challenge + `, scope="` + allScopes + `"`},
 		},
 		{
-			name: "MCP with an unknown token", method: "POST", url: "/api/mcp", body: callEcho,
-			headers:     map[string]string{"Authorization": "Bearer osk_not-a-real-token"},
-			wantStatus:  http.StatusUnauthorized,
-			wantBody:    []string{`"error":"invalid_token"`},
-			wantHeaders: map[string]string{"WWW-Authenticate": challengeAt("/api/mcp") + `, scope="` + allScopes + `", error="invalid_token"`},
+			Name: "MCP with an unknown token", Method: "POST", URL: "/api/mcp", Body: callEcho,
+			Headers:     map[string]string{"Authorization": "Bearer osk_not-a-real-token"},
+			WantStatus:  http.StatusUnauthorized,
+			WantBody:    []string{`"error":"invalid_token"`},
+			WantHeaders: map[string]string{"WWW-Authenticate": challengeAt("/api/mcp") + `, scope="` + allScopes + `", error="invalid_token"`},
 		},
 		{
-			name: "MCP alias /mcp/http without a token", method: "POST", url: "/mcp/http", body: callEcho,
-			wantStatus:  http.StatusUnauthorized,
-			wantHeaders: map[string]string{"WWW-Authenticate": challengeAt("/mcp/http") + `, scope="` + allScopes + `"`},
+			Name: "MCP alias /mcp/http without a token", Method: "POST", URL: "/mcp/http", Body: callEcho,
+			WantStatus:  http.StatusUnauthorized,
+			WantHeaders: map[string]string{"WWW-Authenticate": challengeAt("/mcp/http") + `, scope="` + allScopes + `"`},
 		},
 		{
-			name: "legacy SSE without a token points at the /mcp metadata", method: "GET", url: "/mcp/sse",
-			wantStatus:  http.StatusUnauthorized,
-			wantHeaders: map[string]string{"WWW-Authenticate": challenge + `, scope="` + allScopes + `"`},
+			Name: "legacy SSE without a token points at the /mcp metadata", Method: "GET", URL: "/mcp/sse",
+			WantStatus:  http.StatusUnauthorized,
+			WantHeaders: map[string]string{"WWW-Authenticate": challenge + `, scope="` + allScopes + `"`},
 		},
 		{
-			name: "protected resource metadata of /api/mcp", method: "GET", url: "/.well-known/oauth-protected-resource/api/mcp",
-			wantStatus: http.StatusOK,
-			wantBody:   []string{`"resource": "` + testPublicURL + `/api/mcp"`},
+			Name: "protected resource metadata of /api/mcp", Method: "GET", URL: "/.well-known/oauth-protected-resource/api/mcp",
+			WantStatus: http.StatusOK,
+			WantBody:   []string{`"resource": "` + testPublicURL + `/api/mcp"`},
 		},
 		{
-			name: "protected resource metadata of /mcp/http", method: "GET", url: "/.well-known/oauth-protected-resource/mcp/http",
-			wantStatus: http.StatusOK,
-			wantBody:   []string{`"resource": "` + testPublicURL + `/mcp/http"`},
+			Name: "protected resource metadata of /mcp/http", Method: "GET", URL: "/.well-known/oauth-protected-resource/mcp/http",
+			WantStatus: http.StatusOK,
+			WantBody:   []string{`"resource": "` + testPublicURL + `/mcp/http"`},
 		},
 		{
-			name: "read token calls a write tool at an alias", method: "POST", url: "/api/mcp", bearer: "read", body: callStamp,
-			wantStatus:  http.StatusForbidden,
-			wantBody:    []string{`"error":"insufficient_scope"`},
-			wantHeaders: map[string]string{"WWW-Authenticate": challengeAt("/api/mcp") + `, scope="` + allScopes + `", error="insufficient_scope"`},
+			Name: "read token calls a write tool at an alias", Method: "POST", URL: "/api/mcp", Request: withRead, Body: callStamp,
+			WantStatus:  http.StatusForbidden,
+			WantBody:    []string{`"error":"insufficient_scope"`},
+			WantHeaders: map[string]string{"WWW-Authenticate": challengeAt("/api/mcp") + `, scope="` + allScopes + `", error="insufficient_scope"`},
 		},
 		{
-			name: "read token calls a read tool", method: "POST", url: "/mcp", bearer: "read", body: callEcho,
-			wantStatus:    http.StatusOK,
-			wantBody:      []string{`"id":1`, `"structuredContent":{"text":"hello"}`},
-			wantNoHeaders: []string{"WWW-Authenticate"},
+			Name: "read token calls a read tool", Method: "POST", URL: "/mcp", Request: withRead, Body: callEcho,
+			WantStatus:    http.StatusOK,
+			WantBody:      []string{`"id":1`, `"structuredContent":{"text":"hello"}`},
+			WantNoHeaders: []string{"WWW-Authenticate"},
 		},
 		{
-			name: "read token calls a write tool", method: "POST", url: "/mcp", bearer: "read", body: callStamp,
-			wantStatus: http.StatusForbidden,
-			wantBody: []string{`"id":2`, `"code":-32003`, `"error":"insufficient_scope"`,
+			Name: "read token calls a write tool", Method: "POST", URL: "/mcp", Request: withRead, Body: callStamp,
+			WantStatus: http.StatusForbidden,
+			WantBody: []string{`"id":2`, `"code":-32003`, `"error":"insufficient_scope"`,
 				`"error_description":"tool stamp needs the scope memories:write"`},
-			wantHeaders: map[string]string{"WWW-Authenticate": challenge + `, scope="` + allScopes + `", error="insufficient_scope"`},
+			WantHeaders: map[string]string{"WWW-Authenticate": challenge + `, scope="` + allScopes + `", error="insufficient_scope"`},
 		},
 		{
-			name: "write token calls a write tool", method: "POST", url: "/mcp/http", bearer: "write", body: callStamp,
-			wantStatus: http.StatusOK,
-			wantBody:   []string{`"id":2`, `"structuredContent":{"text":"hello"}`},
+			Name: "write token calls a write tool", Method: "POST", URL: "/mcp/http", Request: withWrite, Body: callStamp,
+			WantStatus: http.StatusOK,
+			WantBody:   []string{`"id":2`, `"structuredContent":{"text":"hello"}`},
 		},
 		{
-			name: "MCP rate limit per client", method: "POST", url: "/mcp", bearer: "read", body: callEcho,
-			config: limited, repeat: 1,
-			wantStatus: http.StatusTooManyRequests,
-			wantBody:   []string{`"code":-32004`, `"message":"rate limit exceeded"`, `"retry_after":60`},
-			wantHeaders: map[string]string{"X-RateLimit-Limit": "1", "X-RateLimit-Remaining": "0", "Retry-After": "60",
+			Name: "MCP rate limit per client", Method: "POST", URL: "/mcp", Request: withRead, Body: callEcho,
+			Config: limited, Repeat: 1,
+			WantStatus: http.StatusTooManyRequests,
+			WantBody:   []string{`"code":-32004`, `"message":"rate limit exceeded"`, `"retry_after":60`},
+			WantHeaders: map[string]string{"X-RateLimit-Limit": "1", "X-RateLimit-Remaining": "0", "Retry-After": "60",
 				"Content-Type": "application/json"},
 		},
 		{
-			name: "MCP under the rate limit", method: "POST", url: "/mcp", bearer: "read", body: callEcho,
-			config:      limited,
-			wantStatus:  http.StatusOK,
-			wantHeaders: map[string]string{"X-RateLimit-Limit": "1", "X-RateLimit-Remaining": "0"},
+			Name: "MCP under the rate limit", Method: "POST", URL: "/mcp", Request: withRead, Body: callEcho,
+			Config:      limited,
+			WantStatus:  http.StatusOK,
+			WantHeaders: map[string]string{"X-RateLimit-Limit": "1", "X-RateLimit-Remaining": "0"},
 		},
 		{
-			name: "rate limit per address", method: "GET", url: "/nope",
-			config: limited, repeat: 1,
-			wantStatus:  http.StatusTooManyRequests,
-			wantBody:    []string{`"error":"rate_limited"`, `retry in 60 s`},
-			wantHeaders: map[string]string{"X-RateLimit-Limit": "1", "Retry-After": "60"},
+			Name: "rate limit per address", Method: "GET", URL: "/nope",
+			Config: limited, Repeat: 1,
+			WantStatus:  http.StatusTooManyRequests,
+			WantBody:    []string{`"error":"rate_limited"`, `retry in 60 s`},
+			WantHeaders: map[string]string{"X-RateLimit-Limit": "1", "Retry-After": "60"},
 		},
 		{
-			name: "health is not rate limited", method: "GET", url: "/health",
-			config: limited, repeat: 3,
-			wantStatus:    http.StatusOK,
-			wantNoHeaders: []string{"X-RateLimit-Limit"},
+			Name: "health is not rate limited", Method: "GET", URL: "/health",
+			Config: limited, Repeat: 3,
+			WantStatus:    http.StatusOK,
+			WantNoHeaders: []string{"X-RateLimit-Limit"},
 		},
 		{
-			name: "server card", method: "GET", url: "/.well-known/mcp/server-card.json",
-			wantStatus: http.StatusOK,
-			wantBody: []string{`"name":"127.0.0.1/mcp"`, `"version":"9.9.9-test"`,
+			Name: "server card", Method: "GET", URL: "/.well-known/mcp/server-card.json",
+			WantStatus: http.StatusOK,
+			WantBody: []string{`"name":"127.0.0.1/mcp"`, `"version":"9.9.9-test"`,
 				`{"supportedProtocolVersions":`, `"type":"streamable-http","url":"http://127.0.0.1:8080/mcp"`,
 				`"url":"http://127.0.0.1:8080/mcp/sse"`,
 				`"protectedResourceMetadata":"http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp"`},
-			wantHeaders: map[string]string{"Access-Control-Allow-Origin": "*", "Cache-Control": "public, max-age=300",
+			WantHeaders: map[string]string{"Access-Control-Allow-Origin": "*", "Cache-Control": "public, max-age=300",
 				"Content-Type": "application/json"},
 		},
 		{
-			name: "catalog", method: "GET", url: "/.well-known/mcp/catalog.json",
-			wantStatus: http.StatusOK,
-			wantBody: []string{`{"entries":[{"identifier":"http://127.0.0.1:8080/mcp","type":"application/mcp-server-card+json",` +
+			Name: "catalog", Method: "GET", URL: "/.well-known/mcp/catalog.json",
+			WantStatus: http.StatusOK,
+			WantBody: []string{`{"entries":[{"identifier":"http://127.0.0.1:8080/mcp","type":"application/mcp-server-card+json",` +
 				`"url":"http://127.0.0.1:8080/.well-known/mcp/server-card.json"}],"specVersion":"1.0"}`},
-			wantHeaders: map[string]string{"Access-Control-Allow-Origin": "*", "Cache-Control": "public, max-age=300"},
+			WantHeaders: map[string]string{"Access-Control-Allow-Origin": "*", "Cache-Control": "public, max-age=300"},
 		},
 		{
-			name: "catalog refuses POST", method: "POST", url: "/.well-known/mcp/catalog.json",
-			wantStatus:  http.StatusMethodNotAllowed,
-			wantHeaders: map[string]string{"Allow": "GET, HEAD"},
+			Name: "catalog refuses POST", Method: "POST", URL: "/.well-known/mcp/catalog.json",
+			WantStatus:  http.StatusMethodNotAllowed,
+			WantHeaders: map[string]string{"Allow": "GET, HEAD"},
 		},
 		{
-			name: "CA certificate with TLS off", method: "GET", url: "/ca.crt",
-			wantStatus: http.StatusNotFound,
-			wantBody:   []string{`"error":"not_found"`, `(--tls local)`},
+			Name: "CA certificate with TLS off", Method: "GET", URL: "/ca.crt",
+			WantStatus: http.StatusNotFound,
+			WantBody:   []string{`"error":"not_found"`, `(--tls local)`},
 		},
 		{
-			name: "CA certificate with TLS local", method: "GET", url: "/ca.crt",
-			config: func(c *web.Config) {
+			Name: "CA certificate with TLS local", Method: "GET", URL: "/ca.crt",
+			Config: func(c *web.Config) {
 				c.TLS = "local"
 				c.RootPEM = func() ([]byte, error) { return []byte("-----BEGIN CERTIFICATE-----\n"), nil }
 			},
-			wantStatus: http.StatusOK,
-			wantBody:   []string{"-----BEGIN CERTIFICATE-----"},
-			wantHeaders: map[string]string{"Content-Type": "application/x-pem-file",
+			WantStatus: http.StatusOK,
+			WantBody:   []string{"-----BEGIN CERTIFICATE-----"},
+			WantHeaders: map[string]string{"Content-Type": "application/x-pem-file",
 				"Content-Disposition": `attachment; filename="ownsona-ca.crt"`, "Cache-Control": "public, max-age=3600"},
 		},
 		{
-			name: "CA certificate that cannot be read", method: "GET", url: "/ca.crt",
-			config: func(c *web.Config) {
+			Name: "CA certificate that cannot be read", Method: "GET", URL: "/ca.crt",
+			Config: func(c *web.Config) {
 				c.TLS = "local"
 				c.RootPEM = func() ([]byte, error) { return nil, errors.New("no root yet") }
 			},
-			wantStatus: http.StatusInternalServerError,
-			wantBody:   []string{`{"error":"internal_error"}`},
+			WantStatus: http.StatusInternalServerError,
+			WantBody:   []string{`{"error":"internal_error"}`},
 		},
 		{
-			name: "OAuth metadata", method: "GET", url: "/.well-known/oauth-protected-resource/mcp",
-			wantStatus: http.StatusOK,
-			wantBody:   []string{`"resource": "http://127.0.0.1:8080/mcp"`},
+			Name: "OAuth metadata", Method: "GET", URL: "/.well-known/oauth-protected-resource/mcp",
+			WantStatus: http.StatusOK,
+			WantBody:   []string{`"resource": "http://127.0.0.1:8080/mcp"`},
 		},
-	} {
-		t.Run(sc.name, sc.run)
-	}
+	})
 }
 
 // TestServer_Audit: an MCP request is recorded with its client, the client software's own name
@@ -687,14 +599,14 @@ func TestServer_Audit(t *testing.T) {
 		t.Cleanup(func() { log.Close() })
 		h := f.Handler()
 		for _, sc := range []scenario{
-			{method: "POST", url: "/mcp", bearer: "read", body: callEcho},
-			{method: "POST", url: "/mcp", bearer: "read", body: callStamp},
-			{method: "POST", url: "/mcp", body: callEcho},
-			{method: "POST", url: "/mcp", bearer: "read", body: callEchoModern,
-				headers: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"}},
-			{method: "POST", url: "/mcp", bearer: "read", body: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":5}}`},
+			{Method: "POST", URL: "/mcp", Request: withRead, Body: callEcho},
+			{Method: "POST", URL: "/mcp", Request: withRead, Body: callStamp},
+			{Method: "POST", URL: "/mcp", Body: callEcho},
+			{Method: "POST", URL: "/mcp", Request: withRead, Body: callEchoModern,
+				Headers: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"}},
+			{Method: "POST", URL: "/mcp", Request: withRead, Body: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":5}}`},
 		} {
-			h.ServeHTTP(httptest.NewRecorder(), sc.request(f))
+			h.ServeHTTP(httptest.NewRecorder(), scenarios.NewRequest(f, sc))
 		}
 		entries, corrupt, err := log.Query(audit.Filter{OldestFirst: true})
 		if err != nil || corrupt != 0 {
