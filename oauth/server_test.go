@@ -30,6 +30,7 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/ownsona/ownsona/internal/httpscenario"
 	"github.com/ownsona/ownsona/kv"
 	"github.com/ownsona/ownsona/kv/kvtest"
 	"github.com/ownsona/ownsona/oauth/cimd"
@@ -213,6 +214,28 @@ func withPairs(base url.Values, pairs ...string) url.Values {
 	return base
 }
 
+// scenario is one request to the server's routes and what its answer must hold.
+type scenario = httpscenario.Scenario[Config, *fixture]
+
+// scenarios serves scenarios through a fixture's routes.
+var scenarios = httpscenario.Runner[Config, *fixture]{
+	Open:    MustOpenServer,
+	Handler: func(f *fixture) http.Handler { return f.mux },
+}
+
+// jsonHeaders are the headers of every JSON answer of the token, registration and revocation
+// endpoints (SECURITY.md AS-33).
+var jsonHeaders = map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"}
+
+// oauthError is the member of an OAuth JSON error answer that names code.
+func oauthError(code string) string { return `"error":"` + code + `"` }
+
+// fromNewAddress sends a request from an address of its own, so that tests registering many
+// clients stay under the per-IP limit.
+func fromNewAddress(f *fixture, r *http.Request) {
+	r.RemoteAddr = net.JoinHostPort(fmt.Sprintf("2001:db8:%x::1", f.ips.Add(1)), "40000") // a /64 of its own: the limiter counts IPv6 by /64
+}
+
 // ---- the token endpoint ----
 
 // oauthJSON decodes a JSON response of the token, registration or revocation endpoint, checking
@@ -311,9 +334,10 @@ func (f *fixture) registerRaw(body, ip string) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(http.MethodPost, "/oauth/register", strings.NewReader(body))
 	r.Header.Set("Content-Type", "application/json")
 	if ip == "" {
-		ip = fmt.Sprintf("2001:db8:%x::1", f.ips.Add(1)) // a /64 of its own: the limiter counts IPv6 by /64
+		fromNewAddress(f, r)
+	} else {
+		r.RemoteAddr = net.JoinHostPort(ip, "40000")
 	}
-	r.RemoteAddr = net.JoinHostPort(ip, "40000")
 	return f.serve(r)
 }
 
@@ -1406,43 +1430,45 @@ func TestServer_CORS(t *testing.T) {
 	client := f.MustRegister(t, "", testRedirect)
 	q := authQuery(client, testRedirect, policy.ChallengeS256(newVerifier()))
 	origin := map[string]string{"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"}
-	b := f.browser()
-	for _, tc := range []struct {
-		method, target string
-		form           url.Values
-		allow          bool
-	}{
-		{http.MethodOptions, "/oauth/authorize?" + q, nil, false},
-		{http.MethodGet, "/oauth/authorize?" + q, nil, false},
-		{http.MethodGet, "/oauth/authorize?client_id=cl_nope", nil, false},
-		{http.MethodOptions, login.PathLogin, nil, false},
-		{http.MethodOptions, login.PathConsent, nil, false},
-		{http.MethodOptions, "/oauth/token", nil, true},
-		{http.MethodPost, "/oauth/token", url.Values{"grant_type": {"password"}, "client_id": {client}}, true},
-		{http.MethodOptions, "/oauth/register", nil, true},
-		{http.MethodOptions, "/oauth/revoke", nil, true},
-		{http.MethodGet, "/oauth/jwks.json", nil, true},
-		{http.MethodGet, "/.well-known/oauth-authorization-server", nil, true},
-		{http.MethodOptions, "/.well-known/oauth-protected-resource/mcp", nil, true},
-		{http.MethodOptions, "/.well-known/oauth-protected-resource/api/mcp", nil, true},
-		{http.MethodOptions, "/.well-known/oauth-protected-resource", nil, true},
-		{http.MethodOptions, "/.well-known/oauth-authorization-server", nil, true},
-		{http.MethodOptions, "/.well-known/openid-configuration", nil, true},
-		{http.MethodOptions, "/oauth/jwks.json", nil, true},
-	} {
-		w := b.do(tc.method, tc.target, tc.form, origin)
-		acao := w.Header().Get("Access-Control-Allow-Origin")
-		if tc.allow && acao != "*" || !tc.allow && acao != "" {
-			t.Errorf("%s %s: Access-Control-Allow-Origin = %q", tc.method, tc.target, acao)
-		}
-		// Seed 003: a preflight answer may be cached a day.
-		if maxAge := w.Header().Get("Access-Control-Max-Age"); tc.allow && tc.method == http.MethodOptions && maxAge != "86400" {
-			t.Errorf("%s %s: Access-Control-Max-Age = %q, want 86400", tc.method, tc.target, maxAge)
-		}
-		if got := w.Header().Get("Access-Control-Allow-Credentials"); got != "" {
-			t.Errorf("%s %s: Access-Control-Allow-Credentials = %q", tc.method, tc.target, got)
-		}
+	cors := func(method, target string, form url.Values, status int) scenario {
+		name, _, _ := strings.Cut(target, "?")
+		return scenario{Name: method + " " + name, Method: method, URL: target, Form: form, Headers: origin,
+			WantStatus: status, WantNoHeaders: []string{"Access-Control-Allow-Credentials"}}
 	}
+	// refused: no cross-origin read.
+	refused := func(method, target string, form url.Values, status int) scenario {
+		sc := cors(method, target, form, status)
+		sc.WantNoHeaders = append(sc.WantNoHeaders, "Access-Control-Allow-Origin")
+		return sc
+	}
+	// allowed: any origin reads it; seed 003: a preflight answer may be cached a day.
+	allowed := func(method, target string, form url.Values, status int) scenario {
+		sc := cors(method, target, form, status)
+		sc.WantHeaders = map[string]string{"Access-Control-Allow-Origin": "*"}
+		if method == http.MethodOptions {
+			sc.WantHeaders["Access-Control-Max-Age"] = "86400"
+		}
+		return sc
+	}
+	scenarios.RunOn(t, f, []scenario{
+		refused(http.MethodOptions, "/oauth/authorize?"+q, nil, http.StatusMethodNotAllowed),
+		refused(http.MethodGet, "/oauth/authorize?"+q, nil, http.StatusOK),
+		refused(http.MethodGet, "/oauth/authorize?client_id=cl_nope", nil, http.StatusBadRequest),
+		refused(http.MethodOptions, login.PathLogin, nil, http.StatusMethodNotAllowed),
+		refused(http.MethodOptions, login.PathConsent, nil, http.StatusMethodNotAllowed),
+		allowed(http.MethodOptions, "/oauth/token", nil, http.StatusNoContent),
+		allowed(http.MethodPost, "/oauth/token", url.Values{"grant_type": {"password"}, "client_id": {client}}, http.StatusBadRequest),
+		allowed(http.MethodOptions, "/oauth/register", nil, http.StatusNoContent),
+		allowed(http.MethodOptions, "/oauth/revoke", nil, http.StatusNoContent),
+		allowed(http.MethodGet, "/oauth/jwks.json", nil, http.StatusOK),
+		allowed(http.MethodGet, "/.well-known/oauth-authorization-server", nil, http.StatusOK),
+		allowed(http.MethodOptions, "/.well-known/oauth-protected-resource/mcp", nil, http.StatusNoContent),
+		allowed(http.MethodOptions, "/.well-known/oauth-protected-resource/api/mcp", nil, http.StatusNoContent),
+		allowed(http.MethodOptions, "/.well-known/oauth-protected-resource", nil, http.StatusNoContent),
+		allowed(http.MethodOptions, "/.well-known/oauth-authorization-server", nil, http.StatusNoContent),
+		allowed(http.MethodOptions, "/.well-known/openid-configuration", nil, http.StatusNoContent),
+		allowed(http.MethodOptions, "/oauth/jwks.json", nil, http.StatusNoContent),
+	})
 }
 
 // TestServer_ConsentAlwaysShown is SECURITY.md AS-25: a logged-in browser sees the consent page
@@ -1490,74 +1516,68 @@ func TestServer_Registration(t *testing.T) {
 		many[i] = fmt.Sprintf("https://client.example/cb%d", i)
 	}
 	long := "https://client.example/" + strings.Repeat("a", 2100)
-	for _, tc := range []struct {
-		name, body string
-		status     int
-		code       string
-	}{
-		{"minimal", `{"redirect_uris":["https://client.example/cb"]}`, 201, ""},
-		{"client_name of 128", `{"client_name":"` + strings.Repeat("n", 128) + `","redirect_uris":["https://client.example/cb"]}`, 201, ""},
-		{"client_name of 129", `{"client_name":"` + strings.Repeat("n", 129) + `","redirect_uris":["https://client.example/cb"]}`, 400, policy.CodeInvalidClientMetadata},
-		{"client_name with a control character", `{"client_name":"Cl\u0007aude","redirect_uris":["https://client.example/cb"]}`, 400, policy.CodeInvalidClientMetadata},
-		{"client_name with a newline", `{"client_name":"Claude\nApproved","redirect_uris":["https://client.example/cb"]}`, 400, policy.CodeInvalidClientMetadata},
-		{"client_name with an RTL override", `{"client_name":"Cla\u202eude","redirect_uris":["https://client.example/cb"]}`, 400, policy.CodeInvalidClientMetadata},
-		{"client_name not a string", `{"client_name":1,"redirect_uris":["https://client.example/cb"]}`, 400, policy.CodeInvalidClientMetadata},
-		{"10 redirect_uris", `{"redirect_uris":` + uris(many[:10]...) + `}`, 201, ""},
-		{"11 redirect_uris", `{"redirect_uris":` + uris(many...) + `}`, 400, policy.CodeInvalidRedirectURI},
-		{"a 2.1 KiB redirect URI", `{"redirect_uris":` + uris(long) + `}`, 400, policy.CodeInvalidRedirectURI},
-		{"no redirect_uris", `{"client_name":"x"}`, 400, policy.CodeInvalidRedirectURI},
-		{"empty redirect_uris", `{"redirect_uris":[]}`, 400, policy.CodeInvalidRedirectURI},
-		{"null redirect_uris", `{"redirect_uris":null}`, 400, policy.CodeInvalidRedirectURI},
-		{"redirect_uris a string", `{"redirect_uris":"https://client.example/cb"}`, 400, policy.CodeInvalidRedirectURI},
-		{"grant_types client_credentials", `{"redirect_uris":["https://client.example/cb"],"grant_types":["client_credentials"]}`, 400, policy.CodeInvalidClientMetadata},
-		{"grant_types implicit", `{"redirect_uris":["https://client.example/cb"],"grant_types":["authorization_code","implicit"]}`, 400, policy.CodeInvalidClientMetadata},
-		{"grant_types password", `{"redirect_uris":["https://client.example/cb"],"grant_types":["password"]}`, 400, policy.CodeInvalidClientMetadata},
-		{"grant_types ours", `{"redirect_uris":["https://client.example/cb"],"grant_types":["authorization_code","refresh_token"]}`, 201, ""},
-		{"response_types token", `{"redirect_uris":["https://client.example/cb"],"response_types":["token"]}`, 400, policy.CodeInvalidClientMetadata},
-		{"client_secret_basic", `{"redirect_uris":["https://client.example/cb"],"token_endpoint_auth_method":"client_secret_basic"}`, 201, ""},
-		{"private_key_jwt", `{"redirect_uris":["https://client.example/cb"],"token_endpoint_auth_method":"private_key_jwt","jwks_uri":"https://client.example/jwks"}`, 201, ""},
-		{"a proposed client_id and secret", `{"client_id":"https://evil.example/client.json","client_secret":"s3cret","redirect_uris":["https://client.example/cb"]}`, 201, ""},
-		{"unknown metadata", `{"redirect_uris":["https://client.example/cb"],"logo_uri":"https://client.example/l.png","x_custom":{"a":[1,{"b":null}]},"software_statement":"eyJ"}`, 201, ""},
-		{"AS-03 javascript:", `{"redirect_uris":["javascript:alert(1)"]}`, 400, policy.CodeInvalidRedirectURI},
-		{"AS-03 data:", `{"redirect_uris":["data:text/html,<script>alert(1)</script>"]}`, 400, policy.CodeInvalidRedirectURI},
-		{"AS-03 file:", `{"redirect_uris":["file:///etc/passwd"]}`, 400, policy.CodeInvalidRedirectURI},
-		{"AS-03 vbscript:", `{"redirect_uris":["vbscript:msgbox"]}`, 400, policy.CodeInvalidRedirectURI},
-		{"AS-03 http on a public host", `{"redirect_uris":["http://client.example/cb"]}`, 400, policy.CodeInvalidRedirectURI},
-		{"AS-03 fragment", `{"redirect_uris":["https://client.example/cb#f"]}`, 400, policy.CodeInvalidRedirectURI},
-		{"AS-03 empty fragment", `{"redirect_uris":["https://client.example/cb#"]}`, 400, policy.CodeInvalidRedirectURI},
-		{"AS-03 userinfo", `{"redirect_uris":["https://claude.ai@evil.example/cb"]}`, 400, policy.CodeInvalidRedirectURI},
-		{"AS-03 wildcard", `{"redirect_uris":["https://*.client.example/cb"]}`, 400, policy.CodeInvalidRedirectURI},
-		{"AS-03 wildcard path", `{"redirect_uris":["https://client.example/*"]}`, 400, policy.CodeInvalidRedirectURI},
-		{"AS-03 custom scheme without a dot", `{"redirect_uris":["myapp:/cb"]}`, 400, policy.CodeInvalidRedirectURI},
-		{"AS-03 one bad among good", `{"redirect_uris":["https://client.example/cb","javascript:x"]}`, 400, policy.CodeInvalidRedirectURI},
-		{"loopback IPv4 with a port", `{"redirect_uris":["http://127.0.0.1:1234/cb"]}`, 201, ""},
-		{"loopback localhost", `{"redirect_uris":["http://localhost/callback"]}`, 201, ""},
-		{"loopback IPv6", `{"redirect_uris":["http://[::1]:8080/cb"]}`, 201, ""},
-		{"Cursor", `{"redirect_uris":["cursor://anysphere.cursor-mcp/oauth/callback"]}`, 201, ""},
-		{"dotted custom scheme", `{"redirect_uris":["com.example.app:/oauth"]}`, 201, ""},
-		{"Claude", `{"client_name":"Claude","redirect_uris":["https://claude.ai/api/mcp/auth_callback"]}`, 201, ""},
-		{"empty body", ``, 400, policy.CodeInvalidClientMetadata},
-		{"not JSON", `redirect_uris=https://client.example/cb`, 400, policy.CodeInvalidClientMetadata},
-		{"an array", `[{"redirect_uris":["https://client.example/cb"]}]`, 400, policy.CodeInvalidClientMetadata},
-		{"null", `null`, 400, policy.CodeInvalidClientMetadata},
-		{"duplicate keys", `{"redirect_uris":["https://client.example/cb"],"redirect_uris":["https://evil.example/cb"]}`, 400, policy.CodeInvalidClientMetadata},
-		{"trailing data", `{"redirect_uris":["https://client.example/cb"]} {}`, 400, policy.CodeInvalidClientMetadata},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			w := f.registerRaw(tc.body, "")
-			m := f.oauthJSON(t, w)
-			if w.Code != tc.status {
-				t.Fatalf("got %d %s, want %d", w.Code, w.Body, tc.status)
-			}
-			if tc.status != http.StatusCreated {
-				if m["error"] != tc.code || m["client_id"] != nil {
-					t.Errorf("got %v, want error %s", m, tc.code)
-				}
-				return
-			}
-			wantRegistration(t, f, w.Body.Bytes(), tc.body)
-		})
+	// reg registers body from an address of its own: a 201 with the registration (AS-29), or status
+	// with the error code and no client.
+	reg := func(name, body string, status int, code string) scenario {
+		sc := scenario{Name: name, Method: http.MethodPost, URL: "/oauth/register", Body: body,
+			Headers: map[string]string{"Content-Type": "application/json"}, Request: fromNewAddress,
+			WantStatus: status, WantHeaders: jsonHeaders}
+		if status == http.StatusCreated {
+			sc.Check = func(t *testing.T, rec *httptest.ResponseRecorder) { wantRegistration(t, f, rec.Body.Bytes(), body) }
+		} else {
+			sc.WantBody, sc.WantNoBody = []string{oauthError(code)}, []string{`"client_id":`}
+		}
+		return sc
 	}
+	scenarios.RunOn(t, f, []scenario{
+		reg("minimal", `{"redirect_uris":["https://client.example/cb"]}`, 201, ""),
+		reg("client_name of 128", `{"client_name":"`+strings.Repeat("n", 128)+`","redirect_uris":["https://client.example/cb"]}`, 201, ""),
+		reg("client_name of 129", `{"client_name":"`+strings.Repeat("n", 129)+`","redirect_uris":["https://client.example/cb"]}`, 400, policy.CodeInvalidClientMetadata),
+		reg("client_name with a control character", `{"client_name":"Cl\u0007aude","redirect_uris":["https://client.example/cb"]}`, 400, policy.CodeInvalidClientMetadata),
+		reg("client_name with a newline", `{"client_name":"Claude\nApproved","redirect_uris":["https://client.example/cb"]}`, 400, policy.CodeInvalidClientMetadata),
+		reg("client_name with an RTL override", `{"client_name":"Cla\u202eude","redirect_uris":["https://client.example/cb"]}`, 400, policy.CodeInvalidClientMetadata),
+		reg("client_name not a string", `{"client_name":1,"redirect_uris":["https://client.example/cb"]}`, 400, policy.CodeInvalidClientMetadata),
+		reg("10 redirect_uris", `{"redirect_uris":`+uris(many[:10]...)+`}`, 201, ""),
+		reg("11 redirect_uris", `{"redirect_uris":`+uris(many...)+`}`, 400, policy.CodeInvalidRedirectURI),
+		reg("a 2.1 KiB redirect URI", `{"redirect_uris":`+uris(long)+`}`, 400, policy.CodeInvalidRedirectURI),
+		reg("no redirect_uris", `{"client_name":"x"}`, 400, policy.CodeInvalidRedirectURI),
+		reg("empty redirect_uris", `{"redirect_uris":[]}`, 400, policy.CodeInvalidRedirectURI),
+		reg("null redirect_uris", `{"redirect_uris":null}`, 400, policy.CodeInvalidRedirectURI),
+		reg("redirect_uris a string", `{"redirect_uris":"https://client.example/cb"}`, 400, policy.CodeInvalidRedirectURI),
+		reg("grant_types client_credentials", `{"redirect_uris":["https://client.example/cb"],"grant_types":["client_credentials"]}`, 400, policy.CodeInvalidClientMetadata),
+		reg("grant_types implicit", `{"redirect_uris":["https://client.example/cb"],"grant_types":["authorization_code","implicit"]}`, 400, policy.CodeInvalidClientMetadata),
+		reg("grant_types password", `{"redirect_uris":["https://client.example/cb"],"grant_types":["password"]}`, 400, policy.CodeInvalidClientMetadata),
+		reg("grant_types ours", `{"redirect_uris":["https://client.example/cb"],"grant_types":["authorization_code","refresh_token"]}`, 201, ""),
+		reg("response_types token", `{"redirect_uris":["https://client.example/cb"],"response_types":["token"]}`, 400, policy.CodeInvalidClientMetadata),
+		reg("client_secret_basic", `{"redirect_uris":["https://client.example/cb"],"token_endpoint_auth_method":"client_secret_basic"}`, 201, ""),
+		reg("private_key_jwt", `{"redirect_uris":["https://client.example/cb"],"token_endpoint_auth_method":"private_key_jwt","jwks_uri":"https://client.example/jwks"}`, 201, ""),
+		reg("a proposed client_id and secret", `{"client_id":"https://evil.example/client.json","client_secret":"s3cret","redirect_uris":["https://client.example/cb"]}`, 201, ""),
+		reg("unknown metadata", `{"redirect_uris":["https://client.example/cb"],"logo_uri":"https://client.example/l.png","x_custom":{"a":[1,{"b":null}]},"software_statement":"eyJ"}`, 201, ""),
+		reg("AS-03 javascript:", `{"redirect_uris":["javascript:alert(1)"]}`, 400, policy.CodeInvalidRedirectURI),
+		reg("AS-03 data:", `{"redirect_uris":["data:text/html,<script>alert(1)</script>"]}`, 400, policy.CodeInvalidRedirectURI),
+		reg("AS-03 file:", `{"redirect_uris":["file:///etc/passwd"]}`, 400, policy.CodeInvalidRedirectURI),
+		reg("AS-03 vbscript:", `{"redirect_uris":["vbscript:msgbox"]}`, 400, policy.CodeInvalidRedirectURI),
+		reg("AS-03 http on a public host", `{"redirect_uris":["http://client.example/cb"]}`, 400, policy.CodeInvalidRedirectURI),
+		reg("AS-03 fragment", `{"redirect_uris":["https://client.example/cb#f"]}`, 400, policy.CodeInvalidRedirectURI),
+		reg("AS-03 empty fragment", `{"redirect_uris":["https://client.example/cb#"]}`, 400, policy.CodeInvalidRedirectURI),
+		reg("AS-03 userinfo", `{"redirect_uris":["https://claude.ai@evil.example/cb"]}`, 400, policy.CodeInvalidRedirectURI),
+		reg("AS-03 wildcard", `{"redirect_uris":["https://*.client.example/cb"]}`, 400, policy.CodeInvalidRedirectURI),
+		reg("AS-03 wildcard path", `{"redirect_uris":["https://client.example/*"]}`, 400, policy.CodeInvalidRedirectURI),
+		reg("AS-03 custom scheme without a dot", `{"redirect_uris":["myapp:/cb"]}`, 400, policy.CodeInvalidRedirectURI),
+		reg("AS-03 one bad among good", `{"redirect_uris":["https://client.example/cb","javascript:x"]}`, 400, policy.CodeInvalidRedirectURI),
+		reg("loopback IPv4 with a port", `{"redirect_uris":["http://127.0.0.1:1234/cb"]}`, 201, ""),
+		reg("loopback localhost", `{"redirect_uris":["http://localhost/callback"]}`, 201, ""),
+		reg("loopback IPv6", `{"redirect_uris":["http://[::1]:8080/cb"]}`, 201, ""),
+		reg("Cursor", `{"redirect_uris":["cursor://anysphere.cursor-mcp/oauth/callback"]}`, 201, ""),
+		reg("dotted custom scheme", `{"redirect_uris":["com.example.app:/oauth"]}`, 201, ""),
+		reg("Claude", `{"client_name":"Claude","redirect_uris":["https://claude.ai/api/mcp/auth_callback"]}`, 201, ""),
+		reg("empty body", ``, 400, policy.CodeInvalidClientMetadata),
+		reg("not JSON", `redirect_uris=https://client.example/cb`, 400, policy.CodeInvalidClientMetadata),
+		reg("an array", `[{"redirect_uris":["https://client.example/cb"]}]`, 400, policy.CodeInvalidClientMetadata),
+		reg("null", `null`, 400, policy.CodeInvalidClientMetadata),
+		reg("duplicate keys", `{"redirect_uris":["https://client.example/cb"],"redirect_uris":["https://evil.example/cb"]}`, 400, policy.CodeInvalidClientMetadata),
+		reg("trailing data", `{"redirect_uris":["https://client.example/cb"]} {}`, 400, policy.CodeInvalidClientMetadata),
+	})
 
 	t.Run("text/plain", func(t *testing.T) {
 		r := httptest.NewRequest(http.MethodPost, "/oauth/register", strings.NewReader(`{"redirect_uris":["https://client.example/cb"]}`))
@@ -1707,24 +1727,25 @@ func TestServer_TokenInvalidClientChallenge(t *testing.T) {
 func TestServer_RegistrationRedirectHosts(t *testing.T) {
 	t.Parallel()
 	f := MustOpenServer(t, func(c *Config) { c.RedirectHosts = []string{"claude.ai"} })
-	for _, tc := range []struct {
-		uri    string
-		status int
-	}{
-		{"https://evil.example/cb", 400},
-		{"https://claude.com/api/mcp/auth_callback", 400},
-		{"https://claude.ai.evil.example/cb", 400},
-		{"https://claude.ai/api/mcp/auth_callback", 201},
-		{"https://claude.ai:443/api/mcp/auth_callback", 201},
-		{"http://localhost:33418/callback", 201},
-		{"cursor://anysphere.cursor-mcp/oauth/callback", 201},
-	} {
-		w := f.registerRaw(`{"redirect_uris":["`+tc.uri+`"]}`, "")
-		m := f.oauthJSON(t, w)
-		if w.Code != tc.status || tc.status == 400 && m["error"] != policy.CodeInvalidRedirectURI {
-			t.Errorf("%s: %d %s, want %d", tc.uri, w.Code, w.Body, tc.status)
-		}
+	register := func(uri string) scenario {
+		return scenario{Name: uri, Method: http.MethodPost, URL: "/oauth/register", Body: `{"redirect_uris":["` + uri + `"]}`,
+			Request: fromNewAddress, WantHeaders: jsonHeaders}
 	}
+	accepted := func(uri string) scenario { sc := register(uri); sc.WantStatus = http.StatusCreated; return sc }
+	refused := func(uri string) scenario {
+		sc := register(uri)
+		sc.WantStatus, sc.WantBody = http.StatusBadRequest, []string{oauthError(policy.CodeInvalidRedirectURI)}
+		return sc
+	}
+	scenarios.RunOn(t, f, []scenario{
+		refused("https://evil.example/cb"),
+		refused("https://claude.com/api/mcp/auth_callback"),
+		refused("https://claude.ai.evil.example/cb"),
+		accepted("https://claude.ai/api/mcp/auth_callback"),
+		accepted("https://claude.ai:443/api/mcp/auth_callback"),
+		accepted("http://localhost:33418/callback"),
+		accepted("cursor://anysphere.cursor-mcp/oauth/callback"),
+	})
 }
 
 // countingResolver answers every host with addr and counts the lookups.
@@ -2008,49 +2029,38 @@ func TestServer_TokenResponse(t *testing.T) {
 	}
 	rt := m["refresh_token"].(string)
 
-	basic := func(user, pass string) func(*http.Request) {
-		return func(r *http.Request) { r.SetBasicAuth(user, pass) }
+	basic := func(user, pass string) func(*fixture, *http.Request) {
+		return func(_ *fixture, r *http.Request) { r.SetBasicAuth(user, pass) }
 	}
-	for _, tc := range []struct {
-		name   string
-		method string
-		ctype  string
-		body   string
-		adjust func(*http.Request)
-		status int
-		code   string
-	}{
-		{"unknown client", "POST", "", "grant_type=refresh_token&refresh_token=" + rt + "&client_id=cl_unknown", nil, 401, policy.CodeInvalidClient},
-		{"unknown client in Basic", "POST", "", "grant_type=refresh_token&refresh_token=" + rt, basic("cl_unknown", ""), 401, policy.CodeInvalidClient},
-		{"different clients in body and Basic", "POST", "", "grant_type=refresh_token&refresh_token=" + rt + "&client_id=" + a.client, basic("cl_other", ""), 400, policy.CodeInvalidRequest},
-		{"no client", "POST", "", "grant_type=refresh_token&refresh_token=" + rt, nil, 400, policy.CodeInvalidRequest},
-		{"no grant_type", "POST", "", "refresh_token=" + rt + "&client_id=" + a.client, nil, 400, policy.CodeInvalidRequest},
-		{"no code", "POST", "", "grant_type=authorization_code&code_verifier=" + a.verifier + "&client_id=" + a.client, nil, 400, policy.CodeInvalidRequest},
-		{"no refresh_token", "POST", "", "grant_type=refresh_token&client_id=" + a.client, nil, 400, policy.CodeInvalidRequest},
-		{"JSON body", "POST", "application/json", `{"grant_type":"refresh_token"}`, nil, 400, policy.CodeInvalidRequest},
-		{"no Content-Type", "POST", "-", "grant_type=refresh_token", nil, 400, policy.CodeInvalidRequest},
-		{"too large", "POST", "", "grant_type=refresh_token&x=" + strings.Repeat("a", 16<<10), nil, 400, policy.CodeInvalidRequest},
-		{"GET", "GET", "", "", nil, 405, policy.CodeInvalidRequest},
-		{"query string", "GET", "", "", func(r *http.Request) {
+	// tokenError sends body to /oauth/token as ctype ("": a form, "-": none) and wants the OAuth
+	// error code with status.
+	tokenError := func(name, method, ctype, body string, adjust func(*fixture, *http.Request), status int, code string) scenario {
+		switch ctype {
+		case "":
+			ctype = "application/x-www-form-urlencoded"
+		case "-":
+			ctype = ""
+		}
+		return scenario{Name: name, Method: method, URL: "/oauth/token", Body: body,
+			Headers: map[string]string{"Content-Type": ctype}, Request: adjust,
+			WantStatus: status, WantBody: []string{oauthError(code)}, WantNoBody: []string{"access_token"}, WantHeaders: jsonHeaders}
+	}
+	scenarios.RunOn(t, f, []scenario{
+		tokenError("unknown client", "POST", "", "grant_type=refresh_token&refresh_token="+rt+"&client_id=cl_unknown", nil, 401, policy.CodeInvalidClient),
+		tokenError("unknown client in Basic", "POST", "", "grant_type=refresh_token&refresh_token="+rt, basic("cl_unknown", ""), 401, policy.CodeInvalidClient),
+		tokenError("different clients in body and Basic", "POST", "", "grant_type=refresh_token&refresh_token="+rt+"&client_id="+a.client, basic("cl_other", ""), 400, policy.CodeInvalidRequest),
+		tokenError("no client", "POST", "", "grant_type=refresh_token&refresh_token="+rt, nil, 400, policy.CodeInvalidRequest),
+		tokenError("no grant_type", "POST", "", "refresh_token="+rt+"&client_id="+a.client, nil, 400, policy.CodeInvalidRequest),
+		tokenError("no code", "POST", "", "grant_type=authorization_code&code_verifier="+a.verifier+"&client_id="+a.client, nil, 400, policy.CodeInvalidRequest),
+		tokenError("no refresh_token", "POST", "", "grant_type=refresh_token&client_id="+a.client, nil, 400, policy.CodeInvalidRequest),
+		tokenError("JSON body", "POST", "application/json", `{"grant_type":"refresh_token"}`, nil, 400, policy.CodeInvalidRequest),
+		tokenError("no Content-Type", "POST", "-", "grant_type=refresh_token", nil, 400, policy.CodeInvalidRequest),
+		tokenError("too large", "POST", "", "grant_type=refresh_token&x="+strings.Repeat("a", 16<<10), nil, 400, policy.CodeInvalidRequest),
+		tokenError("GET", "GET", "", "", nil, 405, policy.CodeInvalidRequest),
+		tokenError("query string", "GET", "", "", func(_ *fixture, r *http.Request) {
 			r.URL.RawQuery = "grant_type=refresh_token&refresh_token=" + rt + "&client_id=" + a.client
-		}, 405, policy.CodeInvalidRequest},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := httptest.NewRequest(tc.method, "/oauth/token", strings.NewReader(tc.body))
-			switch tc.ctype {
-			case "":
-				r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			case "-":
-			default:
-				r.Header.Set("Content-Type", tc.ctype)
-			}
-			if tc.adjust != nil {
-				tc.adjust(r)
-			}
-			w := f.serve(r)
-			wantError(t, w.Code, f.oauthJSON(t, w), tc.status, tc.code)
-		})
-	}
+		}, 405, policy.CodeInvalidRequest),
+	})
 	// Basic with our client and an empty secret is how some libraries send a public client.
 	r := httptest.NewRequest(http.MethodPost, "/oauth/token", strings.NewReader("grant_type=refresh_token&refresh_token="+rt))
 	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")

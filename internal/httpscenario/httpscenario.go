@@ -78,6 +78,15 @@ func (r Runner[C, F]) runOne(t *testing.T, sc Scenario[C, F]) {
 	r.serve(t, r.Open(t, opts...), sc)
 }
 
+// RunOn runs each scenario as a subtest on the fixture f, which they share with the test around
+// them (a client it registered, a token it holds), in order.
+func (r Runner[C, F]) RunOn(t *testing.T, f F, scenarios []Scenario[C, F]) {
+	t.Helper()
+	for _, sc := range scenarios {
+		t.Run(sc.Name, func(t *testing.T) { r.Test(t, f, sc) })
+	}
+}
+
 // Test serves sc on the fixture f, which it shares with the test around it, checks the answer and
 // returns it. sc.Config must be nil: f is already open.
 func (r Runner[C, F]) Test(t *testing.T, f F, sc Scenario[C, F]) *httptest.ResponseRecorder {
