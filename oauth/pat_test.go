@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ownsona/ownsona/kv"
@@ -19,16 +20,16 @@ import (
 	"github.com/ownsona/ownsona/oauth/token"
 )
 
-// MustOpenPATs opens the PAT store of a new database file with a fake clock.
-func MustOpenPATs(tb testing.TB) (*PATs, *kv.DB, *fakeClock) {
+// MustOpenPATs opens the PAT store of a new database file. Its clock is time.Now: in a synctest
+// bubble, 2000-01-01 00:00 UTC until the test sleeps.
+func MustOpenPATs(tb testing.TB) (*PATs, *kv.DB) {
 	tb.Helper()
 	db := kvtest.Open(tb)
-	clock := newFakeClock()
-	p, err := OpenPATs(db, clock.Now)
+	p, err := OpenPATs(db, time.Now)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return p, db, clock
+	return p, db
 }
 
 // MustCreatePAT creates a PAT that never expires with the default scopes.
@@ -43,8 +44,10 @@ func MustCreatePAT(tb testing.TB, p *PATs, name string) (string, *PAT) {
 
 func TestPATs_Create(t *testing.T) {
 	t.Parallel()
-	p, _, clock := MustOpenPATs(t)
+	p, _ := MustOpenPATs(t)
+	before := time.Now()
 	tok, rec, err := p.Create("backup-script", []string{policy.ScopeRead}, 0)
+	after := time.Now()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +59,7 @@ func TestPATs_Create(t *testing.T) {
 	if !strings.HasPrefix(rec.ID, PATIDPrefix) || len(rec.ID) != len(PATIDPrefix)+18 || strings.Contains(tok, rec.ID[len(PATIDPrefix):]) {
 		t.Errorf("id %q", rec.ID)
 	}
-	if rec.Name != "backup-script" || !slices.Equal(rec.Scope, []string{policy.ScopeRead}) || !rec.CreatedAt.Equal(clock.Now()) ||
+	if rec.Name != "backup-script" || !slices.Equal(rec.Scope, []string{policy.ScopeRead}) || rec.CreatedAt.Before(before) || rec.CreatedAt.After(after) ||
 		rec.ExpiresAt != nil || rec.LastUsedAt != nil || rec.Hash != hex.EncodeToString(sum[:]) {
 		t.Errorf("record %+v", rec)
 	}
@@ -116,7 +119,7 @@ func TestPATs_Create(t *testing.T) {
 // matches (it fails closed). The command line passes ParseScope's result and is not affected.
 func TestPATs_CreateScopeEntries(t *testing.T) {
 	t.Parallel()
-	p, _, _ := MustOpenPATs(t)
+	p, _ := MustOpenPATs(t)
 	for i, scope := range [][]string{{""}, {" "}, {"memories:read memories:write"}} {
 		if _, _, err := p.Create("entry-"+string(rune('a'+i)), scope, 0); err == nil {
 			t.Errorf("scope %q accepted", scope)
@@ -129,7 +132,7 @@ func TestPATs_CreateScopeEntries(t *testing.T) {
 // no longer find the token to revoke it.)
 func TestPATs_CreateInvalidUTF8(t *testing.T) {
 	t.Parallel()
-	p, _, _ := MustOpenPATs(t)
+	p, _ := MustOpenPATs(t)
 	for _, name := range []string{"a\xffb", "\xc3", "ok\xed\xa0\x80"} { // a stray byte, a cut sequence, a surrogate
 		if _, _, err := p.Create(name, policy.DefaultScopes, 0); err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
 			t.Errorf("Create(%q) = %v, want the error that the name is not valid UTF-8", name, err)
@@ -148,7 +151,7 @@ func TestPATs_CreateInvalidUTF8(t *testing.T) {
 // SHA-256 is stored.
 func TestPATs_StoredAsHash(t *testing.T) {
 	t.Parallel()
-	p, db, _ := MustOpenPATs(t)
+	p, db := MustOpenPATs(t)
 	tok, rec := MustCreatePAT(t, p, "hashed")
 	sum := sha256.Sum256([]byte(tok))
 	err := db.View(func(tx *kv.Tx) error {
@@ -181,7 +184,7 @@ func TestPATs_StoredAsHash(t *testing.T) {
 
 func TestPATs_Lookup(t *testing.T) {
 	t.Parallel()
-	p, _, _ := MustOpenPATs(t)
+	p, _ := MustOpenPATs(t)
 	tok, rec := MustCreatePAT(t, p, "lookup")
 	got, err := p.Lookup(tok)
 	if err != nil || got.ID != rec.ID || got.Name != "lookup" {
@@ -200,35 +203,37 @@ func TestPATs_Lookup(t *testing.T) {
 
 func TestPATs_Expiry(t *testing.T) {
 	t.Parallel()
-	p, _, clock := MustOpenPATs(t)
-	tok, rec, err := p.Create("expiring", policy.DefaultScopes, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rec.ExpiresAt == nil || !rec.ExpiresAt.Equal(clock.Now().Add(time.Hour)) {
-		t.Fatalf("ExpiresAt = %v", rec.ExpiresAt)
-	}
-	forever, _, err := p.Create("forever", policy.DefaultScopes, -time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock.Add(time.Hour - time.Second)
-	if _, err := p.Lookup(tok); err != nil {
-		t.Errorf("a second before expiry: %v", err)
-	}
-	clock.Add(time.Second)
-	if _, err := p.Lookup(tok); !errors.Is(err, ErrPATNotFound) {
-		t.Errorf("at expiry: %v, want ErrPATNotFound", err)
-	}
-	clock.Add(10 * 365 * 24 * time.Hour)
-	if _, err := p.Lookup(forever); err != nil {
-		t.Errorf("a PAT without expiry after ten years: %v", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := MustOpenPATs(t)
+		tok, rec, err := p.Create("expiring", policy.DefaultScopes, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.ExpiresAt == nil || !rec.ExpiresAt.Equal(time.Now().Add(time.Hour)) {
+			t.Fatalf("ExpiresAt = %v", rec.ExpiresAt)
+		}
+		forever, _, err := p.Create("forever", policy.DefaultScopes, -time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Hour - time.Second)
+		if _, err := p.Lookup(tok); err != nil {
+			t.Errorf("a second before expiry: %v", err)
+		}
+		time.Sleep(time.Second)
+		if _, err := p.Lookup(tok); !errors.Is(err, ErrPATNotFound) {
+			t.Errorf("at expiry: %v, want ErrPATNotFound", err)
+		}
+		time.Sleep(10 * 365 * 24 * time.Hour)
+		if _, err := p.Lookup(forever); err != nil {
+			t.Errorf("a PAT without expiry after ten years: %v", err)
+		}
+	})
 }
 
 func TestPATs_Revoke(t *testing.T) {
 	t.Parallel()
-	p, db, _ := MustOpenPATs(t)
+	p, db := MustOpenPATs(t)
 	byID, recID := MustCreatePAT(t, p, "by-id")
 	byName, _ := MustCreatePAT(t, p, "by-name")
 	kept, _ := MustCreatePAT(t, p, "kept")
@@ -270,71 +275,75 @@ func TestPATs_Revoke(t *testing.T) {
 // TestPATs_LastUsed: a use is written back at most once a minute.
 func TestPATs_LastUsed(t *testing.T) {
 	t.Parallel()
-	p, _, clock := MustOpenPATs(t)
-	tok, _ := MustCreatePAT(t, p, "used")
-	t0 := clock.Now()
-	stored := func() *time.Time {
-		t.Helper()
-		list, err := p.List()
-		if err != nil || len(list) != 1 {
-			t.Fatalf("List = %v, %v", list, err)
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := MustOpenPATs(t)
+		tok, _ := MustCreatePAT(t, p, "used")
+		t0 := time.Now()
+		stored := func() *time.Time {
+			t.Helper()
+			list, err := p.List()
+			if err != nil || len(list) != 1 {
+				t.Fatalf("List = %v, %v", list, err)
+			}
+			return list[0].LastUsedAt
 		}
-		return list[0].LastUsedAt
-	}
-	if stored() != nil {
-		t.Fatal("LastUsedAt set before any use")
-	}
-	for _, step := range []struct {
-		after time.Duration
-		want  time.Duration // since t0
-	}{
-		{0, 0},
-		{30 * time.Second, 0},
-		{29 * time.Second, 0},
-		{time.Second, time.Minute},
-		{59 * time.Second, time.Minute},
-		{time.Hour, time.Hour + 2*time.Minute - time.Second},
-	} {
-		clock.Add(step.after)
-		got, err := p.Lookup(tok)
-		if err != nil {
-			t.Fatal(err)
+		if stored() != nil {
+			t.Fatal("LastUsedAt set before any use")
 		}
-		last := stored()
-		if last == nil || !last.Equal(t0.Add(step.want)) || !got.LastUsedAt.Equal(*last) {
-			t.Errorf("at %s: stored last use %v (returned %v), want %s", clock.Now().Sub(t0), last, got.LastUsedAt, step.want)
+		for _, step := range []struct {
+			after time.Duration
+			want  time.Duration // since t0
+		}{
+			{0, 0},
+			{30 * time.Second, 0},
+			{29 * time.Second, 0},
+			{time.Second, time.Minute},
+			{59 * time.Second, time.Minute},
+			{time.Hour, time.Hour + 2*time.Minute - time.Second},
+		} {
+			time.Sleep(step.after)
+			got, err := p.Lookup(tok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := stored()
+			if last == nil || !last.Equal(t0.Add(step.want)) || !got.LastUsedAt.Equal(*last) {
+				t.Errorf("at %s: stored last use %v (returned %v), want %s", time.Now().Sub(t0), last, got.LastUsedAt, step.want)
+			}
 		}
-	}
+	})
 }
 
 // TestPATs_NoCollisions: 100 PATs have distinct tokens, ids and hashes, and each finds itself.
 func TestPATs_NoCollisions(t *testing.T) {
 	t.Parallel()
-	p, _, clock := MustOpenPATs(t)
-	toks, ids, hashes := map[string]bool{}, map[string]bool{}, map[string]bool{}
-	var all []string
-	for i := range 100 {
-		tok, rec := MustCreatePAT(t, p, "pat-"+strings.Repeat("x", i%5)+string(rune('A'+i%26))+string(rune('a'+i/26)))
-		if toks[tok] || ids[rec.ID] || hashes[rec.Hash] {
-			t.Fatalf("collision at %d", i)
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := MustOpenPATs(t)
+		toks, ids, hashes := map[string]bool{}, map[string]bool{}, map[string]bool{}
+		var all []string
+		for i := range 100 {
+			tok, rec := MustCreatePAT(t, p, "pat-"+strings.Repeat("x", i%5)+string(rune('A'+i%26))+string(rune('a'+i/26)))
+			if toks[tok] || ids[rec.ID] || hashes[rec.Hash] {
+				t.Fatalf("collision at %d", i)
+			}
+			toks[tok], ids[rec.ID], hashes[rec.Hash] = true, true, true
+			all = append(all, tok)
+			time.Sleep(time.Second)
 		}
-		toks[tok], ids[rec.ID], hashes[rec.Hash] = true, true, true
-		all = append(all, tok)
-		clock.Add(time.Second)
-	}
-	for _, tok := range all {
-		rec, err := p.Lookup(tok)
-		if err != nil || token.HashToken(tok) != [32]byte(must(hex.DecodeString(rec.Hash))) {
-			t.Fatalf("Lookup: %v, %v", rec, err)
+		for _, tok := range all {
+			rec, err := p.Lookup(tok)
+			if err != nil || token.HashToken(tok) != [32]byte(must(hex.DecodeString(rec.Hash))) {
+				t.Fatalf("Lookup: %v, %v", rec, err)
+			}
 		}
-	}
-	list, err := p.List()
-	if err != nil || len(list) != 100 {
-		t.Fatalf("List: %d, %v", len(list), err)
-	}
-	if !slices.IsSortedFunc(list, func(a, b *PAT) int { return a.CreatedAt.Compare(b.CreatedAt) }) {
-		t.Errorf("List is not oldest first")
-	}
+		list, err := p.List()
+		if err != nil || len(list) != 100 {
+			t.Fatalf("List: %d, %v", len(list), err)
+		}
+		if !slices.IsSortedFunc(list, func(a, b *PAT) int { return a.CreatedAt.Compare(b.CreatedAt) }) {
+			t.Errorf("List is not oldest first")
+		}
+	})
 }
 
 func must[T any](v T, err error) T {
@@ -344,36 +353,39 @@ func must[T any](v T, err error) T {
 	return v
 }
 
-// TestPATs_Authenticate: a PAT is a bearer token at /mcp until it is revoked or expires.
+// TestPATs_Authenticate: a PAT is a bearer token at /mcp until it is revoked or expires; in a
+// synctest bubble, where the hour to its expiry passes at once.
 func TestPATs_Authenticate(t *testing.T) {
 	t.Parallel()
-	f := MustOpenServer(t)
-	tok, rec, err := f.s.PATs().Create("backup", []string{policy.ScopeRead}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.keep(tok)
-	p := f.wantAuthorized(t, tok)
-	if p.Kind != "pat" || p.ClientID != rec.ID || p.Name != "pat:backup" || !slices.Equal(p.Scope, []string{policy.ScopeRead}) ||
-		p.GrantID != "" || !p.Can(policy.ScopeRead) || p.Can(policy.ScopeWrite) {
-		t.Errorf("principal %+v", p)
-	}
-	f.clock.Add(time.Hour)
-	f.wantRefused(t, tok)
+	synctest.Test(t, func(t *testing.T) {
+		f := MustOpenServer(t, realTime)
+		tok, rec, err := f.s.PATs().Create("backup", []string{policy.ScopeRead}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.keep(tok)
+		p := f.wantAuthorized(t, tok)
+		if p.Kind != "pat" || p.ClientID != rec.ID || p.Name != "pat:backup" || !slices.Equal(p.Scope, []string{policy.ScopeRead}) ||
+			p.GrantID != "" || !p.Can(policy.ScopeRead) || p.Can(policy.ScopeWrite) {
+			t.Errorf("principal %+v", p)
+		}
+		time.Sleep(time.Hour)
+		f.wantRefused(t, tok)
 
-	tok2, _, err := f.s.PATs().Create("script", policy.DefaultScopes, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.keep(tok2)
-	f.wantAuthorized(t, tok2)
-	if _, err := f.s.PATs().Revoke("script"); err != nil {
-		t.Fatal(err)
-	}
-	f.wantRefused(t, tok2)
-	if w := f.mcp(tok2[:len(tok2)-1]); w.Code != http.StatusUnauthorized {
-		t.Errorf("a truncated PAT: %d", w.Code)
-	}
+		tok2, _, err := f.s.PATs().Create("script", policy.DefaultScopes, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.keep(tok2)
+		f.wantAuthorized(t, tok2)
+		if _, err := f.s.PATs().Revoke("script"); err != nil {
+			t.Fatal(err)
+		}
+		f.wantRefused(t, tok2)
+		if w := f.mcp(tok2[:len(tok2)-1]); w.Code != http.StatusUnauthorized {
+			t.Errorf("a truncated PAT: %d", w.Code)
+		}
+	})
 }
 
 // TestPATs_RevokeEndpoint: whoever holds a personal access token can end it at the RFC 7009

@@ -85,6 +85,10 @@ func (c *fakeClock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
+// realTime runs the server on the real time functions: in a synctest bubble, on the bubble's
+// clock (2000-01-01 00:00 UTC until the test sleeps).
+func realTime(c *Config) { c.Now = nil }
+
 // syncBuffer is a log sink that many goroutines may write.
 type syncBuffer struct {
 	mu sync.Mutex
@@ -1118,7 +1122,6 @@ func (f *fixture) mustRefreshFrom(tb testing.TB, ip, client, rt string) tokens {
 func TestServer_RefreshGraceWindow(t *testing.T) {
 	t.Parallel()
 	const ipA, ipB = "203.0.113.10", "198.51.100.20"
-	realTime := func(c *Config) { c.Now = nil }
 	t.Run("replays at 0 s, 10 s and 50 s from another address", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			f := MustOpenServer(t, realTime)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ownsona/ownsona/oauth/policy"
@@ -781,23 +782,25 @@ func TestNewFetcher_config(t *testing.T) {
 	}
 }
 
+// TestFetcher_store_bounded runs in a synctest bubble: the hour it waits passes at once.
 func TestFetcher_store_bounded(t *testing.T) {
-	c := &clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-	f, err := NewFetcher(Config{Now: c.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range maxCacheEntries + 10 {
-		f.store(&Document{ClientID: fmt.Sprintf("https://claude.ai/%d", i), ExpiresAt: c.Now().Add(time.Hour)})
-	}
-	if got := len(f.cache); got != maxCacheEntries {
-		t.Errorf("cache holds %d, want %d", got, maxCacheEntries)
-	}
-	if f.cached(fmt.Sprintf("https://claude.ai/%d", maxCacheEntries+9)) == nil {
-		t.Error("the newest entry was evicted")
-	}
-	c.Add(time.Hour)
-	if f.cached("https://claude.ai/1030") != nil {
-		t.Error("an expired entry was returned")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		f, err := NewFetcher(Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range maxCacheEntries + 10 {
+			f.store(&Document{ClientID: fmt.Sprintf("https://claude.ai/%d", i), ExpiresAt: time.Now().Add(time.Hour)})
+		}
+		if got := len(f.cache); got != maxCacheEntries {
+			t.Errorf("cache holds %d, want %d", got, maxCacheEntries)
+		}
+		if f.cached(fmt.Sprintf("https://claude.ai/%d", maxCacheEntries+9)) == nil {
+			t.Error("the newest entry was evicted")
+		}
+		time.Sleep(time.Hour)
+		if f.cached("https://claude.ai/1030") != nil {
+			t.Error("an expired entry was returned")
+		}
+	})
 }
