@@ -31,7 +31,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	now := f.clock.Now()
+	now := time.Now()
 	at, err := f.s.Keys().Mint(token.Claims{Issuer: f.s.ep.Issuer, Subject: "owner", Audience: f.s.ep.Resource,
 		ClientID: g.ID, Scope: t.Scope, GrantID: t.GrantID, IssuedAt: now, Expiry: now.Add(time.Hour)})
 	if err != nil {

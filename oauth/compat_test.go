@@ -7,13 +7,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/ownsona/ownsona/oauth/policy"
 )
 
 // TestServer_Compat is the komcp compatibility mode of issue 27, item 7, through the real
 // endpoints: each scenario runs with the mode off (the default surface, unchanged) and on
-// (switched at run time with SetCompat), for clients written for KOmcp (seed 003).
+// (switched at run time with SetCompat), for clients written for KOmcp (seed 003); each in a
+// synctest bubble, where the owner's consent delay passes at once.
 func TestServer_Compat(t *testing.T) {
 	t.Parallel()
 	komcp := "mcp:tools:read mcp:tools:execute kura:notes:search"
@@ -121,29 +123,33 @@ func TestServer_Compat(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				f := MustOpenServer(t)
-				f.s.SetCompat(Compat{KOmcp: on})
-				if got := f.s.Compat(); got.KOmcp != on {
-					t.Fatalf("Compat() = %+v", got)
-				}
-				sc.run(t, f, on)
+				synctest.Test(t, func(t *testing.T) {
+					f := MustOpenServer(t)
+					f.s.SetCompat(Compat{KOmcp: on})
+					if got := f.s.Compat(); got.KOmcp != on {
+						t.Fatalf("Compat() = %+v", got)
+					}
+					sc.run(t, f, on)
+				})
 			})
 		}
 	}
 	t.Run("switched off again, the default surface is back", func(t *testing.T) {
 		t.Parallel()
-		f := MustOpenServer(t, func(c *Config) { c.Compat = Compat{KOmcp: true} })
-		before := getJSON(t, MustOpenServer(t), "/.well-known/oauth-protected-resource")
-		if scopesOf(getJSON(t, f, "/.well-known/oauth-protected-resource")) == scopesOf(before) {
-			t.Fatal("Config.Compat did not switch the mode on at start")
-		}
-		f.s.SetCompat(Compat{})
-		after := getJSON(t, f, "/.well-known/oauth-protected-resource")
-		if scopesOf(after) != scopesOf(before) {
-			t.Errorf("scopes_supported = %s after switching off, want %s", scopesOf(after), scopesOf(before))
-		}
-		a := f.MustAuthorize(t)
-		status, body := f.exchange(t, a, "resource", testPublicURL)
-		wantError(t, status, body, http.StatusBadRequest, policy.CodeInvalidTarget)
+		synctest.Test(t, func(t *testing.T) {
+			f := MustOpenServer(t, func(c *Config) { c.Compat = Compat{KOmcp: true} })
+			before := getJSON(t, MustOpenServer(t), "/.well-known/oauth-protected-resource")
+			if scopesOf(getJSON(t, f, "/.well-known/oauth-protected-resource")) == scopesOf(before) {
+				t.Fatal("Config.Compat did not switch the mode on at start")
+			}
+			f.s.SetCompat(Compat{})
+			after := getJSON(t, f, "/.well-known/oauth-protected-resource")
+			if scopesOf(after) != scopesOf(before) {
+				t.Errorf("scopes_supported = %s after switching off, want %s", scopesOf(after), scopesOf(before))
+			}
+			a := f.MustAuthorize(t)
+			status, body := f.exchange(t, a, "resource", testPublicURL)
+			wantError(t, status, body, http.StatusBadRequest, policy.CodeInvalidTarget)
+		})
 	})
 }

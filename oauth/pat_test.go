@@ -358,7 +358,7 @@ func must[T any](v T, err error) T {
 func TestPATs_Authenticate(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		f := MustOpenServer(t, realTime)
+		f := MustOpenServer(t)
 		tok, rec, err := f.s.PATs().Create("backup", []string{policy.ScopeRead}, time.Hour)
 		if err != nil {
 			t.Fatal(err)
