@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 )
@@ -25,12 +24,15 @@ func TestStore_windowLocked(t *testing.T) {
 		}
 	}
 	base := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
-	var lines []string
+	im := s.NewImport(ctx, ImportConfig{})
 	for i, d := range []int{40, 3, 17, 3, 0, 25} { // out of order, one day twice
-		lines = append(lines, fmt.Sprintf(`{"text":"imported note %d from day %d about the garden","created_at":%q}`, i, d, base.AddDate(0, 0, d).Format(time.RFC3339)))
+		rec := &ImportRecord{Memory: Memory{Text: fmt.Sprintf("imported note %d from day %d about the garden", i, d), CreatedAt: base.AddDate(0, 0, d)}}
+		if err := im.Add(ImportPos{Line: i + 1}, []*ImportRecord{rec}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, err := s.ImportFrom(ctx, strings.NewReader(strings.Join(lines, "\n")), ImportOptions{}); err != nil {
-		t.Fatal(err)
+	if st, err := im.Finish(); err != nil || st.Imported != 6 {
+		t.Fatalf("import: %+v, %v", st, err)
 	}
 	if err := s.Delete(6); err != nil { // the memory of day 40
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,8 +11,9 @@ import (
 	"github.com/ownsona/ownsona/kv"
 )
 
-// exportFormat names the JSON Lines export; its version changes when a line's shape does.
-const exportFormat, exportVersion = "ownsona-export", 1
+// ExportFormat names the JSON Lines export (its header's "format"); exportVersion changes when
+// a line's shape does.
+const ExportFormat, exportVersion = "ownsona-export", 1
 
 // exportHeader is the first line of an export.
 type exportHeader struct {
@@ -50,7 +52,7 @@ func Export(db *kv.DB, w io.Writer, includeDeleted bool, now time.Time) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(exportHeader{Format: exportFormat, Version: exportVersion, ExportedAt: now.UTC(), Count: len(mems)}); err != nil {
+	if err := enc.Encode(exportHeader{Format: ExportFormat, Version: exportVersion, ExportedAt: now.UTC(), Count: len(mems)}); err != nil {
 		return err
 	}
 	for _, m := range mems {
@@ -64,4 +66,16 @@ func Export(db *kv.DB, w io.Writer, includeDeleted bool, now time.Time) error {
 // Export writes the store's file as the package's Export does, at the store's time.
 func (s *Store) Export(w io.Writer, includeDeleted bool) error {
 	return Export(s.db, w, includeDeleted, s.now())
+}
+
+// ParseExported reads one memory as Export writes it (a line after the header; an item of the
+// export_memories tool's output): the fields of Memory, no other. Its ids are the source's.
+func ParseExported(b []byte) (Memory, error) {
+	var m Memory
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return Memory{}, err
+	}
+	return m, nil
 }

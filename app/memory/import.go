@@ -1,45 +1,24 @@
 package memory
 
-// Import: memories from ownsona's export and from the files of other memory servers (the
-// formats are in import_formats.go and import_text.go), streamed into the store in batches.
+// Import: the domain's side of an import. An importer (app/importers) reads memories from a
+// file, ownsona's export or another server's, and hands them to an Import as ImportRecords;
+// the Import checks each as remember does, skips what is stored already, stores the rest in
+// batches and restores the links between them at the end.
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"io"
 	"time"
 )
 
 // importBatch is how many memories one transaction stores.
 const importBatch = 200
 
-// Bounds of one import (SECURITY.md UP-01): no input, however small, makes an import hold more
-// than a few units of the input in memory, expand without end, or run for ever.
-const (
-	// DefaultMaxExpanded is what a compressed input may expand to when ImportOptions.MaxExpanded
-	// is zero: every layer together (a zip's member and the gzip inside it).
-	DefaultMaxExpanded = 1 << 30
-	// MaxExpandedCeiling is the most ImportOptions.MaxExpanded may be; more is this.
-	MaxExpandedCeiling = 4 << 30
-	// DefaultMaxImportItems is how many items (lines of JSON Lines, elements of a JSON list,
-	// paragraphs and list items of Markdown, imported or not) one import reads when
-	// ImportOptions.MaxItems is zero.
-	DefaultMaxImportItems = 1_000_000
-	// MaxItemBytes is the most bytes one JSON item (a line of JSON Lines, an element of a
-	// JSON document's list, any other value of the document) may take, or 8 bytes per
-	// character of Config.MaxTextChars when that is more: a JSON item is buffered whole before
-	// it is read, so a larger one stops the import (a longer line of JSON Lines is skipped
-	// and reported). A paragraph or list item of Markdown is refused past 4 bytes per
-	// character of the text limit (and 4 KiB for spaces), without being buffered.
-	MaxItemBytes = 4 << 20
-)
-
 // ImportStats is what an import did.
 type ImportStats struct {
-	Format   string // the format read: one of ImportFormats
+	Format   string // the format read (ImportConfig.Format)
 	Read     int    // memories read from the input
 	Imported int    // stored
 	Skipped  int    // already stored (a re-import adds nothing twice)
@@ -67,48 +46,75 @@ func (e ImportError) String() string {
 	return fmt.Sprintf("line %d: %s", e.Line, e.Error)
 }
 
-// ImportOptions tune ImportFrom.
-type ImportOptions struct {
-	// Format is the input's format (ImportFormats, or an alias ParseImportFormat takes). If
-	// empty, it is detected from the content (DetectImportFormat).
+// ImportPos is where an item sits in the input: its line (from 1), or its index (from 1) in a
+// document; the other is zero.
+type ImportPos struct{ Line, Item int }
+
+// ImportRecord is one memory an importer read. Its fields are the memory's as the source has
+// them; those it lacks are filled as an import fills them (the creation time, and importance,
+// are the import's; the times after it the creation time; source and capture mode "import").
+// ID, ReplacedByID, Supersedes and SupersededBy are in the source's ids (0 and nil: none): the
+// import gives the memory an id of the store and points the links at the memories they
+// name once those are stored too.
+type ImportRecord struct {
+	Memory
+	// TextOnly marks a record without times of its own: it is stored already when the same
+	// text is. Otherwise the same text written at the same time is.
+	TextOnly bool
+}
+
+// ImportConfig is what NewImport needs besides the store.
+type ImportConfig struct {
+	// Format names the input's format, for ImportStats.Format.
 	Format string
-	// Client, when set, is the source_client of every imported memory: the principal that
-	// uploaded the file. If empty, ownsona records keep theirs and others get "import".
-	Client string
 	// Progress is told the counts so far after each stored batch and every few hundred
-	// items read, from the importing goroutine. Optional.
+	// items, from the importing goroutine. Optional.
 	Progress func(ImportStats)
 	// OnError is told of each line or item not imported, in input order. Optional.
 	OnError func(ImportError)
-	// MaxExpanded caps what a compressed input expands to, all layers together; past it the
-	// import stops with a *LimitError naming MaxExpandedLimit. If zero or negative,
-	// DefaultMaxExpanded; never more than MaxExpandedCeiling.
-	MaxExpanded int64
-	// MaxExpandedLimit names the setting MaxExpanded follows in the error past it (uploads:
-	// "max-upload-mb"). If empty, "import-expanded".
-	MaxExpandedLimit string
-	// MaxItems caps the items one import reads (see DefaultMaxImportItems); past it the import
-	// stops with a *LimitError. If zero or negative, DefaultMaxImportItems.
-	MaxItems int
-	// MaxDuration caps how long one import runs, by the store's clock (Config.Now), checked
-	// every few hundred lines; past it the import stops with a *LimitError. If zero, no cap.
+	// MaxDuration caps how long the import runs, by the store's clock (Config.Now), checked
+	// by Tick; past it Tick returns a *LimitError. If zero, no cap.
 	MaxDuration time.Duration
 }
 
-// importLimits are an import's bounds with the defaults applied.
-func (o ImportOptions) limits() ImportOptions {
-	if o.MaxExpanded <= 0 {
-		o.MaxExpanded = DefaultMaxExpanded
-	}
-	o.MaxExpanded = min(o.MaxExpanded, MaxExpandedCeiling)
-	if o.MaxExpandedLimit == "" {
-		o.MaxExpandedLimit = "import-expanded"
-	}
-	if o.MaxItems <= 0 {
-		o.MaxItems = DefaultMaxImportItems
-	}
-	return o
+// Import is one import into the store, fed by an importer: Add for each item read, Bad for
+// each that could not be read, Tick for each line or element, then Finish (or Stop when the
+// input breaks off). It is not safe for concurrent use; the store's other callers go on
+// meanwhile.
+type Import struct {
+	s     *Store
+	ctx   context.Context
+	cfg   ImportConfig
+	st    ImportStats
+	seen  map[seenKey]uint64 // importKey or textKey → stored id (0: in this import, not stored yet)
+	newID map[uint64]uint64  // the source's id → ours
+	batch []*importRecord
+	links []*importRecord // stored records whose source named a replacement
+	items int             // items read since the last progress report
+	ticks int             // lines and elements read (Tick)
+	// deadline ends the import (cfg.MaxDuration), by the store's clock; zero: none.
+	deadline time.Time
 }
+
+// NewImport begins an import into s. What is stored already (the same text written at the
+// same time; for records without times, the same text) is skipped, and a source's link to it
+// follows it. ctx ends the import at the next Tick or batch.
+func (s *Store) NewImport(ctx context.Context, cfg ImportConfig) *Import {
+	im := &Import{s: s, ctx: ctx, cfg: cfg, st: ImportStats{Format: cfg.Format}, newID: map[uint64]uint64{}, seen: map[seenKey]uint64{}}
+	if cfg.MaxDuration > 0 {
+		im.deadline = s.now().Add(cfg.MaxDuration)
+	}
+	s.Each(Filter{IncludeDeleted: true}, func(m *Memory) bool {
+		im.seen[importKey(m)] = m.ID
+		im.seen[textKey(m.Text)] = m.ID
+		return true
+	})
+	return im
+}
+
+// MaxTextChars is the most characters a memory's text may have (Config.MaxTextChars): what
+// an importer may hold of one item is a few times that.
+func (s *Store) MaxTextChars() int { return s.maxText }
 
 // seenKey identifies a memory's text (and creation time) without holding the text: an import
 // remembers one for every stored memory.
@@ -141,111 +147,9 @@ type importRecord struct {
 	textOnly bool // a record without times of its own: the same text is the same memory
 }
 
-// itemPos is where an item sits in the input: its line, or its index in a document.
-type itemPos struct{ line, item int }
-
-// Import reads memories from r, in whichever format ImportFrom detects, and stores those not
-// stored yet. Each line or item not imported is written to log as "line N: why" (or "item N:
-// why"), and the progress of large inputs too. See ImportFrom.
-func (s *Store) Import(r io.Reader, log io.Writer) (ImportStats, error) {
-	return s.ImportFrom(context.Background(), r, ImportOptions{
-		OnError: func(e ImportError) { fmt.Fprintln(log, e.String()) },
-	})
-}
-
-// ImportFrom reads memories from r and stores those not stored yet. The formats are those of
-// ImportFormats: ownsona's export (JSON Lines with a header, see Export), the export_memories
-// tool's output, the knowledge graph of @modelcontextprotocol/server-memory,
-// mcp-memory-service's JSON export, Mem0's and OpenMemory's exports (JSON, JSON Lines, or
-// OpenMemory's zip), and Markdown or plain text; gzip-compressed input is read too.
-//
-// Each memory is checked as remember checks it (secret-looking text included); a line or
-// item that fails is reported to opt.OnError and skipped, never half stored, and the rest
-// goes in. Ownsona records keep every field (times, tombstones, expiry, source); ids are
-// re-assigned and replaced_by_id follows them. Records of other formats keep their creation
-// time where they have one. A memory with the same text and creation time (for records
-// without a time, the same text) is already stored and skipped. Memories are stored in
-// batches as they are read, each batch in one transaction that tells the OnChange hooks.
-// err is an input that cannot be read at all, a storage failure, or ctx ending; what was
-// stored before it stays.
-//
-// No input makes an import hold more than one unit of it at a time, each within what a memory
-// may be (MaxItemBytes for JSON, the text limit for Markdown), nor expand without end, nor run
-// for ever: compressed input expands to at most opt.MaxExpanded, every layer together; an
-// archive holds a gzip at most (OpenMemory's zip), never a zip; one import reads at most
-// opt.MaxItems items and runs at most opt.MaxDuration. Past a bound that can be read past (a
-// long line of JSON Lines, a long paragraph) the unit is reported and skipped; past the
-// others the import stops with a *LimitError (SECURITY.md UP-01).
-func (s *Store) ImportFrom(ctx context.Context, r io.Reader, opt ImportOptions) (ImportStats, error) {
-	format := ""
-	if opt.Format != "" {
-		f, err := ParseImportFormat(opt.Format)
-		if err != nil {
-			return ImportStats{}, err
-		}
-		format = f
-	}
-	opt = opt.limits()
-	im := &importer{s: s, ctx: ctx, opt: opt, newID: map[uint64]uint64{}, seen: map[seenKey]uint64{}}
-	if opt.MaxDuration > 0 {
-		im.deadline = s.now().Add(opt.MaxDuration)
-	}
-	// Idempotence: what is stored already (same text, same creation time) is skipped; its id
-	// still maps the source's, so replaced_by_id links to it.
-	s.Each(Filter{IncludeDeleted: true}, func(m *Memory) bool {
-		im.seen[importKey(m)] = m.ID
-		im.seen[textKey(m.Text)] = m.ID
-		return true
-	})
-	in, closeIn, err := unwrapInput(r, &expansion{left: opt.MaxExpanded, max: opt.MaxExpanded, limit: opt.MaxExpandedLimit}, 0)
-	if err != nil {
-		return im.st, err
-	}
-	defer closeIn()
-	br := bufio.NewReaderSize(in, 1<<20)
-	head, _ := br.Peek(1 << 20)
-	if format == "" {
-		if format, err = DetectImportFormat(head); err != nil {
-			return im.st, err
-		}
-	}
-	im.st.Format = format
-	if err := im.read(br, format, head); err != nil {
-		if ferr := im.flush(); ferr == nil {
-			im.report()
-		}
-		return im.st, err
-	}
-	if err := im.flush(); err != nil {
-		return im.st, err
-	}
-	if err := im.link(); err != nil {
-		return im.st, err
-	}
-	im.report()
-	return im.st, nil
-}
-
-// importer streams checked records into the store, a batch at a time.
-type importer struct {
-	s     *Store
-	ctx   context.Context
-	opt   ImportOptions
-	st    ImportStats
-	seen  map[seenKey]uint64 // importKey or textKey → stored id (0: in this import, not stored yet)
-	newID map[uint64]uint64  // the source's id → ours
-	batch []*importRecord
-	links []*importRecord // stored records whose source named a replacement
-	items int             // items read since the last progress report
-	units int             // items read in all, imported or not (opt.MaxItems)
-	ticks int             // lines and elements read (tick)
-	// deadline ends the import (opt.MaxDuration), by the store's clock; zero: none.
-	deadline time.Time
-}
-
-// tick is called for every line or element read: every few hundred it checks that the import
-// may go on (ctx, the deadline).
-func (im *importer) tick() error {
+// Tick is called for every line or element an importer reads: every few hundred it checks
+// that the import may go on (ctx, ImportConfig.MaxDuration).
+func (im *Import) Tick() error {
 	if im.ticks++; im.ticks%256 != 0 {
 		return nil
 	}
@@ -254,49 +158,40 @@ func (im *importer) tick() error {
 	}
 	if !im.deadline.IsZero() && im.s.now().After(im.deadline) {
 		return &LimitError{Limit: "import-time", Message: fmt.Sprintf("the import ran longer than %s, the most one import may take; "+
-			"what was stored before stays (importing the file again skips it): split the file", im.opt.MaxDuration)}
+			"what was stored before stays (importing the file again skips it): split the file", im.cfg.MaxDuration)}
 	}
 	return nil
 }
 
-// count counts one item read, imported or not, against opt.MaxItems.
-func (im *importer) count() error {
-	if im.units++; im.units > im.opt.MaxItems {
-		return &LimitError{Limit: "import-items", Message: fmt.Sprintf("the input has more than %d items, the most one import reads; "+
-			"what was stored before stays (importing the file again skips it): split the file", im.opt.MaxItems)}
-	}
-	return nil
-}
-
-// add checks the records of one item and queues them, all or none: a record that fails
-// makes the whole item bad. Records already stored are counted as skipped.
-func (im *importer) add(pos itemPos, recs []*importRecord, err error) error {
-	if err := im.count(); err != nil {
-		return err
-	}
-	for _, rec := range recs {
-		if err != nil {
-			break
-		}
-		if im.opt.Client != "" {
-			rec.SourceClient = im.opt.Client
-		}
+// Add checks the records of one item at pos and queues them, all or none: a record that
+// fails makes the whole item bad, which is reported to ImportConfig.OnError. Records already
+// stored are counted as skipped. A full batch is stored; err is a storage failure, ctx
+// ending, or a quota (a *LimitError), after which nothing more can be stored.
+func (im *Import) Add(pos ImportPos, recs []*ImportRecord) error {
+	queued := make([]*importRecord, len(recs))
+	var err error
+	for i, r := range recs {
+		rec := &importRecord{Memory: r.Memory, textOnly: r.TextOnly, oldID: r.ID, oldRepBy: r.ReplacedByID}
+		rec.ID, rec.ReplacedByID = 0, nil
 		if rec.Supersedes != nil || rec.SupersededBy != nil { // linked by id once all are stored
 			rec.oldSup, rec.oldSupBy = rec.Supersedes, rec.SupersededBy
 			rec.Supersedes, rec.SupersededBy = nil, nil
 		}
-		err = im.s.checkImported(&rec.Memory)
+		queued[i] = rec
+		if err = im.s.checkImported(&rec.Memory); err != nil {
+			break
+		}
 	}
 	if err != nil {
-		im.report1(pos, err)
+		im.Bad(pos, err)
 		return nil
 	}
-	if len(im.batch)+len(recs) > importBatch {
+	if len(im.batch)+len(queued) > importBatch {
 		if err := im.flush(); err != nil {
 			return err
 		}
 	}
-	for _, rec := range recs {
+	for _, rec := range queued {
 		im.st.Read++
 		key := importKey(&rec.Memory)
 		if rec.textOnly {
@@ -318,25 +213,41 @@ func (im *importer) add(pos itemPos, recs []*importRecord, err error) error {
 	return nil
 }
 
-// bad reports an item that was not imported, and counts it (opt.MaxItems).
-func (im *importer) bad(pos itemPos, err error) error {
-	if err := im.count(); err != nil {
-		return err
+// Bad reports an item at pos that was not imported, and why.
+func (im *Import) Bad(pos ImportPos, err error) {
+	im.st.Bad++
+	if im.cfg.OnError != nil {
+		im.cfg.OnError(ImportError{Line: pos.Line, Item: pos.Item, Error: err.Error()})
 	}
-	im.report1(pos, err)
-	return nil
 }
 
-// report1 reports an item that was not imported.
-func (im *importer) report1(pos itemPos, err error) {
-	im.st.Bad++
-	if im.opt.OnError != nil {
-		im.opt.OnError(ImportError{Line: pos.line, Item: pos.item, Error: err.Error()})
+// Stats is what the import did so far.
+func (im *Import) Stats() ImportStats { return im.st }
+
+// Finish stores what is queued and restores the links between the memories of the input
+// (tombstones' replaced_by_id, supersedes), in the store's ids.
+func (im *Import) Finish() (ImportStats, error) {
+	if err := im.flush(); err != nil {
+		return im.st, err
 	}
+	if err := im.link(); err != nil {
+		return im.st, err
+	}
+	im.report()
+	return im.st, nil
+}
+
+// Stop ends an import whose input broke off with err: what is queued is stored, without the
+// links, and err is returned.
+func (im *Import) Stop(err error) (ImportStats, error) {
+	if ferr := im.flush(); ferr == nil {
+		im.report()
+	}
+	return im.st, err
 }
 
 // flush stores the queued batch in one transaction.
-func (im *importer) flush() error {
+func (im *Import) flush() error {
 	if len(im.batch) == 0 {
 		return nil
 	}
@@ -375,7 +286,7 @@ func (im *importer) flush() error {
 
 // link points tombstones that named their replacement at its new id, and restores the
 // supersedes links between memories of the input (either end may be one stored before).
-func (im *importer) link() error {
+func (im *Import) link() error {
 	links := map[uint64]uint64{}
 	var pairs [][2]uint64 // superseded, successor; each once, though both ends name it
 	seen := map[[2]uint64]bool{}
@@ -424,10 +335,10 @@ func (im *importer) link() error {
 	return err
 }
 
-func (im *importer) report() {
+func (im *Import) report() {
 	im.items = 0
-	if im.opt.Progress != nil {
-		im.opt.Progress(im.st)
+	if im.cfg.Progress != nil {
+		im.cfg.Progress(im.st)
 	}
 }
 

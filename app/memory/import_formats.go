@@ -22,6 +22,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -76,6 +77,171 @@ func ParseImportFormat(name string) (string, error) {
 	return "", &InputError{Field: "format", Reason: fmt.Sprintf("%q is not one of %s (or auto)", name, strings.Join(ImportFormats, ", "))}
 }
 
+// Bounds of one import (SECURITY.md UP-01): no input, however small, makes an import hold more
+// than a few units of the input in memory, expand without end, or run for ever.
+const (
+	// DefaultMaxExpanded is what a compressed input may expand to when ImportOptions.MaxExpanded
+	// is zero: every layer together (a zip's member and the gzip inside it).
+	DefaultMaxExpanded = 1 << 30
+	// MaxExpandedCeiling is the most ImportOptions.MaxExpanded may be; more is this.
+	MaxExpandedCeiling = 4 << 30
+	// DefaultMaxImportItems is how many items (lines of JSON Lines, elements of a JSON list,
+	// paragraphs and list items of Markdown, imported or not) one import reads when
+	// ImportOptions.MaxItems is zero.
+	DefaultMaxImportItems = 1_000_000
+	// MaxItemBytes is the most bytes one JSON item (a line of JSON Lines, an element of a
+	// JSON document's list, any other value of the document) may take, or 8 bytes per
+	// character of the store's text limit (memory.Config.MaxTextChars) when that is more: a
+	// JSON item is buffered whole before it is read, so a larger one stops the import (a
+	// longer line of JSON Lines is skipped and reported). A paragraph or list item of Markdown
+	// is refused past 4 bytes per character of the text limit (and 4 KiB for spaces), without
+	// being buffered.
+	MaxItemBytes = 4 << 20
+)
+
+// ImportOptions tune ImportFrom.
+type ImportOptions struct {
+	// Format is the input's format (ImportFormats, or an alias ParseImportFormat takes). If
+	// empty, it is detected from the content (DetectImportFormat).
+	Format string
+	// Client, when set, is the source_client of every imported memory: the principal that
+	// uploaded the file. If empty, ownsona records keep theirs and others get "import".
+	Client string
+	// Progress is told the counts so far after each stored batch and every few hundred
+	// items read, from the importing goroutine. Optional.
+	Progress func(ImportStats)
+	// OnError is told of each line or item not imported, in input order. Optional.
+	OnError func(ImportError)
+	// MaxExpanded caps what a compressed input expands to, all layers together; past it the
+	// import stops with a *LimitError naming MaxExpandedLimit. If zero or negative,
+	// DefaultMaxExpanded; never more than MaxExpandedCeiling.
+	MaxExpanded int64
+	// MaxExpandedLimit names the setting MaxExpanded follows in the error past it (uploads:
+	// "max-upload-mb"). If empty, "import-expanded".
+	MaxExpandedLimit string
+	// MaxItems caps the items one import reads (see DefaultMaxImportItems); past it the import
+	// stops with a *LimitError. If zero or negative, DefaultMaxImportItems.
+	MaxItems int
+	// MaxDuration caps how long one import runs, by the store's clock (Config.Now), checked
+	// every few hundred lines; past it the import stops with a *LimitError. If zero, no cap.
+	MaxDuration time.Duration
+}
+
+// limits are an import's bounds with the defaults applied.
+func (o ImportOptions) limits() ImportOptions {
+	if o.MaxExpanded <= 0 {
+		o.MaxExpanded = DefaultMaxExpanded
+	}
+	o.MaxExpanded = min(o.MaxExpanded, MaxExpandedCeiling)
+	if o.MaxExpandedLimit == "" {
+		o.MaxExpandedLimit = "import-expanded"
+	}
+	if o.MaxItems <= 0 {
+		o.MaxItems = DefaultMaxImportItems
+	}
+	return o
+}
+
+// ImportFrom reads memories from r and stores in s those not stored yet. The formats are
+// those of ImportFormats: ownsona's export (JSON Lines with a header, see Export), the
+// export_memories tool's output, the knowledge graph of @modelcontextprotocol/server-memory,
+// mcp-memory-service's JSON export, Mem0's and OpenMemory's exports (JSON, JSON Lines, or
+// OpenMemory's zip), and Markdown or plain text; gzip-compressed input is read too.
+//
+// Each memory is checked as remember checks it (secret-looking text included); a line or
+// item that fails is reported to opt.OnError and skipped, never half stored, and the rest
+// goes in. Ownsona records keep every field (times, tombstones, expiry, source); ids are
+// re-assigned and replaced_by_id follows them. Records of other formats keep their creation
+// time where they have one. A memory with the same text and creation time (for records
+// without a time, the same text) is already stored and skipped. Memories are stored in
+// batches as they are read, each batch in one transaction that tells the OnChange hooks
+// (Store.NewImport). err is an input that cannot be read at all, a storage failure, or ctx
+// ending; what was stored before it stays.
+//
+// No input makes an import hold more than one unit of it at a time, each within what a memory
+// may be (MaxItemBytes for JSON, the text limit for Markdown), nor expand without end, nor run
+// for ever: compressed input expands to at most opt.MaxExpanded, every layer together; an
+// archive holds a gzip at most (OpenMemory's zip), never a zip; one import reads at most
+// opt.MaxItems items and runs at most opt.MaxDuration. Past a bound that can be read past (a
+// long line of JSON Lines, a long paragraph) the unit is reported and skipped; past the
+// others the import stops with a *LimitError (SECURITY.md UP-01).
+func ImportFrom(ctx context.Context, s *Store, r io.Reader, opt ImportOptions) (ImportStats, error) {
+	format := ""
+	if opt.Format != "" {
+		f, err := ParseImportFormat(opt.Format)
+		if err != nil {
+			return ImportStats{}, err
+		}
+		format = f
+	}
+	opt = opt.limits()
+	in, closeIn, err := unwrapInput(r, &expansion{left: opt.MaxExpanded, max: opt.MaxExpanded, limit: opt.MaxExpandedLimit}, 0)
+	if err != nil {
+		return ImportStats{}, err
+	}
+	defer closeIn()
+	br := bufio.NewReaderSize(in, 1<<20)
+	head, _ := br.Peek(1 << 20)
+	if format == "" {
+		if format, err = DetectImportFormat(head); err != nil {
+			return ImportStats{}, err
+		}
+	}
+	im := &importer{opt: opt, maxText: s.MaxTextChars(),
+		imp: s.NewImport(ctx, ImportConfig{Format: format, Progress: opt.Progress, OnError: opt.OnError, MaxDuration: opt.MaxDuration})}
+	if err := im.read(br, format, head); err != nil {
+		return im.imp.Stop(err)
+	}
+	return im.imp.Finish()
+}
+
+// importer reads one input into an import of the store, an item at a time.
+type importer struct {
+	imp     *Import
+	opt     ImportOptions
+	maxText int // the store's text limit, in characters (Store.MaxTextChars)
+	units   int // items read in all, imported or not (opt.MaxItems)
+}
+
+// tick is called for every line or element read (Import.Tick).
+func (im *importer) tick() error { return im.imp.Tick() }
+
+// count counts one item read, imported or not, against opt.MaxItems.
+func (im *importer) count() error {
+	if im.units++; im.units > im.opt.MaxItems {
+		return &LimitError{Limit: "import-items", Message: fmt.Sprintf("the input has more than %d items, the most one import reads; "+
+			"what was stored before stays (importing the file again skips it): split the file", im.opt.MaxItems)}
+	}
+	return nil
+}
+
+// add hands the records of one item to the import, all or none (Import.Add); err is why the
+// item could not be read, which makes it bad.
+func (im *importer) add(pos ImportPos, recs []*ImportRecord, err error) error {
+	if err := im.count(); err != nil {
+		return err
+	}
+	if err != nil {
+		im.imp.Bad(pos, err)
+		return nil
+	}
+	if im.opt.Client != "" {
+		for _, rec := range recs {
+			rec.SourceClient = im.opt.Client
+		}
+	}
+	return im.imp.Add(pos, recs)
+}
+
+// bad reports an item that was not imported, and counts it (opt.MaxItems).
+func (im *importer) bad(pos ImportPos, err error) error {
+	if err := im.count(); err != nil {
+		return err
+	}
+	im.imp.Bad(pos, err)
+	return nil
+}
+
 // expansion is what decompressing an input may still produce: one budget for every layer.
 type expansion struct {
 	left, max int64
@@ -84,7 +250,7 @@ type expansion struct {
 
 func (e *expansion) err() error {
 	return &LimitError{Limit: e.limit, Message: fmt.Sprintf("the compressed input expands past %s, the most one import may read (%s); "+
-		"what was stored before stays: split the file, or import it uncompressed on the server (ownsona import)", byteSize(e.max), e.limit)}
+		"what was stored before stays: split the file, or import it uncompressed on the server (ownsona import)", ByteSize(e.max), e.limit)}
 }
 
 // Bounds of the archives an import opens.
@@ -142,7 +308,7 @@ func openZip(r io.Reader, br *bufio.Reader, exp *expansion, depth int) (io.Reade
 			return nil, nil, err
 		}
 		if len(b) > maxZipStream {
-			return nil, nil, fmt.Errorf("a zip read from a stream is held in memory, up to %s: import the file by its name, or unzip it first", byteSize(maxZipStream))
+			return nil, nil, fmt.Errorf("a zip read from a stream is held in memory, up to %s: import the file by its name, or unzip it first", ByteSize(maxZipStream))
 		}
 		ra, size = bytes.NewReader(b), int64(len(b))
 	}
@@ -205,7 +371,7 @@ func checkZipDirectory(ra io.ReaderAt, size int64) error {
 		return errors.New("zip: a zip64 archive (over 65,535 files or 4 GiB) is not read; unzip it and import the file inside")
 	}
 	if dir := size - int64(len(tail)) + int64(at) - offset; offset > size || dir > maxZipDirectory {
-		return fmt.Errorf("zip: its directory is larger than %s (more files than an export holds); unzip it and import the file inside", byteSize(maxZipDirectory))
+		return fmt.Errorf("zip: its directory is larger than %s (more files than an export holds); unzip it and import the file inside", ByteSize(maxZipDirectory))
 	}
 	return nil
 }
@@ -222,22 +388,6 @@ func (c *capped) Read(p []byte) (int, error) {
 		return n, c.exp.err()
 	}
 	return n, err
-}
-
-// byteSize writes n bytes for people: "4 MiB", "1.5 GiB", "700 bytes".
-func byteSize(n int64) string {
-	in := func(unit float64, name string) string {
-		return strings.TrimSuffix(strconv.FormatFloat(float64(n)/unit, 'f', 1, 64), ".0") + " " + name
-	}
-	switch {
-	case n >= 1<<30:
-		return in(1<<30, "GiB")
-	case n >= 1<<20:
-		return in(1<<20, "MiB")
-	case n >= 1<<10:
-		return in(1<<10, "KiB")
-	}
-	return strconv.FormatInt(n, 10) + " bytes"
 }
 
 // DetectImportFormat names the format of an input from its beginning (up to 1 MiB is
@@ -402,13 +552,14 @@ func (im *importer) read(br *bufio.Reader, format string, head []byte) error {
 	return im.readDocument(br, format)
 }
 
-// itemLimit is the most bytes one JSON item may take (MaxItemBytes).
-func (s *Store) itemLimit() int { return max(MaxItemBytes, 8*s.maxText) }
+// itemLimit is the most bytes one JSON item may take (MaxItemBytes), for a store whose text
+// limit is maxText characters.
+func itemLimit(maxText int) int { return max(MaxItemBytes, 8*maxText) }
 
 // readLines reads JSON Lines, one item per line; a line longer than an item may be is skipped
 // and reported, without being held.
 func (im *importer) readLines(r *bufio.Reader, format string) error {
-	lr := &lineReader{r: r, max: im.s.itemLimit()}
+	lr := &lineReader{r: r, max: itemLimit(im.maxText)}
 	n := 0
 	for {
 		raw, long, err := lr.next()
@@ -422,9 +573,9 @@ func (im *importer) readLines(r *bufio.Reader, format string) error {
 		if err := im.tick(); err != nil {
 			return err
 		}
-		pos := itemPos{line: n}
+		pos := ImportPos{Line: n}
 		if long {
-			if err := im.bad(pos, fmt.Errorf("the line is longer than %s, the most one item may be; split it", byteSize(int64(lr.max)))); err != nil {
+			if err := im.bad(pos, fmt.Errorf("the line is longer than %s, the most one item may be; split it", ByteSize(int64(lr.max)))); err != nil {
 				return err
 			}
 			continue
@@ -447,11 +598,11 @@ func (im *importer) readLines(r *bufio.Reader, format string) error {
 		_ = json.Unmarshal(probe["type"], &typ)
 		rawFormat, isHeader := probe["format"]
 		_ = json.Unmarshal(rawFormat, &header)
-		var recs []*importRecord
+		var recs []*ImportRecord
 		switch {
 		case (format == FormatOwnsona || format == FormatServerMemory) && isHeader:
-			if header != exportFormat {
-				return fmt.Errorf("line %d: format %s is not %q", n, rawFormat, exportFormat)
+			if header != ExportFormat {
+				return fmt.Errorf("line %d: format %s is not %q", n, rawFormat, ExportFormat)
 			}
 			continue
 		case (format == FormatOwnsona || format == FormatServerMemory) && (typ == "entity" || typ == "relation"):
@@ -540,12 +691,12 @@ func (u *unitReader) Read(p []byte) (int, error) {
 func (im *importer) readDocument(r io.Reader, format string) error {
 	u := &unitReader{r: r}
 	dec := json.NewDecoder(u)
-	limit := int64(im.s.itemLimit())
+	limit := int64(itemLimit(im.maxText))
 	room := func() { u.stop = dec.InputOffset() + limit } // for the next value: no more than limit ahead
 	tooLarge := func(what string, err error) error {
 		if errors.Is(err, errUnitTooLarge) {
 			return &LimitError{Limit: "import-item-bytes", Message: fmt.Sprintf("%s is larger than %s, the most one item may be; "+
-				"the import stops there (a JSON document cannot be read past it): split the file", what, byteSize(limit))}
+				"the import stops there (a JSON document cannot be read past it): split the file", what, ByteSize(limit))}
 		}
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -566,7 +717,7 @@ func (im *importer) readDocument(r io.Reader, format string) error {
 				return err
 			}
 			recs, err := im.item(format, kind, raw, ctx)
-			if err := im.add(itemPos{item: n}, recs, err); err != nil {
+			if err := im.add(ImportPos{Item: n}, recs, err); err != nil {
 				return err
 			}
 		}
@@ -690,11 +841,11 @@ func (c *docContext) collect(key string, raw json.RawMessage) {
 }
 
 // item turns one element (or line) of format into memories; kind is the list it came from.
-func (im *importer) item(format, kind string, raw json.RawMessage, ctx *docContext) ([]*importRecord, error) {
+func (im *importer) item(format, kind string, raw json.RawMessage, ctx *docContext) ([]*ImportRecord, error) {
 	switch format {
 	case FormatOwnsona:
 		rec, err := memoryRecord(raw)
-		return []*importRecord{rec}, err
+		return []*ImportRecord{rec}, err
 	case FormatServerMemory:
 		var probe struct {
 			Type string `json:"type"`
@@ -716,22 +867,18 @@ func (im *importer) item(format, kind string, raw json.RawMessage, ctx *docConte
 }
 
 // memoryRecord reads one ownsona memory.
-func memoryRecord(raw []byte) (*importRecord, error) {
-	var m Memory
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
+func memoryRecord(raw []byte) (*ImportRecord, error) {
+	m, err := ParseExported(raw)
+	if err != nil {
 		return nil, fmt.Errorf("not an ownsona memory: %v", err)
 	}
-	rec := &importRecord{Memory: m, oldID: m.ID, oldRepBy: m.ReplacedByID}
-	rec.ID, rec.ReplacedByID = 0, nil
-	return rec, nil
+	return &ImportRecord{Memory: m}, nil
 }
 
 // graphRecords turns a knowledge-graph entity into its observations, "<name>: <observation>",
 // tagged by its type and name, or a relation into "<from> <relation type> <to>" tagged by both
 // ends.
-func graphRecords(raw []byte, kind string) ([]*importRecord, error) {
+func graphRecords(raw []byte, kind string) ([]*ImportRecord, error) {
 	var e struct {
 		Name         string   `json:"name"`
 		EntityType   string   `json:"entityType"`
@@ -743,21 +890,21 @@ func graphRecords(raw []byte, kind string) ([]*importRecord, error) {
 	if err := json.Unmarshal(raw, &e); err != nil {
 		return nil, fmt.Errorf("not a knowledge-graph %s: %v", kind, err)
 	}
-	var recs []*importRecord
+	var recs []*ImportRecord
 	switch kind {
 	case "entity":
 		if e.Name == "" {
 			return nil, errors.New("an entity without a name")
 		}
 		for _, o := range e.Observations {
-			recs = append(recs, &importRecord{Memory: Memory{Text: e.Name + ": " + o, Tags: looseTags(e.EntityType, e.Name), SourceProvider: "server-memory"}, textOnly: true})
+			recs = append(recs, &ImportRecord{Memory: Memory{Text: e.Name + ": " + o, Tags: looseTags(e.EntityType, e.Name), SourceProvider: "server-memory"}, TextOnly: true})
 		}
 	case "relation":
 		if e.From == "" || e.To == "" || e.RelationType == "" {
 			return nil, errors.New("a relation needs from, to and relationType")
 		}
 		text := e.From + " " + strings.ReplaceAll(e.RelationType, "_", " ") + " " + e.To
-		recs = append(recs, &importRecord{Memory: Memory{Text: text, Tags: looseTags(e.From, e.To), SourceProvider: "server-memory"}, textOnly: true})
+		recs = append(recs, &ImportRecord{Memory: Memory{Text: text, Tags: looseTags(e.From, e.To), SourceProvider: "server-memory"}, TextOnly: true})
 	}
 	return recs, nil
 }
@@ -765,7 +912,7 @@ func graphRecords(raw []byte, kind string) ([]*importRecord, error) {
 // serviceRecords reads one memory of mcp-memory-service's export: content, tags (a list or a
 // comma-separated string), memory_type (a tag, unless it is the default "note") and its
 // times.
-func serviceRecords(raw []byte) ([]*importRecord, error) {
+func serviceRecords(raw []byte) ([]*ImportRecord, error) {
 	var it struct {
 		Content      *string         `json:"content"`
 		Tags         json.RawMessage `json:"tags"`
@@ -797,7 +944,7 @@ func serviceRecords(raw []byte) ([]*importRecord, error) {
 	if it.MemoryType != "" && it.MemoryType != "note" {
 		tags = append(tags, it.MemoryType)
 	}
-	rec := &importRecord{Memory: Memory{Text: *it.Content, Tags: looseTags(tags...), Importance: DefaultImportance, SourceProvider: FormatMemoryService}}
+	rec := &ImportRecord{Memory: Memory{Text: *it.Content, Tags: looseTags(tags...), Importance: DefaultImportance, SourceProvider: FormatMemoryService}}
 	var err error
 	if rec.CreatedAt, err = foreignTime("created_at", it.CreatedAtISO, it.CreatedAt); err != nil {
 		return nil, err
@@ -805,15 +952,15 @@ func serviceRecords(raw []byte) ([]*importRecord, error) {
 	if rec.UpdatedAt, err = foreignTime("updated_at", it.UpdatedAtISO, it.UpdatedAt); err != nil {
 		return nil, err
 	}
-	rec.textOnly = rec.CreatedAt.IsZero()
-	return []*importRecord{rec}, nil
+	rec.TextOnly = rec.CreatedAt.IsZero()
+	return []*ImportRecord{rec}, nil
 }
 
 // mem0Records reads one memory of Mem0's or OpenMemory's export: its text (memory, else
 // content), categories (names, or OpenMemory's category_ids) as tags, the app that wrote it
 // as source_provider, its times, and its state (deleted: a tombstone; archived or paused: a
 // tag).
-func mem0Records(raw []byte, ctx *docContext) ([]*importRecord, error) {
+func mem0Records(raw []byte, ctx *docContext) ([]*ImportRecord, error) {
 	var it struct {
 		Memory      *string         `json:"memory"`
 		Content     *string         `json:"content"`
@@ -858,7 +1005,7 @@ func mem0Records(raw []byte, ctx *docContext) ([]*importRecord, error) {
 	if n := utf8.RuneCountInString(provider); n > MaxSourceChars {
 		provider = string([]rune(provider)[:MaxSourceChars])
 	}
-	rec := &importRecord{Memory: Memory{Text: text, Tags: looseTags(tags...), Importance: DefaultImportance, SourceProvider: provider}}
+	rec := &ImportRecord{Memory: Memory{Text: text, Tags: looseTags(tags...), Importance: DefaultImportance, SourceProvider: provider}}
 	var err error
 	if rec.CreatedAt, err = foreignTime("created_at", "", it.CreatedAt); err != nil {
 		return nil, err
@@ -879,8 +1026,8 @@ func mem0Records(raw []byte, ctx *docContext) ([]*importRecord, error) {
 		}
 		rec.DeletedAt, rec.ForgetReason = &del, "deleted in "+provider
 	}
-	rec.textOnly = rec.CreatedAt.IsZero()
-	return []*importRecord{rec}, nil
+	rec.TextOnly = rec.CreatedAt.IsZero()
+	return []*ImportRecord{rec}, nil
 }
 
 // foreignTime reads a time other servers wrote: iso when set, else raw, an RFC 3339 string

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,11 +34,19 @@ func importAll(tb testing.TB, s *memory.Store, in []byte, opt memory.ImportOptio
 	tb.Helper()
 	var errs []string
 	opt.OnError = func(e memory.ImportError) { errs = append(errs, e.String()) }
-	st, err := s.ImportFrom(context.Background(), bytes.NewReader(in), opt)
+	st, err := memory.ImportFrom(context.Background(), s, bytes.NewReader(in), opt)
 	if err != nil {
 		tb.Fatalf("import: %v (errors %q)", err, errs)
 	}
 	return st, errs
+}
+
+// importLog imports r into s and writes each line or item not imported to log, as
+// "line N: why" (the operator's import command).
+func importLog(s *memory.Store, r io.Reader, log io.Writer) (memory.ImportStats, error) {
+	return memory.ImportFrom(context.Background(), s, r, memory.ImportOptions{
+		OnError: func(e memory.ImportError) { fmt.Fprintln(log, e.String()) },
+	})
 }
 
 // storedByText are the stored memories by their text.
@@ -220,7 +229,7 @@ func TestStore_ImportOptions(t *testing.T) {
 	if st.Format != "markdown" || st.Read != 0 || st.Bad != 1 {
 		t.Errorf("JSON read as text: %+v; want its lines one paragraph, refused for the secret in it", st)
 	}
-	if _, err := s.ImportFrom(context.Background(), strings.NewReader("x"), memory.ImportOptions{Format: "csv"}); err == nil {
+	if _, err := memory.ImportFrom(context.Background(), s, strings.NewReader("x"), memory.ImportOptions{Format: "csv"}); err == nil {
 		t.Error("an unknown format was accepted")
 	}
 }
@@ -260,7 +269,7 @@ func FuzzImport(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		_, _ = memory.DetectImportFormat(in)
 		errs := 0
-		st, _ := s.ImportFrom(context.Background(), bytes.NewReader(in), memory.ImportOptions{OnError: func(memory.ImportError) { errs++ }})
+		st, _ := memory.ImportFrom(context.Background(), s, bytes.NewReader(in), memory.ImportOptions{OnError: func(memory.ImportError) { errs++ }})
 		if st.Read != st.Imported+st.Skipped || st.Bad != errs { // a batch read before an unreadable part is stored
 			t.Errorf("stats %+v with %d errors reported", st, errs)
 		}
@@ -299,7 +308,7 @@ func TestStore_ImportBounds(t *testing.T) {
 	t.Run("a JSON item past the item limit stops the import", func(t *testing.T) {
 		s := MustOpen(t, nil)
 		in := `{"memories":[{"text":"first"},{"text":"` + huge + `"},{"text":"third"}]}`
-		st, err := s.ImportFrom(context.Background(), strings.NewReader(in), memory.ImportOptions{})
+		st, err := memory.ImportFrom(context.Background(), s, strings.NewReader(in), memory.ImportOptions{})
 		limit(t, err, "import-item-bytes", "item 2 is larger than 4 MiB, the most one item may be")
 		if st.Imported != 1 {
 			t.Errorf("stats %+v, want the item before it stored", st)
@@ -307,7 +316,7 @@ func TestStore_ImportBounds(t *testing.T) {
 	})
 	t.Run("any other value of the document too", func(t *testing.T) {
 		in := `{"export_metadata":"` + huge + `","memories":[]}`
-		_, err := MustOpen(t, nil).ImportFrom(context.Background(), strings.NewReader(in), memory.ImportOptions{})
+		_, err := memory.ImportFrom(context.Background(), MustOpen(t, nil), strings.NewReader(in), memory.ImportOptions{})
 		limit(t, err, "import-item-bytes", `the value of "export_metadata" is larger than 4 MiB`)
 	})
 	t.Run("structuredContent is read item by item", func(t *testing.T) {
@@ -347,7 +356,7 @@ func TestStore_ImportBounds(t *testing.T) {
 	t.Run("the expansion of every layer together is capped", func(t *testing.T) {
 		text := []byte(strings.Repeat("Likes tea.\n\n", 100_000)) // 1.1 MiB
 		for name, in := range map[string][]byte{"gzip": gz(text), "zip of a gzip": zipped(map[string][]byte{"memories.jsonl.gz": gz(text)})} {
-			_, err := MustOpen(t, nil).ImportFrom(context.Background(), bytes.NewReader(in), memory.ImportOptions{MaxExpanded: 1 << 20, MaxExpandedLimit: "max-upload-mb"})
+			_, err := memory.ImportFrom(context.Background(), MustOpen(t, nil), bytes.NewReader(in), memory.ImportOptions{MaxExpanded: 1 << 20, MaxExpandedLimit: "max-upload-mb"})
 			limit(t, err, "max-upload-mb", "the compressed input expands past 1 MiB, the most one import may read (max-upload-mb)")
 			t.Logf("%s: %v", name, err)
 		}
@@ -362,7 +371,7 @@ func TestStore_ImportBounds(t *testing.T) {
 			{"a zip in a gzip", "a compressed file inside a gzip is not read", gz(zipped(map[string][]byte{"memories.json": []byte("[]")}))},
 			{"a gzip in a zip's gzip", "a compressed file inside a gzip is not read", zipped(map[string][]byte{"memories.jsonl.gz": gz(gz([]byte("Likes tea.")))})},
 		} {
-			_, err := MustOpen(t, nil).ImportFrom(context.Background(), bytes.NewReader(tt.in), memory.ImportOptions{})
+			_, err := memory.ImportFrom(context.Background(), MustOpen(t, nil), bytes.NewReader(tt.in), memory.ImportOptions{})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
 			}
@@ -373,7 +382,7 @@ func TestStore_ImportBounds(t *testing.T) {
 		for i := range 15_000 {
 			files[fmt.Sprintf("notes/%060d.md", i)] = nil
 		}
-		_, err := MustOpen(t, nil).ImportFrom(context.Background(), bytes.NewReader(zipped(files)), memory.ImportOptions{})
+		_, err := memory.ImportFrom(context.Background(), MustOpen(t, nil), bytes.NewReader(zipped(files)), memory.ImportOptions{})
 		if err == nil || !strings.Contains(err.Error(), "its directory is larger than 1 MiB") {
 			t.Errorf("import: %v", err)
 		}
@@ -381,7 +390,7 @@ func TestStore_ImportBounds(t *testing.T) {
 	t.Run("the items one import reads are capped", func(t *testing.T) {
 		s := MustOpen(t, nil)
 		in := strings.Repeat("- Likes tea.\n", 30)
-		st, err := s.ImportFrom(context.Background(), strings.NewReader(in), memory.ImportOptions{MaxItems: 20})
+		st, err := memory.ImportFrom(context.Background(), s, strings.NewReader(in), memory.ImportOptions{MaxItems: 20})
 		limit(t, err, "import-items", "the input has more than 20 items, the most one import reads")
 		if st.Read != 20 {
 			t.Errorf("stats %+v, want 20 read", st)
@@ -399,7 +408,7 @@ func TestStore_ImportBounds(t *testing.T) {
 		for i := range 2000 {
 			lines = append(lines, fmt.Sprintf("- fact %d", i))
 		}
-		st, err := s.ImportFrom(context.Background(), strings.NewReader(strings.Join(lines, "\n")), memory.ImportOptions{MaxDuration: time.Minute})
+		st, err := memory.ImportFrom(context.Background(), s, strings.NewReader(strings.Join(lines, "\n")), memory.ImportOptions{MaxDuration: time.Minute})
 		limit(t, err, "import-time", "the import ran longer than 1m0s, the most one import may take")
 		if st.Read == 0 || st.Read >= 2000 {
 			t.Errorf("stats %+v", st)

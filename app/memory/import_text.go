@@ -22,7 +22,7 @@ import (
 // An item is held only up to what a memory may be (textUnitLimit): past it, the rest of it
 // is skipped as it is read, and the item is reported as too long.
 func (im *importer) readText(r *bufio.Reader) error {
-	lr := &lineReader{r: r, max: im.s.textUnitLimit()}
+	lr := &lineReader{r: r, max: textUnitLimit(im.maxText)}
 	var headings [6]string
 	var para []string
 	start, n := 0, 0
@@ -36,8 +36,8 @@ func (im *importer) readText(r *bufio.Reader) error {
 			if fence != "" {
 				what = "code block"
 			}
-			return im.bad(itemPos{line: start}, fmt.Errorf("the %s is longer than %s, more than a memory may hold (%d characters); split it",
-				what, byteSize(int64(lr.max)), im.s.maxText))
+			return im.bad(ImportPos{Line: start}, fmt.Errorf("the %s is longer than %s, more than a memory may hold (%d characters); split it",
+				what, ByteSize(int64(lr.max)), im.maxText))
 		}
 		if len(para) == 0 {
 			return nil
@@ -51,8 +51,8 @@ func (im *importer) readText(r *bufio.Reader) error {
 		if text == "" {
 			return nil
 		}
-		rec := &importRecord{Memory: Memory{Text: text, Tags: looseTags(headings[:]...), SourceProvider: FormatMarkdown}, textOnly: true}
-		return im.add(itemPos{line: start}, []*importRecord{rec}, nil)
+		rec := &ImportRecord{Memory: Memory{Text: text, Tags: looseTags(headings[:]...), SourceProvider: FormatMarkdown}, TextOnly: true}
+		return im.add(ImportPos{Line: start}, []*ImportRecord{rec}, nil)
 	}
 	add := func(line string) {
 		if len(para) == 0 && !long {
@@ -163,10 +163,10 @@ func (im *importer) readText(r *bufio.Reader) error {
 	return flush()
 }
 
-// textUnitLimit is the most bytes a paragraph, list item or code block of Markdown may take:
-// 4 bytes for each character of the text limit, and 4 KiB for the spaces a text loses when
-// it is normalized.
-func (s *Store) textUnitLimit() int { return 4*s.maxText + 4<<10 }
+// textUnitLimit is the most bytes a paragraph, list item or code block of Markdown may take,
+// for a store whose text limit is maxText characters: 4 bytes for each character, and 4 KiB
+// for the spaces a text loses when it is normalized.
+func textUnitLimit(maxText int) int { return 4*maxText + 4<<10 }
 
 // setHeading makes text the heading of level (1–6) and forgets the deeper ones.
 func setHeading(h *[6]string, level int, text string) {

@@ -331,7 +331,7 @@ func TestStore_OnChange(t *testing.T) {
 		s.Update(context.Background(), []memory.Patch{{ID: a, Text: &text}}, false)
 		s.Confirm(a)
 		s.Forget([]uint64{a}, memory.Forgetting{})
-		st, err := s.Import(strings.NewReader(`{"type":"entity","name":"Ana","entityType":"person","observations":["Likes tea"]}`), &strings.Builder{})
+		st, err := importLog(s, strings.NewReader(`{"type":"entity","name":"Ana","entityType":"person","observations":["Likes tea"]}`), &strings.Builder{})
 		if err != nil || st.Imported != 1 {
 			t.Fatalf("import: %+v, %v", st, err)
 		}
@@ -357,7 +357,7 @@ func TestStore_Import(t *testing.T) {
 			`{"id":9,"text":"Parks on level 3","created_at":"2026-01-03T03:04:05Z","deleted_at":"2026-02-01T00:00:00Z","replaced_by_id":7}`,
 		}, "\n")
 		var log strings.Builder
-		st, err := s.Import(strings.NewReader(in), &log)
+		st, err := importLog(s, strings.NewReader(in), &log)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -372,7 +372,7 @@ func TestStore_Import(t *testing.T) {
 		if len(lines) != 3 || !strings.Contains(lines[2], `"replaced_by_id":1`) || !strings.Contains(lines[1], `"created_at":"2026-01-02T03:04:05Z"`) {
 			t.Errorf("export after import:\n%s", buf.String())
 		}
-		st, err = s.Import(strings.NewReader(buf.String()), &log)
+		st, err = importLog(s, strings.NewReader(buf.String()), &log)
 		if err != nil || st.Imported != 0 || st.Skipped != 2 {
 			t.Errorf("re-import of the export: %+v, %v; want everything skipped", st, err)
 		}

@@ -10,6 +10,7 @@ package memory
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Defaults of Config.MaxMemories and Config.MaxFileBytes.
@@ -67,7 +68,7 @@ func (s *Store) fileFull() error {
 	}
 	return &LimitError{Limit: "max-file-mb", Message: fmt.Sprintf("the database file holds %s of data, its cap (max-file-mb is %d): "+
 		"nothing more is stored. Forget what is no longer needed and empty the trash (the console's Trash page), or raise max-file-mb",
-		byteSize(used), s.maxFileBytes>>20)}
+		ByteSize(used), s.maxFileBytes>>20)}
 }
 
 // countFull is the *LimitError of a store that holds n memories, if n reaches MaxMemories; nil
@@ -79,4 +80,21 @@ func (s *Store) countFull(n int) error {
 	return &LimitError{Limit: "max-memories", Message: fmt.Sprintf("the database holds %d memories (forgotten ones and kept previous texts included), "+
 		"its cap (max-memories): nothing more is stored. Forget what is no longer needed and empty the trash (the console's Trash page), or raise max-memories",
 		n)}
+}
+
+// ByteSize writes n bytes for people, as the store's and the importers' messages do: "4 MiB",
+// "1.5 GiB", "700 bytes".
+func ByteSize(n int64) string {
+	in := func(unit float64, name string) string {
+		return strings.TrimSuffix(strconv.FormatFloat(float64(n)/unit, 'f', 1, 64), ".0") + " " + name
+	}
+	switch {
+	case n >= 1<<30:
+		return in(1<<30, "GiB")
+	case n >= 1<<20:
+		return in(1<<20, "MiB")
+	case n >= 1<<10:
+		return in(1<<10, "KiB")
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }

@@ -276,7 +276,7 @@ func TestStore_Supersedes_survives(t *testing.T) {
 		}
 
 		s2 := MustOpen(t, nil)
-		if _, err := s2.Import(bytes.NewReader(buf.Bytes()), &bytes.Buffer{}); err != nil {
+		if _, err := importLog(s2, bytes.NewReader(buf.Bytes()), &bytes.Buffer{}); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := s2.List(memory.Filter{IncludeSuperseded: true}, memory.Page{Limit: 10})
@@ -295,7 +295,7 @@ func TestStore_Supersedes_survives(t *testing.T) {
 			t.Errorf("the imported superseded memory is listed: %v", ids(cur))
 		}
 		// A second import adds nothing and links nothing twice.
-		if _, err := s2.Import(bytes.NewReader(buf.Bytes()), &bytes.Buffer{}); err != nil {
+		if _, err := importLog(s2, bytes.NewReader(buf.Bytes()), &bytes.Buffer{}); err != nil {
 			t.Fatal(err)
 		}
 		if m := mustGet(t, s2, nb.ID); !slices.Equal(m.Supersedes, []uint64{na.ID}) {

@@ -73,7 +73,7 @@ func importCmd(ctx context.Context, env *Env, args []string) error {
 	}
 	defer done()
 	started := time.Now().UTC()
-	st, err := store.ImportFrom(ctx, in, memory.ImportOptions{Format: *format,
+	st, err := memory.ImportFrom(ctx, store, in, memory.ImportOptions{Format: *format,
 		OnError: func(e memory.ImportError) { fmt.Fprintln(env.Stderr, e.String()) }})
 	if env.Live != nil && env.Live.OnImport != nil {
 		env.Live.OnImport(cliImportJob(name, st, err, started, time.Now().UTC()))

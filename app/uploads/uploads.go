@@ -330,7 +330,7 @@ func (s *Service) run(j *job, body [][]byte) {
 			s.mu.Unlock()
 		},
 	}
-	st, err := s.cfg.Memories.ImportFrom(s.ctx, fileReader(body), opt)
+	st, err := memory.ImportFrom(s.ctx, s.cfg.Memories, fileReader(body), opt)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.cfg.Now().UTC()

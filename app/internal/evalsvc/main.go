@@ -212,7 +212,7 @@ func (c *corpus) fill(ds *dataset, w writing) error {
 				return err
 			}
 		}
-		st, err := store.ImportFrom(ctx, &buf, memory.ImportOptions{Format: memory.FormatOwnsona, Client: "evalsvc"})
+		st, err := memory.ImportFrom(ctx, store, &buf, memory.ImportOptions{Format: memory.FormatOwnsona, Client: "evalsvc"})
 		if err != nil {
 			return err
 		}
