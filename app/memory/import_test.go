@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -39,14 +38,6 @@ func importAll(tb testing.TB, s *memory.Store, in []byte, opt memory.ImportOptio
 		tb.Fatalf("import: %v (errors %q)", err, errs)
 	}
 	return st, errs
-}
-
-// importLog imports r into s and writes each line or item not imported to log, as
-// "line N: why" (the operator's import command).
-func importLog(s *memory.Store, r io.Reader, log io.Writer) (memory.ImportStats, error) {
-	return memory.ImportFrom(context.Background(), s, r, memory.ImportOptions{
-		OnError: func(e memory.ImportError) { fmt.Fprintln(log, e.String()) },
-	})
 }
 
 // storedByText are the stored memories by their text.

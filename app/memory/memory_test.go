@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -38,6 +39,14 @@ func openAt(tb testing.TB, path string, cfg memory.Config) (*memory.Store, *kv.D
 		tb.Fatal(err)
 	}
 	return s, db
+}
+
+// importLog imports r into s and writes each line or item not imported to log, as
+// "line N: why" (the operator's import command).
+func importLog(s *memory.Store, r io.Reader, log io.Writer) (memory.ImportStats, error) {
+	return memory.ImportFrom(context.Background(), s, r, memory.ImportOptions{
+		OnError: func(e memory.ImportError) { fmt.Fprintln(log, e.String()) },
+	})
 }
 
 var me = memory.Origin{Provider: "claude", Client: "stdio"}
