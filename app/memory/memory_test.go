@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/ownsona/ownsona/app/importers"
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/kv"
 	"github.com/ownsona/ownsona/kv/kvtest"
@@ -44,7 +45,7 @@ func openAt(tb testing.TB, path string, cfg memory.Config) (*memory.Store, *kv.D
 // importLog imports r into s and writes each line or item not imported to log, as
 // "line N: why" (the operator's import command).
 func importLog(s *memory.Store, r io.Reader, log io.Writer) (memory.ImportStats, error) {
-	return memory.ImportFrom(context.Background(), s, r, memory.ImportOptions{
+	return importers.ImportFrom(context.Background(), s, r, importers.ImportOptions{
 		OnError: func(e memory.ImportError) { fmt.Fprintln(log, e.String()) },
 	})
 }

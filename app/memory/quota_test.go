@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ownsona/ownsona/app/importers"
 	"github.com/ownsona/ownsona/app/memory"
 )
 
@@ -41,7 +42,7 @@ func TestStore_Quota_memories(t *testing.T) {
 	if m := mustGet(t, s, a); m.Text != "Likes tea" {
 		t.Errorf("the refused update changed the text: %q", m.Text)
 	}
-	st, err := memory.ImportFrom(ctx, s, strings.NewReader("- Likes water\n"), memory.ImportOptions{})
+	st, err := importers.ImportFrom(ctx, s, strings.NewReader("- Likes water\n"), importers.ImportOptions{})
 	if !limitOn(err, "max-memories") || st.Imported != 0 {
 		t.Errorf("an import at the cap: %+v, %v", st, err)
 	}

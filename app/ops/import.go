@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ownsona/ownsona/app/importers"
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/kv"
 )
@@ -32,17 +33,17 @@ func importCmd(ctx context.Context, env *Env, args []string) error {
 			"skipped. What is already stored is skipped too, so a re-import adds nothing twice. The\n"+
 			"database is created if there is none. "+fmt.Sprintf("A compressed file expands to at most %d GiB, and one\n"+
 			"import reads at most %d items (split larger files); a JSON item is at most %d MiB.",
-			memory.DefaultMaxExpanded>>30, memory.DefaultMaxImportItems, memory.MaxItemBytes>>20))
+			importers.DefaultMaxExpanded>>30, importers.DefaultMaxImportItems, importers.MaxItemBytes>>20))
 	db := dbFlags(fs, env)
-	format := fs.String("format", "auto", "the file's format: auto, "+strings.Join(memory.ImportFormats, ", "))
+	format := fs.String("format", "auto", "the file's format: auto, "+strings.Join(importers.ImportFormats, ", "))
 	operands, err := parse(env, fs, args)
 	if err != nil {
 		return err
 	}
 	if len(operands) != 1 {
-		return Usagef("import: name one FILE, or - for standard input (formats: %s)", strings.Join(memory.ImportFormats, ", "))
+		return Usagef("import: name one FILE, or - for standard input (formats: %s)", strings.Join(importers.ImportFormats, ", "))
 	}
-	if _, err := memory.ParseImportFormat(*format); err != nil {
+	if _, err := importers.ParseImportFormat(*format); err != nil {
 		return Usagef("import: --format: %v", err)
 	}
 	var in io.Reader
@@ -73,7 +74,7 @@ func importCmd(ctx context.Context, env *Env, args []string) error {
 	}
 	defer done()
 	started := time.Now().UTC()
-	st, err := memory.ImportFrom(ctx, store, in, memory.ImportOptions{Format: *format,
+	st, err := importers.ImportFrom(ctx, store, in, importers.ImportOptions{Format: *format,
 		OnError: func(e memory.ImportError) { fmt.Fprintln(env.Stderr, e.String()) }})
 	if env.Live != nil && env.Live.OnImport != nil {
 		env.Live.OnImport(cliImportJob(name, st, err, started, time.Now().UTC()))
@@ -102,7 +103,7 @@ func importCmd(ctx context.Context, env *Env, args []string) error {
 // forwardArgs are the arguments the server runs for an import whose file this process
 // streams to it.
 func forwardArgs(format string) []string {
-	if f, _ := memory.ParseImportFormat(format); f != "" {
+	if f, _ := importers.ParseImportFormat(format); f != "" {
 		return []string{"import", "--format", f, "-"}
 	}
 	return []string{"import", "-"}

@@ -14,10 +14,10 @@
 // prepare another). Jobs too live in memory, the last hundred of them; the memories an import
 // stored are in the file, like any other write.
 //
-// An import reads the file a unit at a time (memory.ImportFrom): no line, item or paragraph is
+// An import reads the file a unit at a time (importers.ImportFrom): no line, item or paragraph is
 // held past what a memory may be, a compressed file expands to at most ExpansionFactor × the
-// upload cap (every layer together, never past memory.MaxExpandedCeiling), one import reads
-// at most memory.DefaultMaxImportItems items and runs at most Config.ImportTimeout; past a
+// upload cap (every layer together, never past importers.MaxExpandedCeiling), one import reads
+// at most importers.DefaultMaxImportItems items and runs at most Config.ImportTimeout; past a
 // bound the job fails with an error that names it (SECURITY.md UP-01). At most two imports
 // run at once.
 //

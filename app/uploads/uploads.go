@@ -19,6 +19,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/ownsona/ownsona/app/importers"
 	"github.com/ownsona/ownsona/app/memory"
 )
 
@@ -31,7 +32,7 @@ const (
 
 // ExpansionFactor bounds what an uploaded file may expand to when it is compressed: every
 // layer together at most ExpansionFactor × Config.MaxBytes, and never more than
-// memory.MaxExpandedCeiling (SECURITY.md UP-01).
+// importers.MaxExpandedCeiling (SECURITY.md UP-01).
 const ExpansionFactor = 16
 
 // TokenPrefix begins every upload token, so that a token says what it is.
@@ -151,9 +152,9 @@ func New(cfg Config) *Service {
 func (s *Service) MaxBytes() int64 { return s.cfg.MaxBytes }
 
 // MaxExpanded is the cap on what an uploaded file expands to: ExpansionFactor × MaxBytes,
-// at most memory.MaxExpandedCeiling.
+// at most importers.MaxExpandedCeiling.
 func (s *Service) MaxExpanded() int64 {
-	return min(ExpansionFactor*s.cfg.MaxBytes, memory.MaxExpandedCeiling)
+	return min(ExpansionFactor*s.cfg.MaxBytes, importers.MaxExpandedCeiling)
 }
 
 // Prepare gives owner a one-time upload URL and token for a file called filename in format
@@ -161,7 +162,7 @@ func (s *Service) MaxExpanded() int64 {
 // not know (*memory.InputError), an owner holding too many unused URLs, and a server that
 // does not serve HTTP (*Refusal).
 func (s *Service) Prepare(owner Owner, filename, format string) (Ticket, error) {
-	f, err := memory.ParseImportFormat(format)
+	f, err := importers.ParseImportFormat(format)
 	if err != nil {
 		return Ticket{}, err
 	}
@@ -312,7 +313,7 @@ func (s *Service) Receive(id, token string, body [][]byte) (memory.ImportJob, er
 // run imports body for j.
 func (s *Service) run(j *job, body [][]byte) {
 	defer s.wg.Done()
-	opt := memory.ImportOptions{Format: j.format, Client: j.Client,
+	opt := importers.ImportOptions{Format: j.format, Client: j.Client,
 		MaxExpanded: s.MaxExpanded(), MaxExpandedLimit: "max-upload-mb", MaxDuration: s.cfg.ImportTimeout,
 		Progress: func(st memory.ImportStats) {
 			s.mu.Lock()
@@ -330,7 +331,7 @@ func (s *Service) run(j *job, body [][]byte) {
 			s.mu.Unlock()
 		},
 	}
-	st, err := memory.ImportFrom(s.ctx, s.cfg.Memories, fileReader(body), opt)
+	st, err := importers.ImportFrom(s.ctx, s.cfg.Memories, fileReader(body), opt)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.cfg.Now().UTC()

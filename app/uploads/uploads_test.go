@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/ownsona/ownsona/app/importers"
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/uploads"
 	"github.com/ownsona/ownsona/kv/kvtest"
@@ -135,8 +136,8 @@ func TestService_Receive_bounds(t *testing.T) {
 	}
 	t.Run("the ceiling", func(t *testing.T) {
 		svc := uploads.New(uploads.Config{MaxBytes: 16 << 30})
-		if got := svc.MaxExpanded(); got != memory.MaxExpandedCeiling {
-			t.Errorf("MaxExpanded %d, want the ceiling %d", got, memory.MaxExpandedCeiling)
+		if got := svc.MaxExpanded(); got != importers.MaxExpandedCeiling {
+			t.Errorf("MaxExpanded %d, want the ceiling %d", got, importers.MaxExpandedCeiling)
 		}
 	})
 }

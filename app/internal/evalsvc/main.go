@@ -50,6 +50,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ownsona/ownsona/app/importers"
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/rank"
 	"github.com/ownsona/ownsona/kv"
@@ -212,7 +213,7 @@ func (c *corpus) fill(ds *dataset, w writing) error {
 				return err
 			}
 		}
-		st, err := memory.ImportFrom(ctx, store, &buf, memory.ImportOptions{Format: memory.FormatOwnsona, Client: "evalsvc"})
+		st, err := importers.ImportFrom(ctx, store, &buf, importers.ImportOptions{Format: importers.FormatOwnsona, Client: "evalsvc"})
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package memory_test
+package importers_test
 
 import (
 	"archive/zip"
@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ownsona/ownsona/app/importers"
 	"github.com/ownsona/ownsona/app/memory"
 )
 
@@ -29,11 +30,11 @@ func fixture(tb testing.TB, name string) []byte {
 }
 
 // importAll imports in into s and returns the stats and the errors reported.
-func importAll(tb testing.TB, s *memory.Store, in []byte, opt memory.ImportOptions) (memory.ImportStats, []string) {
+func importAll(tb testing.TB, s *memory.Store, in []byte, opt importers.ImportOptions) (memory.ImportStats, []string) {
 	tb.Helper()
 	var errs []string
 	opt.OnError = func(e memory.ImportError) { errs = append(errs, e.String()) }
-	st, err := memory.ImportFrom(context.Background(), s, bytes.NewReader(in), opt)
+	st, err := importers.ImportFrom(context.Background(), s, bytes.NewReader(in), opt)
 	if err != nil {
 		tb.Fatalf("import: %v (errors %q)", err, errs)
 	}
@@ -141,11 +142,11 @@ func TestStore_ImportFormats(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			in := fixture(t, tt.file)
-			if got, err := memory.DetectImportFormat(in); err != nil || got != tt.format {
+			if got, err := importers.DetectImportFormat(in); err != nil || got != tt.format {
 				t.Errorf("detected %q (%v), want %q", got, err, tt.format)
 			}
 			s := MustOpen(t, nil)
-			st, errs := importAll(t, s, in, memory.ImportOptions{})
+			st, errs := importAll(t, s, in, importers.ImportOptions{})
 			if st.Format != tt.format || st.Read != tt.read || st.Imported != tt.imported || st.Bad != tt.bad || len(errs) != len(tt.errs) {
 				t.Fatalf("import %+v, errors %q; want %d read, %d imported, %d bad", st, errs, tt.read, tt.imported, tt.bad)
 			}
@@ -155,7 +156,7 @@ func TestStore_ImportFormats(t *testing.T) {
 				}
 			}
 			tt.check(t, storedByText(s))
-			st, _ = importAll(t, s, in, memory.ImportOptions{})
+			st, _ = importAll(t, s, in, importers.ImportOptions{})
 			if st.Imported != 0 || st.Skipped != tt.read {
 				t.Errorf("re-import %+v: want all %d skipped", st, tt.read)
 			}
@@ -189,7 +190,7 @@ func TestStore_ImportCompressed(t *testing.T) {
 		{"zip", zbuf.Bytes(), 3},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			st, _ := importAll(t, MustOpen(t, nil), tt.in, memory.ImportOptions{})
+			st, _ := importAll(t, MustOpen(t, nil), tt.in, importers.ImportOptions{})
 			if st.Imported != tt.imported {
 				t.Errorf("import %+v, want %d imported", st, tt.imported)
 			}
@@ -206,7 +207,7 @@ func TestStore_ImportOptions(t *testing.T) {
 		lines = append(lines, fmt.Sprintf(`{"text":"fact number %d","created_at":"2026-01-02T03:04:05Z"}`, i))
 	}
 	var progress []int
-	st, _ := importAll(t, s, []byte(strings.Join(lines, "\n")), memory.ImportOptions{Client: "Claude",
+	st, _ := importAll(t, s, []byte(strings.Join(lines, "\n")), importers.ImportOptions{Client: "Claude",
 		Progress: func(st memory.ImportStats) { progress = append(progress, st.Imported) }})
 	if st.Imported != 450 || !slices.Contains(progress, 200) || !slices.Contains(progress, 400) || progress[len(progress)-1] != 450 {
 		t.Errorf("import %+v, progress %v", st, progress)
@@ -216,11 +217,11 @@ func TestStore_ImportOptions(t *testing.T) {
 			t.Fatalf("source_client %q, want the uploader's", m.SourceClient)
 		}
 	}
-	st, _ = importAll(t, s, fixture(t, "ownsona.jsonl"), memory.ImportOptions{Format: "text"})
+	st, _ = importAll(t, s, fixture(t, "ownsona.jsonl"), importers.ImportOptions{Format: "text"})
 	if st.Format != "markdown" || st.Read != 0 || st.Bad != 1 {
 		t.Errorf("JSON read as text: %+v; want its lines one paragraph, refused for the secret in it", st)
 	}
-	if _, err := memory.ImportFrom(context.Background(), s, strings.NewReader("x"), memory.ImportOptions{Format: "csv"}); err == nil {
+	if _, err := importers.ImportFrom(context.Background(), s, strings.NewReader("x"), importers.ImportOptions{Format: "csv"}); err == nil {
 		t.Error("an unknown format was accepted")
 	}
 }
@@ -240,7 +241,7 @@ func TestDetectImportFormat(t *testing.T) {
 		{"\x00\x01binary", "", "not text"},
 		{`{"colour":"red"}`, "", "unknown kind"},
 	} {
-		got, err := memory.DetectImportFormat([]byte(tt.in))
+		got, err := importers.DetectImportFormat([]byte(tt.in))
 		if got != tt.want || (tt.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.err)) {
 			t.Errorf("DetectImportFormat(%q) = %q, %v; want %q, %q", tt.in, got, err, tt.want, tt.err)
 		}
@@ -258,9 +259,9 @@ func FuzzImport(f *testing.F) {
 	f.Add([]byte("PK\x03\x04"))
 	s := MustOpen(f, nil)
 	f.Fuzz(func(t *testing.T, in []byte) {
-		_, _ = memory.DetectImportFormat(in)
+		_, _ = importers.DetectImportFormat(in)
 		errs := 0
-		st, _ := memory.ImportFrom(context.Background(), s, bytes.NewReader(in), memory.ImportOptions{OnError: func(memory.ImportError) { errs++ }})
+		st, _ := importers.ImportFrom(context.Background(), s, bytes.NewReader(in), importers.ImportOptions{OnError: func(memory.ImportError) { errs++ }})
 		if st.Read != st.Imported+st.Skipped || st.Bad != errs { // a batch read before an unreadable part is stored
 			t.Errorf("stats %+v with %d errors reported", st, errs)
 		}
@@ -294,12 +295,12 @@ func TestStore_ImportBounds(t *testing.T) {
 			t.Errorf("err %v, want a *LimitError on %s saying %q", err, name, want)
 		}
 	}
-	huge := strings.Repeat("a", memory.MaxItemBytes+1)
+	huge := strings.Repeat("a", importers.MaxItemBytes+1)
 
 	t.Run("a JSON item past the item limit stops the import", func(t *testing.T) {
 		s := MustOpen(t, nil)
 		in := `{"memories":[{"text":"first"},{"text":"` + huge + `"},{"text":"third"}]}`
-		st, err := memory.ImportFrom(context.Background(), s, strings.NewReader(in), memory.ImportOptions{})
+		st, err := importers.ImportFrom(context.Background(), s, strings.NewReader(in), importers.ImportOptions{})
 		limit(t, err, "import-item-bytes", "item 2 is larger than 4 MiB, the most one item may be")
 		if st.Imported != 1 {
 			t.Errorf("stats %+v, want the item before it stored", st)
@@ -307,7 +308,7 @@ func TestStore_ImportBounds(t *testing.T) {
 	})
 	t.Run("any other value of the document too", func(t *testing.T) {
 		in := `{"export_metadata":"` + huge + `","memories":[]}`
-		_, err := memory.ImportFrom(context.Background(), MustOpen(t, nil), strings.NewReader(in), memory.ImportOptions{})
+		_, err := importers.ImportFrom(context.Background(), MustOpen(t, nil), strings.NewReader(in), importers.ImportOptions{})
 		limit(t, err, "import-item-bytes", `the value of "export_metadata" is larger than 4 MiB`)
 	})
 	t.Run("structuredContent is read item by item", func(t *testing.T) {
@@ -316,17 +317,17 @@ func TestStore_ImportBounds(t *testing.T) {
 			items = append(items, fmt.Sprintf(`{"text":"fact %d %s"}`, i, strings.Repeat("x", 150)))
 		}
 		in := `{"content":[{"type":"text","text":"…"}],"structuredContent":{"ok":true,"memories":[` + strings.Join(items, ",") + `]}}`
-		if len(in) < memory.MaxItemBytes/16 {
+		if len(in) < importers.MaxItemBytes/16 {
 			t.Fatalf("the document is %d bytes", len(in))
 		}
-		st, _ := importAll(t, MustOpen(t, nil), []byte(in), memory.ImportOptions{})
+		st, _ := importAll(t, MustOpen(t, nil), []byte(in), importers.ImportOptions{})
 		if st.Imported != 2000 {
 			t.Errorf("stats %+v", st)
 		}
 	})
 	t.Run("a JSON line past the item limit is skipped and reported", func(t *testing.T) {
 		in := `{"text":"first"}` + "\n" + `{"text":"` + huge + `"}` + "\n" + `{"text":"third"}` + "\n"
-		st, errs := importAll(t, MustOpen(t, nil), []byte(in), memory.ImportOptions{})
+		st, errs := importAll(t, MustOpen(t, nil), []byte(in), importers.ImportOptions{})
 		if st.Imported != 2 || st.Bad != 1 || len(errs) != 1 || errs[0] != "line 2: the line is longer than 4 MiB, the most one item may be; split it" {
 			t.Errorf("stats %+v, errors %q", st, errs)
 		}
@@ -335,7 +336,7 @@ func TestStore_ImportBounds(t *testing.T) {
 		// The store's text limit is 200 characters: 4 bytes each and 4 KiB, 4.8 KiB.
 		long := strings.Repeat("a long line of words\n", 300)
 		in := "First.\n\n" + long + "\nSecond.\n\n- " + strings.Repeat("b", 6000) + "\n- Third.\n"
-		st, errs := importAll(t, MustOpen(t, nil), []byte(in), memory.ImportOptions{})
+		st, errs := importAll(t, MustOpen(t, nil), []byte(in), importers.ImportOptions{})
 		want := []string{
 			"line 3: the paragraph is longer than 4.8 KiB, more than a memory may hold (200 characters); split it",
 			"line 306: the paragraph is longer than 4.8 KiB, more than a memory may hold (200 characters); split it",
@@ -347,7 +348,7 @@ func TestStore_ImportBounds(t *testing.T) {
 	t.Run("the expansion of every layer together is capped", func(t *testing.T) {
 		text := []byte(strings.Repeat("Likes tea.\n\n", 100_000)) // 1.1 MiB
 		for name, in := range map[string][]byte{"gzip": gz(text), "zip of a gzip": zipped(map[string][]byte{"memories.jsonl.gz": gz(text)})} {
-			_, err := memory.ImportFrom(context.Background(), MustOpen(t, nil), bytes.NewReader(in), memory.ImportOptions{MaxExpanded: 1 << 20, MaxExpandedLimit: "max-upload-mb"})
+			_, err := importers.ImportFrom(context.Background(), MustOpen(t, nil), bytes.NewReader(in), importers.ImportOptions{MaxExpanded: 1 << 20, MaxExpandedLimit: "max-upload-mb"})
 			limit(t, err, "max-upload-mb", "the compressed input expands past 1 MiB, the most one import may read (max-upload-mb)")
 			t.Logf("%s: %v", name, err)
 		}
@@ -362,7 +363,7 @@ func TestStore_ImportBounds(t *testing.T) {
 			{"a zip in a gzip", "a compressed file inside a gzip is not read", gz(zipped(map[string][]byte{"memories.json": []byte("[]")}))},
 			{"a gzip in a zip's gzip", "a compressed file inside a gzip is not read", zipped(map[string][]byte{"memories.jsonl.gz": gz(gz([]byte("Likes tea.")))})},
 		} {
-			_, err := memory.ImportFrom(context.Background(), MustOpen(t, nil), bytes.NewReader(tt.in), memory.ImportOptions{})
+			_, err := importers.ImportFrom(context.Background(), MustOpen(t, nil), bytes.NewReader(tt.in), importers.ImportOptions{})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
 			}
@@ -373,7 +374,7 @@ func TestStore_ImportBounds(t *testing.T) {
 		for i := range 15_000 {
 			files[fmt.Sprintf("notes/%060d.md", i)] = nil
 		}
-		_, err := memory.ImportFrom(context.Background(), MustOpen(t, nil), bytes.NewReader(zipped(files)), memory.ImportOptions{})
+		_, err := importers.ImportFrom(context.Background(), MustOpen(t, nil), bytes.NewReader(zipped(files)), importers.ImportOptions{})
 		if err == nil || !strings.Contains(err.Error(), "its directory is larger than 1 MiB") {
 			t.Errorf("import: %v", err)
 		}
@@ -381,7 +382,7 @@ func TestStore_ImportBounds(t *testing.T) {
 	t.Run("the items one import reads are capped", func(t *testing.T) {
 		s := MustOpen(t, nil)
 		in := strings.Repeat("- Likes tea.\n", 30)
-		st, err := memory.ImportFrom(context.Background(), s, strings.NewReader(in), memory.ImportOptions{MaxItems: 20})
+		st, err := importers.ImportFrom(context.Background(), s, strings.NewReader(in), importers.ImportOptions{MaxItems: 20})
 		limit(t, err, "import-items", "the input has more than 20 items, the most one import reads")
 		if st.Read != 20 {
 			t.Errorf("stats %+v, want 20 read", st)
@@ -399,7 +400,7 @@ func TestStore_ImportBounds(t *testing.T) {
 		for i := range 2000 {
 			lines = append(lines, fmt.Sprintf("- fact %d", i))
 		}
-		st, err := memory.ImportFrom(context.Background(), s, strings.NewReader(strings.Join(lines, "\n")), memory.ImportOptions{MaxDuration: time.Minute})
+		st, err := importers.ImportFrom(context.Background(), s, strings.NewReader(strings.Join(lines, "\n")), importers.ImportOptions{MaxDuration: time.Minute})
 		limit(t, err, "import-time", "the import ran longer than 1m0s, the most one import may take")
 		if st.Read == 0 || st.Read >= 2000 {
 			t.Errorf("stats %+v", st)

@@ -1,4 +1,4 @@
-package memory
+package importers
 
 // Markdown and plain text: a memory per paragraph or list item.
 
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/ownsona/ownsona/app/memory"
 )
 
 // readText reads Markdown or plain text. Each paragraph (lines up to a blank line) is one
@@ -36,8 +38,8 @@ func (im *importer) readText(r *bufio.Reader) error {
 			if fence != "" {
 				what = "code block"
 			}
-			return im.bad(ImportPos{Line: start}, fmt.Errorf("the %s is longer than %s, more than a memory may hold (%d characters); split it",
-				what, ByteSize(int64(lr.max)), im.maxText))
+			return im.bad(memory.ImportPos{Line: start}, fmt.Errorf("the %s is longer than %s, more than a memory may hold (%d characters); split it",
+				what, memory.ByteSize(int64(lr.max)), im.maxText))
 		}
 		if len(para) == 0 {
 			return nil
@@ -51,8 +53,8 @@ func (im *importer) readText(r *bufio.Reader) error {
 		if text == "" {
 			return nil
 		}
-		rec := &ImportRecord{Memory: Memory{Text: text, Tags: looseTags(headings[:]...), SourceProvider: FormatMarkdown}, TextOnly: true}
-		return im.add(ImportPos{Line: start}, []*ImportRecord{rec}, nil)
+		rec := &memory.ImportRecord{Memory: memory.Memory{Text: text, Tags: looseTags(headings[:]...), SourceProvider: FormatMarkdown}, TextOnly: true}
+		return im.add(memory.ImportPos{Line: start}, []*memory.ImportRecord{rec}, nil)
 	}
 	add := func(line string) {
 		if len(para) == 0 && !long {

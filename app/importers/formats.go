@@ -1,4 +1,4 @@
-package memory
+package importers
 
 // The formats Import reads, how they are told apart, and how each becomes memories. Sources
 // of the foreign formats (fixtures in testdata/import, with notes of the same sources):
@@ -35,6 +35,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/memtext"
 )
 
@@ -74,7 +75,7 @@ func ParseImportFormat(name string) (string, error) {
 	if f, ok := formatAliases[name]; ok {
 		return f, nil
 	}
-	return "", &InputError{Field: "format", Reason: fmt.Sprintf("%q is not one of %s (or auto)", name, strings.Join(ImportFormats, ", "))}
+	return "", &memory.InputError{Field: "format", Reason: fmt.Sprintf("%q is not one of %s (or auto)", name, strings.Join(ImportFormats, ", "))}
 }
 
 // Bounds of one import (SECURITY.md UP-01): no input, however small, makes an import hold more
@@ -109,9 +110,9 @@ type ImportOptions struct {
 	Client string
 	// Progress is told the counts so far after each stored batch and every few hundred
 	// items read, from the importing goroutine. Optional.
-	Progress func(ImportStats)
+	Progress func(memory.ImportStats)
 	// OnError is told of each line or item not imported, in input order. Optional.
-	OnError func(ImportError)
+	OnError func(memory.ImportError)
 	// MaxExpanded caps what a compressed input expands to, all layers together; past it the
 	// import stops with a *LimitError naming MaxExpandedLimit. If zero or negative,
 	// DefaultMaxExpanded; never more than MaxExpandedCeiling.
@@ -165,30 +166,30 @@ func (o ImportOptions) limits() ImportOptions {
 // opt.MaxItems items and runs at most opt.MaxDuration. Past a bound that can be read past (a
 // long line of JSON Lines, a long paragraph) the unit is reported and skipped; past the
 // others the import stops with a *LimitError (SECURITY.md UP-01).
-func ImportFrom(ctx context.Context, s *Store, r io.Reader, opt ImportOptions) (ImportStats, error) {
+func ImportFrom(ctx context.Context, s *memory.Store, r io.Reader, opt ImportOptions) (memory.ImportStats, error) {
 	format := ""
 	if opt.Format != "" {
 		f, err := ParseImportFormat(opt.Format)
 		if err != nil {
-			return ImportStats{}, err
+			return memory.ImportStats{}, err
 		}
 		format = f
 	}
 	opt = opt.limits()
 	in, closeIn, err := unwrapInput(r, &expansion{left: opt.MaxExpanded, max: opt.MaxExpanded, limit: opt.MaxExpandedLimit}, 0)
 	if err != nil {
-		return ImportStats{}, err
+		return memory.ImportStats{}, err
 	}
 	defer closeIn()
 	br := bufio.NewReaderSize(in, 1<<20)
 	head, _ := br.Peek(1 << 20)
 	if format == "" {
 		if format, err = DetectImportFormat(head); err != nil {
-			return ImportStats{}, err
+			return memory.ImportStats{}, err
 		}
 	}
 	im := &importer{opt: opt, maxText: s.MaxTextChars(),
-		imp: s.NewImport(ctx, ImportConfig{Format: format, Progress: opt.Progress, OnError: opt.OnError, MaxDuration: opt.MaxDuration})}
+		imp: s.NewImport(ctx, memory.ImportConfig{Format: format, Progress: opt.Progress, OnError: opt.OnError, MaxDuration: opt.MaxDuration})}
 	if err := im.read(br, format, head); err != nil {
 		return im.imp.Stop(err)
 	}
@@ -197,7 +198,7 @@ func ImportFrom(ctx context.Context, s *Store, r io.Reader, opt ImportOptions) (
 
 // importer reads one input into an import of the store, an item at a time.
 type importer struct {
-	imp     *Import
+	imp     *memory.Import
 	opt     ImportOptions
 	maxText int // the store's text limit, in characters (Store.MaxTextChars)
 	units   int // items read in all, imported or not (opt.MaxItems)
@@ -209,7 +210,7 @@ func (im *importer) tick() error { return im.imp.Tick() }
 // count counts one item read, imported or not, against opt.MaxItems.
 func (im *importer) count() error {
 	if im.units++; im.units > im.opt.MaxItems {
-		return &LimitError{Limit: "import-items", Message: fmt.Sprintf("the input has more than %d items, the most one import reads; "+
+		return &memory.LimitError{Limit: "import-items", Message: fmt.Sprintf("the input has more than %d items, the most one import reads; "+
 			"what was stored before stays (importing the file again skips it): split the file", im.opt.MaxItems)}
 	}
 	return nil
@@ -217,7 +218,7 @@ func (im *importer) count() error {
 
 // add hands the records of one item to the import, all or none (Import.Add); err is why the
 // item could not be read, which makes it bad.
-func (im *importer) add(pos ImportPos, recs []*ImportRecord, err error) error {
+func (im *importer) add(pos memory.ImportPos, recs []*memory.ImportRecord, err error) error {
 	if err := im.count(); err != nil {
 		return err
 	}
@@ -234,7 +235,7 @@ func (im *importer) add(pos ImportPos, recs []*ImportRecord, err error) error {
 }
 
 // bad reports an item that was not imported, and counts it (opt.MaxItems).
-func (im *importer) bad(pos ImportPos, err error) error {
+func (im *importer) bad(pos memory.ImportPos, err error) error {
 	if err := im.count(); err != nil {
 		return err
 	}
@@ -249,8 +250,8 @@ type expansion struct {
 }
 
 func (e *expansion) err() error {
-	return &LimitError{Limit: e.limit, Message: fmt.Sprintf("the compressed input expands past %s, the most one import may read (%s); "+
-		"what was stored before stays: split the file, or import it uncompressed on the server (ownsona import)", ByteSize(e.max), e.limit)}
+	return &memory.LimitError{Limit: e.limit, Message: fmt.Sprintf("the compressed input expands past %s, the most one import may read (%s); "+
+		"what was stored before stays: split the file, or import it uncompressed on the server (ownsona import)", memory.ByteSize(e.max), e.limit)}
 }
 
 // Bounds of the archives an import opens.
@@ -308,7 +309,7 @@ func openZip(r io.Reader, br *bufio.Reader, exp *expansion, depth int) (io.Reade
 			return nil, nil, err
 		}
 		if len(b) > maxZipStream {
-			return nil, nil, fmt.Errorf("a zip read from a stream is held in memory, up to %s: import the file by its name, or unzip it first", ByteSize(maxZipStream))
+			return nil, nil, fmt.Errorf("a zip read from a stream is held in memory, up to %s: import the file by its name, or unzip it first", memory.ByteSize(maxZipStream))
 		}
 		ra, size = bytes.NewReader(b), int64(len(b))
 	}
@@ -371,7 +372,7 @@ func checkZipDirectory(ra io.ReaderAt, size int64) error {
 		return errors.New("zip: a zip64 archive (over 65,535 files or 4 GiB) is not read; unzip it and import the file inside")
 	}
 	if dir := size - int64(len(tail)) + int64(at) - offset; offset > size || dir > maxZipDirectory {
-		return fmt.Errorf("zip: its directory is larger than %s (more files than an export holds); unzip it and import the file inside", ByteSize(maxZipDirectory))
+		return fmt.Errorf("zip: its directory is larger than %s (more files than an export holds); unzip it and import the file inside", memory.ByteSize(maxZipDirectory))
 	}
 	return nil
 }
@@ -573,9 +574,9 @@ func (im *importer) readLines(r *bufio.Reader, format string) error {
 		if err := im.tick(); err != nil {
 			return err
 		}
-		pos := ImportPos{Line: n}
+		pos := memory.ImportPos{Line: n}
 		if long {
-			if err := im.bad(pos, fmt.Errorf("the line is longer than %s, the most one item may be; split it", ByteSize(int64(lr.max)))); err != nil {
+			if err := im.bad(pos, fmt.Errorf("the line is longer than %s, the most one item may be; split it", memory.ByteSize(int64(lr.max)))); err != nil {
 				return err
 			}
 			continue
@@ -598,11 +599,11 @@ func (im *importer) readLines(r *bufio.Reader, format string) error {
 		_ = json.Unmarshal(probe["type"], &typ)
 		rawFormat, isHeader := probe["format"]
 		_ = json.Unmarshal(rawFormat, &header)
-		var recs []*ImportRecord
+		var recs []*memory.ImportRecord
 		switch {
 		case (format == FormatOwnsona || format == FormatServerMemory) && isHeader:
-			if header != ExportFormat {
-				return fmt.Errorf("line %d: format %s is not %q", n, rawFormat, ExportFormat)
+			if header != memory.ExportFormat {
+				return fmt.Errorf("line %d: format %s is not %q", n, rawFormat, memory.ExportFormat)
 			}
 			continue
 		case (format == FormatOwnsona || format == FormatServerMemory) && (typ == "entity" || typ == "relation"):
@@ -695,8 +696,8 @@ func (im *importer) readDocument(r io.Reader, format string) error {
 	room := func() { u.stop = dec.InputOffset() + limit } // for the next value: no more than limit ahead
 	tooLarge := func(what string, err error) error {
 		if errors.Is(err, errUnitTooLarge) {
-			return &LimitError{Limit: "import-item-bytes", Message: fmt.Sprintf("%s is larger than %s, the most one item may be; "+
-				"the import stops there (a JSON document cannot be read past it): split the file", what, ByteSize(limit))}
+			return &memory.LimitError{Limit: "import-item-bytes", Message: fmt.Sprintf("%s is larger than %s, the most one item may be; "+
+				"the import stops there (a JSON document cannot be read past it): split the file", what, memory.ByteSize(limit))}
 		}
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -717,7 +718,7 @@ func (im *importer) readDocument(r io.Reader, format string) error {
 				return err
 			}
 			recs, err := im.item(format, kind, raw, ctx)
-			if err := im.add(ImportPos{Item: n}, recs, err); err != nil {
+			if err := im.add(memory.ImportPos{Item: n}, recs, err); err != nil {
 				return err
 			}
 		}
@@ -841,11 +842,11 @@ func (c *docContext) collect(key string, raw json.RawMessage) {
 }
 
 // item turns one element (or line) of format into memories; kind is the list it came from.
-func (im *importer) item(format, kind string, raw json.RawMessage, ctx *docContext) ([]*ImportRecord, error) {
+func (im *importer) item(format, kind string, raw json.RawMessage, ctx *docContext) ([]*memory.ImportRecord, error) {
 	switch format {
 	case FormatOwnsona:
 		rec, err := memoryRecord(raw)
-		return []*ImportRecord{rec}, err
+		return []*memory.ImportRecord{rec}, err
 	case FormatServerMemory:
 		var probe struct {
 			Type string `json:"type"`
@@ -867,18 +868,18 @@ func (im *importer) item(format, kind string, raw json.RawMessage, ctx *docConte
 }
 
 // memoryRecord reads one ownsona memory.
-func memoryRecord(raw []byte) (*ImportRecord, error) {
-	m, err := ParseExported(raw)
+func memoryRecord(raw []byte) (*memory.ImportRecord, error) {
+	m, err := memory.ParseExported(raw)
 	if err != nil {
 		return nil, fmt.Errorf("not an ownsona memory: %v", err)
 	}
-	return &ImportRecord{Memory: m}, nil
+	return &memory.ImportRecord{Memory: m}, nil
 }
 
 // graphRecords turns a knowledge-graph entity into its observations, "<name>: <observation>",
 // tagged by its type and name, or a relation into "<from> <relation type> <to>" tagged by both
 // ends.
-func graphRecords(raw []byte, kind string) ([]*ImportRecord, error) {
+func graphRecords(raw []byte, kind string) ([]*memory.ImportRecord, error) {
 	var e struct {
 		Name         string   `json:"name"`
 		EntityType   string   `json:"entityType"`
@@ -890,21 +891,21 @@ func graphRecords(raw []byte, kind string) ([]*ImportRecord, error) {
 	if err := json.Unmarshal(raw, &e); err != nil {
 		return nil, fmt.Errorf("not a knowledge-graph %s: %v", kind, err)
 	}
-	var recs []*ImportRecord
+	var recs []*memory.ImportRecord
 	switch kind {
 	case "entity":
 		if e.Name == "" {
 			return nil, errors.New("an entity without a name")
 		}
 		for _, o := range e.Observations {
-			recs = append(recs, &ImportRecord{Memory: Memory{Text: e.Name + ": " + o, Tags: looseTags(e.EntityType, e.Name), SourceProvider: "server-memory"}, TextOnly: true})
+			recs = append(recs, &memory.ImportRecord{Memory: memory.Memory{Text: e.Name + ": " + o, Tags: looseTags(e.EntityType, e.Name), SourceProvider: "server-memory"}, TextOnly: true})
 		}
 	case "relation":
 		if e.From == "" || e.To == "" || e.RelationType == "" {
 			return nil, errors.New("a relation needs from, to and relationType")
 		}
 		text := e.From + " " + strings.ReplaceAll(e.RelationType, "_", " ") + " " + e.To
-		recs = append(recs, &ImportRecord{Memory: Memory{Text: text, Tags: looseTags(e.From, e.To), SourceProvider: "server-memory"}, TextOnly: true})
+		recs = append(recs, &memory.ImportRecord{Memory: memory.Memory{Text: text, Tags: looseTags(e.From, e.To), SourceProvider: "server-memory"}, TextOnly: true})
 	}
 	return recs, nil
 }
@@ -912,7 +913,7 @@ func graphRecords(raw []byte, kind string) ([]*ImportRecord, error) {
 // serviceRecords reads one memory of mcp-memory-service's export: content, tags (a list or a
 // comma-separated string), memory_type (a tag, unless it is the default "note") and its
 // times.
-func serviceRecords(raw []byte) ([]*ImportRecord, error) {
+func serviceRecords(raw []byte) ([]*memory.ImportRecord, error) {
 	var it struct {
 		Content      *string         `json:"content"`
 		Tags         json.RawMessage `json:"tags"`
@@ -944,7 +945,7 @@ func serviceRecords(raw []byte) ([]*ImportRecord, error) {
 	if it.MemoryType != "" && it.MemoryType != "note" {
 		tags = append(tags, it.MemoryType)
 	}
-	rec := &ImportRecord{Memory: Memory{Text: *it.Content, Tags: looseTags(tags...), Importance: DefaultImportance, SourceProvider: FormatMemoryService}}
+	rec := &memory.ImportRecord{Memory: memory.Memory{Text: *it.Content, Tags: looseTags(tags...), Importance: memory.DefaultImportance, SourceProvider: FormatMemoryService}}
 	var err error
 	if rec.CreatedAt, err = foreignTime("created_at", it.CreatedAtISO, it.CreatedAt); err != nil {
 		return nil, err
@@ -953,14 +954,14 @@ func serviceRecords(raw []byte) ([]*ImportRecord, error) {
 		return nil, err
 	}
 	rec.TextOnly = rec.CreatedAt.IsZero()
-	return []*ImportRecord{rec}, nil
+	return []*memory.ImportRecord{rec}, nil
 }
 
 // mem0Records reads one memory of Mem0's or OpenMemory's export: its text (memory, else
 // content), categories (names, or OpenMemory's category_ids) as tags, the app that wrote it
 // as source_provider, its times, and its state (deleted: a tombstone; archived or paused: a
 // tag).
-func mem0Records(raw []byte, ctx *docContext) ([]*ImportRecord, error) {
+func mem0Records(raw []byte, ctx *docContext) ([]*memory.ImportRecord, error) {
 	var it struct {
 		Memory      *string         `json:"memory"`
 		Content     *string         `json:"content"`
@@ -1002,10 +1003,10 @@ func mem0Records(raw []byte, ctx *docContext) ([]*ImportRecord, error) {
 	if it.State == "archived" || it.State == "paused" {
 		tags = append(tags, it.State)
 	}
-	if n := utf8.RuneCountInString(provider); n > MaxSourceChars {
-		provider = string([]rune(provider)[:MaxSourceChars])
+	if n := utf8.RuneCountInString(provider); n > memory.MaxSourceChars {
+		provider = string([]rune(provider)[:memory.MaxSourceChars])
 	}
-	rec := &ImportRecord{Memory: Memory{Text: text, Tags: looseTags(tags...), Importance: DefaultImportance, SourceProvider: provider}}
+	rec := &memory.ImportRecord{Memory: memory.Memory{Text: text, Tags: looseTags(tags...), Importance: memory.DefaultImportance, SourceProvider: provider}}
 	var err error
 	if rec.CreatedAt, err = foreignTime("created_at", "", it.CreatedAt); err != nil {
 		return nil, err
@@ -1027,7 +1028,7 @@ func mem0Records(raw []byte, ctx *docContext) ([]*ImportRecord, error) {
 		rec.DeletedAt, rec.ForgetReason = &del, "deleted in "+provider
 	}
 	rec.TextOnly = rec.CreatedAt.IsZero()
-	return []*ImportRecord{rec}, nil
+	return []*memory.ImportRecord{rec}, nil
 }
 
 // foreignTime reads a time other servers wrote: iso when set, else raw, an RFC 3339 string
