@@ -34,6 +34,13 @@
 // from the trash makes it a memory of its own again. Only the owner's explicit erasures lose a
 // text for good: a hard delete, emptying the trash.
 //
+// # Imports
+//
+// Store.NewImport takes typed records (ImportRecord: a memory as its source had it, its links
+// in the source's ids) and stores them as remember would, skipping what is stored already and
+// restoring the links once their ends are stored; the package app/importers reads files of
+// ownsona's export and of other memory servers into it.
+//
 // # Quotas
 //
 // The file holds at most Config.MaxMemories memories (forgotten ones and kept previous texts
