@@ -539,6 +539,10 @@ type insertResult struct {
 // cache and the writes queued before this one, so two identical calls at once store once; the
 // write then joins the group commit (commit.go) and insert returns once it is in the file. A
 // call that supersedes waits for the queue to drain and keeps s.writeMu until it is committed.
+//
+// It reads as its four steps: check each item (checkInsertLocked), plan the links its
+// supersedes change (planInsertLocked), assign the ids (assignInsert), and commit
+// (commitInsert).
 func (s *Store) insert(items []*newMemory) ([]insertResult, error) {
 	results := make([]insertResult, len(items))
 	links := slices.ContainsFunc(items, func(it *newMemory) bool { return len(it.Supersedes) > 0 })
@@ -561,7 +565,30 @@ func (s *Store) insert(items []*newMemory) ([]insertResult, error) {
 	if err := s.replayKeys(items, results, now); err != nil {
 		return nil, err
 	}
-	plan := newLinkPlan()
+	s.mu.RLock()
+	s.checkInsertLocked(items, results, snaps, full, now)
+	plan, linked := s.planInsertLocked(items, results)
+	s.mu.RUnlock()
+	mems := s.assignInsert(items, results, plan, linked, now)
+	release := func() {
+		if !links {
+			s.writeMu.Unlock()
+			locked = false
+		}
+	}
+	if err := s.commitInsert(items, results, mems, linked, now, gen, release); err != nil {
+		return nil, fmt.Errorf("insert memories: %w", err)
+	}
+	return results, nil
+}
+
+// checkInsertLocked is insert's first step: it decides for each item not answered already (by
+// its idempotency key) whether it is a retry of a recent exact duplicate (Replayed), which
+// stored memories it nearly duplicates or may contradict, whether skip_if_near keeps one of
+// them instead (Skipped), and whether the quotas let it be stored (else its Err). full is the
+// file's quota error read before the locks (fileFull), snaps the items' presearches. s.mu is
+// held for reading and s.writeMu held.
+func (s *Store) checkInsertLocked(items []*newMemory, results []insertResult, snaps []*nearSnap, full error, now time.Time) {
 	// The details of the texts compared for contradictions, each read once a call: near
 	// duplicates recur across a batch's items.
 	known := map[string]textDetails{}
@@ -573,7 +600,6 @@ func (s *Store) insert(items []*newMemory) ([]insertResult, error) {
 		}
 		return d
 	}
-	s.mu.RLock()
 	count := len(s.mems) + s.queuedLocked() // what the file holds, against MaxMemories
 	for i, it := range items {
 		r := &results[i]
@@ -608,21 +634,33 @@ func (s *Store) insert(items []*newMemory) ([]insertResult, error) {
 			}
 			count++
 		}
-		if len(it.Supersedes) > 0 {
-			successor := pendingBase + uint64(i)
-			if r.Skipped {
-				successor = r.ID
-			}
-			next, err := s.planSupersedesLocked(plan, successor, it.Supersedes)
-			if err != nil {
-				*r = insertResult{Err: err}
-				continue
-			}
-			plan = next
-		}
 	}
-	// The stored memories the links change: those superseded, forgotten successors that stop
-	// listing them, and the memories skip_if_near kept, which gain the supersedes.
+}
+
+// planInsertLocked is insert's second step: it plans the supersedes links of the items that
+// passed the checks, in item order (an item whose links the rules refuse gets that Err), with
+// the items not stored yet named by their stand-in ids (pendingBase), and returns the plan
+// with copies of the stored memories it changes: those superseded, forgotten successors that
+// stop listing them, and the memories skip_if_near kept, which gain the supersedes. s.mu is
+// held for reading and s.writeMu held.
+func (s *Store) planInsertLocked(items []*newMemory, results []insertResult) (*linkPlan, map[uint64]*Memory) {
+	plan := newLinkPlan()
+	for i, it := range items {
+		r := &results[i]
+		if r.Replayed || r.Err != nil || r.sameAs != 0 || len(it.Supersedes) == 0 {
+			continue
+		}
+		successor := pendingBase + uint64(i)
+		if r.Skipped {
+			successor = r.ID
+		}
+		next, err := s.planSupersedesLocked(plan, successor, it.Supersedes)
+		if err != nil {
+			*r = insertResult{Err: err}
+			continue
+		}
+		plan = next
+	}
 	linked := map[uint64]*Memory{}
 	for _, id := range plan.ids() {
 		linked[id] = s.mems[id].Clone()
@@ -632,15 +670,18 @@ func (s *Store) insert(items []*newMemory) ([]insertResult, error) {
 			linked[r.ID] = s.mems[r.ID].Clone()
 		}
 	}
-	s.mu.RUnlock()
-	stored := func(i int) bool {
-		r := results[i]
-		return r.Err == nil && !r.Skipped && !r.Replayed && r.sameAs == 0
-	}
-	// Ids come from s.seq, which the commit writes back as the bucket's sequence.
+	return plan, linked
+}
+
+// assignInsert is insert's third step: it gives each item to store the next id of s.seq (which
+// the commit writes back as the bucket's sequence), applies the plan to the linked memories
+// with those ids (dropping the ones it leaves unchanged, touching the others at now), and
+// answers each item whose idempotency key an earlier item of the call carries with that
+// item's outcome. It returns the memories to store, in item order. s.writeMu is held.
+func (s *Store) assignInsert(items []*newMemory, results []insertResult, plan *linkPlan, linked map[uint64]*Memory, now time.Time) []queuedMemory {
 	var mems []queuedMemory
 	for i, it := range items {
-		if stored(i) {
+		if r := results[i]; r.Err == nil && !r.Skipped && !r.Replayed && r.sameAs == 0 {
 			s.seq++
 			it.ID, results[i].ID = s.seq, s.seq
 			mems = append(mems, queuedMemory{m: &it.Memory, vec: it.Vector})
@@ -671,6 +712,15 @@ func (s *Store) insert(items []*newMemory) ([]insertResult, error) {
 			results[i] = insertResult{ID: r.ID, Skipped: r.Skipped, Replayed: true, Err: r.Err, keyHit: true}
 		}
 	}
+	return mems
+}
+
+// commitInsert is insert's last step: it queues for the group commit (commit.go) the new
+// memories mems, the linked memories the plan changed and the items' idempotency keys, with
+// their change to the caches, and waits until they are in the file. release is called once
+// the write is queued (insert lets go of s.writeMu there unless the call supersedes); gen is
+// s.gen as insert's checks saw it. s.writeMu is held.
+func (s *Store) commitInsert(items []*newMemory, results []insertResult, mems []queuedMemory, linked map[uint64]*Memory, now time.Time, gen uint64, release func()) error {
 	keys := map[string]idempotencyRecord{}
 	for i, it := range items {
 		if r := results[i]; it.Key != "" && r.Err == nil && !r.keyHit {
@@ -681,85 +731,92 @@ func (s *Store) insert(items []*newMemory) ([]insertResult, error) {
 	if prune {
 		s.prunedAt = now
 	}
-	seq := s.seq
 	req := &commitReq{mems: mems, keys: keys}
 	if len(mems) > 0 || len(linked) > 0 || len(keys) > 0 || prune {
-		req.write = func(tx *kv.Tx) error {
-			mb, vb := writeBuckets(tx)
-			for _, q := range mems {
-				b, err := encodeMemory(q.m)
-				if err != nil {
-					return err
-				}
-				if err := mb.Put(kv.Key(q.m.ID), b); err != nil {
-					return err
-				}
-				if q.vec != nil {
-					if err := vb.Put(kv.Key(q.m.ID), encodeVector(s.embID, q.vec)); err != nil {
-						return err
-					}
-				}
-			}
-			if seq > mb.Sequence() {
-				if err := mb.SetSequence(seq); err != nil {
-					return err
-				}
-			}
-			for id, m := range linked {
-				b, err := encodeMemory(m)
-				if err != nil {
-					return err
-				}
-				if err := mb.Put(kv.Key(id), b); err != nil {
-					return err
-				}
-			}
-			return s.rememberKeys(tx, keys, now, prune)
-		}
+		req.write = s.insertWrite(mems, linked, keys, now, prune)
 	}
-	req.apply = func() []uint64 {
-		var ids []uint64
-		for _, q := range mems {
-			m := q.m.Clone()
-			s.addRecentLocked(m, now)
-			s.mems[m.ID] = m
-			s.ids = append(s.ids, m.ID)
-			s.indexText(m, nil)
-			s.linkLocked(m, false)
-			if q.vec != nil {
-				s.addVectorLocked(m.ID, q.vec)
-			} else if s.emb != nil {
-				s.pending[m.ID] = struct{}{}
-			}
-			ids = append(ids, m.ID)
-		}
-		s.addCreatedLocked(mems)
-		if len(linked) > 0 {
-			s.modGen++
-		}
-		for id, m := range linked {
-			s.mems[id] = m
-			ids = append(ids, id)
-		}
-		for _, id := range ids {
-			s.refreshSupersededLocked(id)
-		}
-		slices.Sort(ids)
-		return ids
-	}
+	req.apply = func() []uint64 { return s.insertApplyLocked(mems, linked, now) }
 	req.wake = s.emb != nil && slices.ContainsFunc(mems, func(q queuedMemory) bool { return q.vec == nil })
 	lead, err := s.enqueue(req, gen)
-	if err == nil {
-		if !links {
-			s.writeMu.Unlock()
-			locked = false
-		}
-		err = s.await(req, lead)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("insert memories: %w", err)
+		return err
 	}
-	return results, nil
+	release()
+	return s.await(req, lead)
+}
+
+// insertWrite is the puts of an insert, for the group's transaction: the new memories and
+// their vectors, the bucket's sequence (s.seq as it is now), the linked memories the plan
+// changed, and the idempotency keys (pruning the expired ones if prune).
+func (s *Store) insertWrite(mems []queuedMemory, linked map[uint64]*Memory, keys map[string]idempotencyRecord, now time.Time, prune bool) func(tx *kv.Tx) error {
+	seq := s.seq
+	return func(tx *kv.Tx) error {
+		mb, vb := writeBuckets(tx)
+		for _, q := range mems {
+			b, err := encodeMemory(q.m)
+			if err != nil {
+				return err
+			}
+			if err := mb.Put(kv.Key(q.m.ID), b); err != nil {
+				return err
+			}
+			if q.vec != nil {
+				if err := vb.Put(kv.Key(q.m.ID), encodeVector(s.embID, q.vec)); err != nil {
+					return err
+				}
+			}
+		}
+		if seq > mb.Sequence() {
+			if err := mb.SetSequence(seq); err != nil {
+				return err
+			}
+		}
+		for id, m := range linked {
+			b, err := encodeMemory(m)
+			if err != nil {
+				return err
+			}
+			if err := mb.Put(kv.Key(id), b); err != nil {
+				return err
+			}
+		}
+		return s.rememberKeys(tx, keys, now, prune)
+	}
+}
+
+// insertApplyLocked is an insert's change to the caches once it is in the file: the new
+// memories indexed (their vectors, or pending for the background embedder), the linked ones
+// replaced. It returns the ids changed, ascending, for the OnChange hooks. s.mu is held for
+// writing.
+func (s *Store) insertApplyLocked(mems []queuedMemory, linked map[uint64]*Memory, now time.Time) []uint64 {
+	var ids []uint64
+	for _, q := range mems {
+		m := q.m.Clone()
+		s.addRecentLocked(m, now)
+		s.mems[m.ID] = m
+		s.ids = append(s.ids, m.ID)
+		s.indexText(m, nil)
+		s.linkLocked(m, false)
+		if q.vec != nil {
+			s.addVectorLocked(m.ID, q.vec)
+		} else if s.emb != nil {
+			s.pending[m.ID] = struct{}{}
+		}
+		ids = append(ids, m.ID)
+	}
+	s.addCreatedLocked(mems)
+	if len(linked) > 0 {
+		s.modGen++
+	}
+	for id, m := range linked {
+		s.mems[id] = m
+		ids = append(ids, id)
+	}
+	for _, id := range ids {
+		s.refreshSupersededLocked(id)
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 func round4(f float32) float32 { return float32(int(f*10000+0.5)) / 10000 }
