@@ -56,7 +56,7 @@ func Export(db *kv.DB, w io.Writer, includeDeleted bool, now time.Time) error {
 		return err
 	}
 	for _, m := range mems {
-		if err := enc.Encode(m); err != nil {
+		if err := enc.Encode(recordOf(m)); err != nil {
 			return err
 		}
 	}
@@ -69,13 +69,14 @@ func (s *Store) Export(w io.Writer, includeDeleted bool) error {
 }
 
 // ParseExported reads one memory as Export writes it (a line after the header; an item of the
-// export_memories tool's output): the fields of Memory, no other. Its ids are the source's.
+// export_memories tool's output): the keys of a stored record, no other. Its ids are the
+// source's.
 func ParseExported(b []byte) (Memory, error) {
-	var m Memory
+	var r record
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
+	if err := dec.Decode(&r); err != nil {
 		return Memory{}, err
 	}
-	return m, nil
+	return *r.memory(), nil
 }

@@ -15,7 +15,7 @@ import (
 
 // Buckets of the one file that belong to the memory store.
 const (
-	bucketMemories = "memories" // Key(id) → JSON of storedMemory
+	bucketMemories = "memories" // Key(id) → JSON of record
 	bucketVectors  = "vectors"  // Key(id) → encodeVector(embedder id, vector)
 )
 
@@ -45,8 +45,9 @@ var Migrations = []kv.Migration{
 	}},
 }
 
-// Memory is one remembered fact, as stored (JSON in the memories bucket) and as shown to clients;
-// its vector is kept apart and never shown. Times are UTC.
+// Memory is one remembered fact: the domain's value, which every operation takes and returns. The
+// store keeps it as a record (JSON in the memories bucket, record.go) and its vector apart; its
+// JSON keys are those of the tools' payloads for now. Times are UTC.
 type Memory struct {
 	ID              uint64     `json:"id"`
 	Text            string     `json:"text"`
@@ -112,17 +113,64 @@ func (m *Memory) Clone() *Memory {
 	return &c
 }
 
-func encodeMemory(m *Memory) ([]byte, error) { return json.Marshal(m) }
+// record is a memory as the memories bucket holds it: one JSON object with these keys, which
+// every file written so far holds, so they never change (TestEncodeMemory pins the bytes;
+// recordDecoder reads the same keys). Export writes the same object per line (export.go). It
+// is the store's alone: Memory is the domain's value, and adapters show it in shapes of their
+// own.
+type record struct {
+	ID              uint64     `json:"id"`
+	Text            string     `json:"text"`
+	Tags            []string   `json:"tags"`
+	Importance      float64    `json:"importance"`
+	CreatedAt       time.Time  `json:"created_at"`
+	UpdatedAt       time.Time  `json:"updated_at"`
+	LastConfirmedAt time.Time  `json:"last_confirmed_at"`
+	ExpiresAt       *time.Time `json:"expires_at,omitempty"`
+	SourceProvider  string     `json:"source_provider"`
+	SourceClient    string     `json:"source_client"`
+	CaptureMode     string     `json:"capture_mode"`
+	SessionID       string     `json:"session_id,omitempty"`
+	DeletedAt       *time.Time `json:"deleted_at,omitempty"`
+	ForgetReason    string     `json:"forget_reason,omitempty"`
+	ReplacedByID    *uint64    `json:"replaced_by_id,omitempty"`
+	Supersedes      []uint64   `json:"supersedes,omitempty"`
+	SupersededBy    *uint64    `json:"superseded_by,omitempty"`
+}
 
+// recordOf is m's record; it shares m's slices and pointers.
+func recordOf(m *Memory) *record {
+	return &record{ID: m.ID, Text: m.Text, Tags: m.Tags, Importance: m.Importance, CreatedAt: m.CreatedAt,
+		UpdatedAt: m.UpdatedAt, LastConfirmedAt: m.LastConfirmedAt, ExpiresAt: m.ExpiresAt,
+		SourceProvider: m.SourceProvider, SourceClient: m.SourceClient, CaptureMode: m.CaptureMode,
+		SessionID: m.SessionID, DeletedAt: m.DeletedAt, ForgetReason: m.ForgetReason,
+		ReplacedByID: m.ReplacedByID, Supersedes: m.Supersedes, SupersededBy: m.SupersededBy}
+}
+
+// memory is r's memory; it shares r's slices and pointers.
+func (r *record) memory() *Memory {
+	return &Memory{ID: r.ID, Text: r.Text, Tags: r.Tags, Importance: r.Importance, CreatedAt: r.CreatedAt,
+		UpdatedAt: r.UpdatedAt, LastConfirmedAt: r.LastConfirmedAt, ExpiresAt: r.ExpiresAt,
+		SourceProvider: r.SourceProvider, SourceClient: r.SourceClient, CaptureMode: r.CaptureMode,
+		SessionID: r.SessionID, DeletedAt: r.DeletedAt, ForgetReason: r.ForgetReason,
+		ReplacedByID: r.ReplacedByID, Supersedes: r.Supersedes, SupersededBy: r.SupersededBy}
+}
+
+// encodeMemory is m's record, as the memories bucket holds it.
+func encodeMemory(m *Memory) ([]byte, error) { return json.Marshal(recordOf(m)) }
+
+// decodeMemory reads a record with encoding/json: every record encoding/json accepts, where
+// recordDecoder declines.
 func decodeMemory(b []byte) (*Memory, error) {
-	var m Memory
-	if err := json.Unmarshal(b, &m); err != nil {
+	var r record
+	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("decode memory: %w", err)
 	}
+	m := r.memory()
 	if m.Tags == nil {
 		m.Tags = []string{}
 	}
-	return &m, nil
+	return m, nil
 }
 
 // loadMemories decodes every memory of the memories bucket b and hands them to each in id

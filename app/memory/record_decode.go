@@ -8,7 +8,7 @@ import (
 
 // recordDecoder reads a stored memory record faster than encoding/json, for Open, which reads
 // every record of the file. It understands the records encodeMemory writes: one JSON object
-// with Memory's keys spelled as they are stored, each at most once, and values of their
+// with record's keys spelled as they are stored, each at most once, and values of their
 // fields' types. Anything else (another spelling of a key, an unknown key, a null where the
 // field is not a pointer, a surrogate escape, invalid UTF-8, bad JSON) makes it decline, and
 // the caller decodes the record with encoding/json, which then decides: so a record decodes to
@@ -35,7 +35,7 @@ const (
 	internMaxCount = 4096
 )
 
-// Memory's stored keys, as bits of the set a record has named.
+// record's keys, as bits of the set a record has named.
 const (
 	keyID = 1 << iota
 	keyText

@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"testing"
@@ -27,6 +26,27 @@ func recordSamples() []*Memory {
 			ForgetReason: "asked to \"forget\" it", ReplacedByID: &other, Supersedes: []uint64{3, 5, 1 << 60},
 			SupersededBy: &by},
 		{ID: 2, Text: "", Tags: []string{""}, Importance: -0, Supersedes: []uint64{}},
+	}
+}
+
+// TestEncodeMemory: a memory's record is the JSON every file written so far holds, to the
+// byte: the keys, their order, what is left out when empty and how text is escaped (the
+// records of recordSamples as the store wrote them before record was a type of its own).
+func TestEncodeMemory(t *testing.T) {
+	want := []string{
+		`{"id":1,"text":"prefers oat milk","tags":[],"importance":0,"created_at":"2026-11-27T09:30:15.123456789Z","updated_at":"2026-11-27T09:30:15.123456789Z","last_confirmed_at":"2026-11-27T09:30:15.123456789Z","source_provider":"anthropic","source_client":"claude-ai","capture_mode":"explicit"}`,
+		`{"id":9007199254740992,"text":"she said \"call me Jo\" \\ and left\n\ttabbed\r\u0001\u001f \u003cb\u003e\u0026amp;\u003c/b\u003e \u2028\u2029","tags":["family","names","a-very-long-tag-that-is-longer-than-the-sixty-four-bytes-interned-ones-are"],"importance":0.75,"created_at":"2026-11-27T09:30:15.123456789Z","updated_at":"2027-02-25T09:30:15.123456789Z","last_confirmed_at":"2027-02-25T09:30:15.123456789Z","expires_at":"2027-02-25T09:30:15.123456789Z","source_provider":"openai","source_client":"chatgpt","capture_mode":"inferred","session_id":"s-1"}`,
+		`{"id":18446744073709551615,"text":"Grüße aus Zürich — 東京 🍣 ok","tags":["ünïcode","🍣"],"importance":1e-7,"created_at":"2026-11-27T09:30:15.123456789Z","updated_at":"2026-11-27T09:30:15.123456789Z","last_confirmed_at":"2026-11-27T09:30:15.123456789Z","source_provider":"","source_client":"","capture_mode":"","deleted_at":"2027-02-25T09:30:15.123456789Z","forget_reason":"asked to \"forget\" it","replaced_by_id":7,"supersedes":[3,5,1152921504606846976],"superseded_by":41}`,
+		`{"id":2,"text":"","tags":[""],"importance":0,"created_at":"0001-01-01T00:00:00Z","updated_at":"0001-01-01T00:00:00Z","last_confirmed_at":"0001-01-01T00:00:00Z","source_provider":"","source_client":"","capture_mode":""}`,
+	}
+	for i, m := range recordSamples() {
+		got, err := encodeMemory(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != want[i] {
+			t.Errorf("record %d\n got %s\nwant %s", i, got, want[i])
+		}
 	}
 }
 
@@ -141,7 +161,7 @@ func TestRecordDecoder_corpus(t *testing.T) {
 	for i, text := range texts {
 		m := &Memory{ID: uint64(i + 1), Text: text, Tags: []string{"locomo"}, CreatedAt: at, UpdatedAt: at,
 			LastConfirmedAt: at, SourceProvider: "anthropic", SourceClient: "claude-code", CaptureMode: "explicit"}
-		b, err := json.Marshal(m)
+		b, err := encodeMemory(m)
 		if err != nil {
 			t.Fatal(err)
 		}
