@@ -262,7 +262,7 @@ func (c corpus) Dense(vec []float32, k int, f vector.Filter) []vector.Scored {
 	return c.s.dense.Search(vec, k, f)
 }
 
-func (c corpus) Words(id uint64) vector.Words { return c.s.mems[id].words }
+func (c corpus) Words(id uint64) vector.Words { return c.s.softWords[id] }
 
 func (c corpus) Neighbours(dst []uint64, id uint64) []uint64 {
 	return c.s.activeNeighboursLocked(dst, id, c.now)

@@ -73,12 +73,6 @@ type Memory struct {
 	// superseded caches whether SupersededBy names a memory that is not forgotten: then this
 	// one has left searches and lists. The store keeps it; it is not stored.
 	superseded bool
-	// words is the soft match's reading of Text (Store.indexText), kept so that a search
-	// need not read the texts of its candidates again; zero without the builtin embedder.
-	words vector.Words
-	// mentions are the times Text mentions, read against CreatedAt (timewindow.go); nil for
-	// most memories.
-	mentions []mention
 }
 
 // Deleted reports whether m is soft-deleted (forgotten).
@@ -179,19 +173,20 @@ func decodeMemory(b []byte) (*Memory, error) {
 // meanwhile (recordDecoder, else encoding/json); each runs on a goroutine of its own as soon as
 // a chunk and every chunk before it are decoded, so that indexing overlaps decoding. With
 // analyze, the cores also read each text for the indexes (vector.Analysis, one per memory,
-// handed to each beside it) and keep its words on it; they read each text's mentions of times
-// against its creation time in loc too.
+// handed to each beside it); they read each text's mentions of times against its creation time
+// in loc too (handed to each beside it, nil for a memory that mentions none).
 //
 // It returns when the walk is done, with the ids walked, in order, and wait, which returns
 // once each has returned for the last chunk, with the walk's error or the first record that
 // would not decode (each sees no chunk from that one on).
-func loadMemories(b *kv.Bucket, loc *time.Location, analyze func(string) vector.Analysis, each func([]*Memory, []vector.Analysis)) (ids []uint64, wait func() error) {
+func loadMemories(b *kv.Bucket, loc *time.Location, analyze func(string) vector.Analysis, each func([]*Memory, []vector.Analysis, [][]mention)) (ids []uint64, wait func() error) {
 	const chunk = 1024
 	type part struct {
 		ids  []uint64
 		raw  [][]byte
 		mems []*Memory
 		ans  []vector.Analysis
+		ment [][]mention
 		err  error
 		done chan struct{}
 	}
@@ -204,6 +199,7 @@ func loadMemories(b *kv.Bucket, loc *time.Location, analyze func(string) vector.
 			var dec recordDecoder
 			for p := range work {
 				p.mems = make([]*Memory, len(p.raw))
+				p.ment = make([][]mention, len(p.raw))
 				for i, raw := range p.raw {
 					m, ok := dec.decode(raw)
 					if !ok { // not a record as encodeMemory writes it: encoding/json decides
@@ -214,11 +210,9 @@ func loadMemories(b *kv.Bucket, loc *time.Location, analyze func(string) vector.
 						}
 					}
 					p.mems[i] = m
-					m.mentions = mentionsOf(m.Text, m.CreatedAt, loc)
+					p.ment[i] = mentionsOf(m.Text, m.CreatedAt, loc)
 					if analyze != nil {
-						a := analyze(m.Text)
-						m.words = a.Words
-						p.ans = append(p.ans, a)
+						p.ans = append(p.ans, analyze(m.Text))
 					}
 				}
 				p.raw = nil
@@ -236,7 +230,7 @@ func loadMemories(b *kv.Bucket, loc *time.Location, analyze func(string) vector.
 				firstErr = p.err
 			}
 			if firstErr == nil {
-				each(p.mems, p.ans)
+				each(p.mems, p.ans, p.ment)
 			}
 		}
 	}()

@@ -17,8 +17,8 @@ import (
 //
 // It interns the short strings that repeat across records (tags, where a memory came from),
 // so that 100k memories share a handful of copies, and hands out Memory values from blocks of
-// memoryBlock: a Memory is 296 bytes, which Go's allocator would round up to 320 one at a time
-// (2.4 MB at 100k). A block stays allocated while any of its memories is held, so a store
+// memoryBlock: a Memory is 272 bytes, which Go's allocator would round up to 288 one at a time
+// (1.6 MB at 100k). A block stays allocated while any of its memories is held, so a store
 // that later forgets most of them keeps at most what it loaded. A decoder is not safe for
 // concurrent use.
 type recordDecoder struct {

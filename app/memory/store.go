@@ -61,8 +61,12 @@ type Store struct {
 	modGen  uint64                  // counts the changes to stored memories other than new ones (nearSnap)
 	active  activeSet               // which memories pass the zero Filter (active.go)
 	created []createdID             // every stored memory in creation order (created.go)
-	// mentioning is the memories whose text mentions a time (timewindow.go).
-	mentioning map[uint64]struct{}
+	// The store's caches of what each memory's text says, read once (indexText): kept here,
+	// not on the memories it hands out. mentioning is the times each memory whose text
+	// mentions one mentions, read against its creation time (timewindow.go); softWords is
+	// each memory's words for the soft match (rank), nil without soft.
+	mentioning map[uint64][]mention
+	softWords  map[uint64]vector.Words
 	recent     recentIndex // the memories of the last RecentDuplicateWindow (idempotency.go)
 
 	hookMu   sync.Mutex
@@ -136,7 +140,7 @@ func Open(db *kv.DB, cfg Config) (*Store, error) {
 		mems:           make(map[uint64]*Memory),
 		lex:            vector.NewBM25(),
 		links:          make(map[uint64]contextLink),
-		mentioning:     make(map[uint64]struct{}),
+		mentioning:     make(map[uint64][]mention),
 		tails:          make(map[contextGroup]uint64),
 		pending:        make(map[uint64]struct{}),
 		wake:           make(chan struct{}, 1),
@@ -152,6 +156,7 @@ func Open(db *kv.DB, cfg Config) (*Store, error) {
 	s.ranker = rank.New(s.emb, p)
 	if b, ok := s.emb.(*vector.Builtin); ok {
 		s.soft = b
+		s.softWords = make(map[uint64]vector.Words)
 	}
 	if s.emb != nil {
 		s.embID = s.emb.Info().String()
@@ -190,13 +195,14 @@ func Open(db *kv.DB, cfg Config) (*Store, error) {
 				s.words, werr = words, err
 			})
 		}
-		ids, wait := loadMemories(mb, s.loc, analyze, func(mems []*Memory, ans []vector.Analysis) {
+		ids, wait := loadMemories(mb, s.loc, analyze, func(mems []*Memory, ans []vector.Analysis, ments [][]mention) {
 			for i, m := range mems {
 				s.mems[m.ID] = m
 				s.ids = append(s.ids, m.ID)
-				s.setMentionsLocked(m)
+				s.setMentionsLocked(m.ID, ments[i])
 				if ans != nil {
 					s.lex.AddAnalysis(m.ID, ans[i])
+					s.softWords[m.ID] = ans[i].Words
 				} else {
 					s.lex.Add(m.ID, m.Text)
 				}
@@ -332,12 +338,11 @@ func (s *Store) Close() error {
 
 // indexText puts m's text into the lexical index and the word counts that weigh soft matches,
 // in place of old's (nil: none), and keeps the times it mentions and the soft match's reading
-// of it on m: with the builtin
-// embedder the text is read once for all three (vector.Analysis). Like the lexical index, the
-// counts cover every stored memory, forgotten ones included. s.mu must be held for writing.
+// of it in the store's caches (mentioning, softWords): with the builtin embedder the text is
+// read once for all three (vector.Analysis). Like the lexical index, the counts cover every
+// stored memory, forgotten ones included. s.mu must be held for writing.
 func (s *Store) indexText(m, old *Memory) {
-	m.mentions = mentionsOf(m.Text, m.CreatedAt, s.loc)
-	s.setMentionsLocked(m)
+	s.setMentionsLocked(m.ID, mentionsOf(m.Text, m.CreatedAt, s.loc))
 	if s.soft == nil {
 		s.lex.Add(m.ID, m.Text)
 		return
@@ -348,7 +353,7 @@ func (s *Store) indexText(m, old *Memory) {
 		s.words.Remove(old.Text)
 	}
 	s.words.AddAnalysis(a)
-	m.words = a.Words
+	s.softWords[m.ID] = a.Words
 }
 
 // uncountWords takes a hard-deleted memory's text out of the word counts. s.mu must be held for
@@ -1020,6 +1025,7 @@ func (s *Store) eraseLocked(ids []uint64) error {
 	for _, id := range ids {
 		gone[id] = true
 		delete(s.mentioning, id)
+		delete(s.softWords, id)
 		s.uncountWords(s.mems[id])
 		delete(s.mems, id)
 		s.markLocked(id)

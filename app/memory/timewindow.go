@@ -49,13 +49,13 @@ func mentionsOf(text string, created time.Time, loc *time.Location) []mention {
 	return out
 }
 
-// setMentionsLocked keeps m's mentions in the set of memories that mention a time. s.mu must
-// be held for writing (or the store not yet shared).
-func (s *Store) setMentionsLocked(m *Memory) {
-	if len(m.mentions) > 0 {
-		s.mentioning[m.ID] = struct{}{}
+// setMentionsLocked keeps ms, the times memory id's text mentions, in the store's cache of the
+// memories that mention a time. s.mu must be held for writing (or the store not yet shared).
+func (s *Store) setMentionsLocked(id uint64, ms []mention) {
+	if len(ms) > 0 {
+		s.mentioning[id] = ms
 	} else {
-		delete(s.mentioning, m.ID)
+		delete(s.mentioning, id)
 	}
 }
 
@@ -115,8 +115,8 @@ func (s *Store) inWindowLocked(tw *TimeWindow) []uint64 {
 	if tw.Until != nil {
 		until = tw.Until.Unix()
 	}
-	for id := range s.mentioning {
-		for _, mt := range s.mems[id].mentions {
+	for id, ms := range s.mentioning {
+		for _, mt := range ms {
 			if mt.since < until && mt.until > since {
 				a.put(&bits, id, true)
 				break

@@ -242,7 +242,7 @@ func (s *Store) versionOf(m *Memory, now time.Time) *Memory {
 	by, replaced, at := m.ID, m.ID, now
 	v.ID, v.Supersedes, v.SupersededBy, v.UpdatedAt = s.seq, nil, &by, now
 	v.DeletedAt, v.ReplacedByID, v.ForgetReason = &at, &replaced, fmt.Sprintf("the text of memory %d until an update replaced it", m.ID)
-	v.superseded, v.words = false, vector.Words{}
+	v.superseded = false
 	return v
 }
 
