@@ -1,6 +1,6 @@
 package importers
 
-// The formats Import reads, how they are told apart, and how each becomes memories. Sources
+// The formats ImportFrom reads, how they are told apart, and how each becomes memories. Sources
 // of the foreign formats (fixtures in testdata/import, with notes of the same sources):
 //
 //   - server-memory: @modelcontextprotocol/server-memory's memory.jsonl, lines
@@ -48,7 +48,7 @@ const (
 	FormatMarkdown      = "markdown"           // Markdown or plain text: a memory per paragraph or list item
 )
 
-// ImportFormats lists the formats Import reads.
+// ImportFormats lists the formats ImportFrom reads.
 var ImportFormats = []string{FormatOwnsona, FormatServerMemory, FormatMemoryService, FormatMem0, FormatMarkdown}
 
 // formatAliases are other names people give the formats.

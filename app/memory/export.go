@@ -27,7 +27,8 @@ type exportHeader struct {
 // "ownsona-export", version, time, count), then one memory per line with every field (tombstones
 // and expired memories too, unless includeDeleted is false). It reads in one read transaction,
 // so the export is consistent while writers go on, and never changes db; it needs no Store, so
-// it serves a file no server holds as well as the running server's. Import reads it back.
+// it serves a file no server holds as well as the running server's. app/importers reads it
+// back (ParseExported).
 func Export(db *kv.DB, w io.Writer, includeDeleted bool, now time.Time) error {
 	var mems []*Memory
 	err := db.View(func(tx *kv.Tx) error {
