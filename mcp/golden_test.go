@@ -13,15 +13,18 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/tools/txtar"
 )
 
 var update = flag.Bool("update", false, "rewrite the responses in testdata/*.txtar with what the server answers now")
 
-// TestServer_Golden replays each transcript in testdata/*.txtar against a fresh fixture: every
+// TestGolden replays each transcript in testdata/*.txtar against a fresh fixture: every
 // request goes through ServeHTTP and the status, headers and body must match exactly.
 //
-// A transcript is text before the first section (a comment), then "-- request --" /
-// "-- response --" pairs. A request may start with header lines ("Name: value", ":method: GET"
+// A transcript is a txtar archive (golang.org/x/tools/txtar): its comment, then "-- request --"
+// / "-- response --" pairs. A request may start with header lines ("Name: value", ":method: GET"
 // for the HTTP method) and a blank line before its body. The default headers are
 // Content-Type: application/json, Accept: application/json, text/event-stream and
 // MCP-Protocol-Version: 2025-11-25; a header line with an empty value removes one. A response is
@@ -36,68 +39,48 @@ var update = flag.Bool("update", false, "rewrite the responses in testdata/*.txt
 // own goroutine (a subscriptions/listen stream stays open): once its first event is written,
 // each action runs and its event is awaited, in order: "resource URI" (NotifyResourceUpdated),
 // "list KIND" (NotifyListChanged), "end" (EndSubscriptions, which answers the stream).
-func TestServer_Golden(t *testing.T) {
+func TestGolden(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.txtar")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no transcripts in testdata: %v", err)
 	}
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			f := MustOpenFixture(t)
-			data, err := os.ReadFile(file)
+			ar, err := txtar.ParseFile(file)
 			if err != nil {
 				t.Fatal(err)
 			}
-			comment, sections := parseTranscript(string(data))
+			for _, f := range ar.Files {
+				if f.Name != "request" && f.Name != "response" {
+					t.Fatalf("section %q: want request or response", f.Name)
+				}
+			}
+			f := MustOpenFixture(t)
 			g := &golden{}
-			var out strings.Builder
-			out.WriteString(comment)
+			out := &txtar.Archive{Comment: ar.Comment}
 			n := 0
-			for i, s := range sections {
-				if s.name != "request" {
+			for i, req := range ar.Files {
+				if req.Name != "request" {
 					continue
 				}
 				n++
-				got := g.replay(t, f.Server, s.body)
-				out.WriteString("-- request --\n" + s.body + "-- response --\n" + got)
+				got := g.replay(t, f.Server, string(req.Data))
+				out.Files = append(out.Files, req, txtar.File{Name: "response", Data: []byte(got)})
 				want := ""
-				if i+1 < len(sections) && sections[i+1].name == "response" {
-					want = sections[i+1].body
+				if i+1 < len(ar.Files) && ar.Files[i+1].Name == "response" {
+					want = string(ar.Files[i+1].Data)
 				}
 				if !*update && got != want {
-					t.Errorf("request %d:\n%s\ngot:\n%s\nwant:\n%s", n, s.body, got, want)
+					t.Errorf("request %d:\n%s\nresponse (-want +got):\n%s", n, req.Data, cmp.Diff(want, got))
 				}
 			}
 			if *update {
-				if err := os.WriteFile(file, []byte(out.String()), 0o644); err != nil {
+				if err := os.WriteFile(file, txtar.Format(out), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
 		})
 	}
-}
-
-type section struct{ name, body string }
-
-// parseTranscript splits a transcript into its comment and its sections.
-func parseTranscript(s string) (string, []section) {
-	var comment string
-	var sections []section
-	cur := -1
-	for line := range strings.SplitAfterSeq(s, "\n") {
-		trimmed := strings.TrimRight(line, "\n")
-		if strings.HasPrefix(trimmed, "-- ") && strings.HasSuffix(trimmed, " --") && len(trimmed) > 6 {
-			sections = append(sections, section{name: trimmed[3 : len(trimmed)-3]})
-			cur = len(sections) - 1
-			continue
-		}
-		if cur < 0 {
-			comment += line
-		} else {
-			sections[cur].body += line
-		}
-	}
-	return comment, sections
 }
 
 // golden is what a transcript's replay carries from one request to the next.
