@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/tools/txtar"
@@ -186,28 +185,28 @@ func (g *golden) replay(t *testing.T, s *Server, req string) string {
 // actions of a Golden-Then header one by one, each followed by the event it causes.
 func streamThen(t *testing.T, s *Server, w *httptest.ResponseRecorder, r *http.Request, then string) {
 	t.Helper()
-	sw := &syncRecorder{rec: w}
+	actions := strings.Split(then, ";")
+	if strings.TrimSpace(actions[len(actions)-1]) != "end" {
+		t.Fatalf("Golden-Then %q: the last action must be end, which answers the stream", then)
+	}
+	sw := &syncRecorder{rec: w, wrote: make(chan struct{}, 1)}
 	done := make(chan struct{})
 	go func() { defer close(done); s.ServeHTTP(sw, r) }()
 	events := 1
-	waitEvents := func() {
+	waitEvents := func() { // each write wakes it; a stream that never writes is go test's timeout
 		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
 		for sw.events() < events {
 			select {
+			case <-sw.wrote:
 			case <-done:
 				if n := sw.events(); n < events {
 					t.Fatalf("the stream ended after %d events, before %d", n, events)
 				}
-			case <-time.After(time.Millisecond):
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("waited 5 s for event %d of the stream", events)
 			}
 		}
 	}
 	waitEvents()
-	for action := range strings.SplitSeq(then, ";") {
+	for _, action := range actions {
 		verb, arg, _ := strings.Cut(strings.TrimSpace(action), " ")
 		switch verb {
 		case "resource":
@@ -222,17 +221,14 @@ func streamThen(t *testing.T, s *Server, w *httptest.ResponseRecorder, r *http.R
 		events++
 		waitEvents()
 	}
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the stream did not end after its actions")
-	}
+	<-done // the last action ends the stream
 }
 
 // syncRecorder is a ResponseRecorder that a test may read while a handler writes to it.
 type syncRecorder struct {
-	mu  sync.Mutex
-	rec *httptest.ResponseRecorder
+	mu    sync.Mutex
+	rec   *httptest.ResponseRecorder
+	wrote chan struct{} // has a value after a write the test has not looked at
 }
 
 func (s *syncRecorder) Header() http.Header { return s.rec.Header() } // set before the first write
@@ -245,6 +241,12 @@ func (s *syncRecorder) WriteHeader(code int) {
 func (s *syncRecorder) Write(b []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer func() {
+		select {
+		case s.wrote <- struct{}{}:
+		default:
+		}
+	}()
 	return s.rec.Write(b)
 }
 
