@@ -1,10 +1,16 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestCheckJSON(t *testing.T) {
@@ -89,11 +95,11 @@ func TestCheckJSON(t *testing.T) {
 			err := CheckJSON([]byte(tc.in))
 			switch {
 			case tc.want == "" && err != nil:
-				t.Errorf("checkJSON(%q) = %v, want accepted", tc.in, err)
+				t.Errorf("CheckJSON(%q) = %v, want accepted", tc.in, err)
 			case tc.want != "" && err == nil:
-				t.Errorf("checkJSON(%q) accepted, want an error with %q", tc.in, tc.want)
+				t.Errorf("CheckJSON(%q) accepted, want an error with %q", tc.in, tc.want)
 			case tc.want != "" && !strings.Contains(err.Error(), tc.want):
-				t.Errorf("checkJSON(%q) = %v, want an error with %q", tc.in, err, tc.want)
+				t.Errorf("CheckJSON(%q) = %v, want an error with %q", tc.in, err, tc.want)
 			}
 			if err == nil && !json.Valid([]byte(tc.in)) {
 				t.Errorf("accepted %q, which encoding/json calls invalid", tc.in)
@@ -190,7 +196,7 @@ func TestDecodeMessage(t *testing.T) {
 				return
 			}
 			if fail != nil || len(reqs) != 1 {
-				t.Fatalf("decodeMessage = %d requests, %v", len(reqs), fail)
+				t.Fatalf("DecodeMessage = %d requests, %v", len(reqs), fail)
 			}
 			r := reqs[0]
 			if got := string(r.ID); got != tc.wantID {
@@ -214,9 +220,264 @@ func TestDecodeMessage(t *testing.T) {
 	}
 }
 
-// FuzzAppendJSONString: appendJSONString writes what marshal writes for the same text as a
+// referenceCheck is an independent strict check built only from encoding/json and
+// unicode/utf8: the Decoder's token walk (with UseNumber, so that 1e400 is not an error)
+// detects duplicate keys after unescaping, counts depth and keys, and requires exactly one
+// value. It is more lenient than CheckJSON in one known way: encoding/json turns lone
+// surrogate escapes into U+FFFD instead of refusing them.
+func referenceCheck(data []byte) error {
+	if !utf8.Valid(data) {
+		return errors.New("invalid UTF-8")
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	type frame struct {
+		object bool
+		keys   map[string]bool
+		key    bool // in an object, the next token is a key
+	}
+	var stack []*frame
+	values := 0
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.object && top.key && tok != json.Delim('}') {
+			k := tok.(string)
+			if top.keys[k] {
+				return fmt.Errorf("duplicate key %q", k)
+			}
+			top.keys[k] = true
+			if len(top.keys) > MaxObjectKeys {
+				return errors.New("too many keys")
+			}
+			top.key = false
+			continue
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			stack = append(stack, &frame{object: tok == json.Delim('{'), keys: map[string]bool{}, key: true})
+			if len(stack) > MaxDepth {
+				return errors.New("too deep")
+			}
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		// A value (a scalar or a closed container) is complete.
+		if len(stack) == 0 {
+			values++
+		} else if f := stack[len(stack)-1]; f.object {
+			f.key = true
+		}
+	}
+	if values != 1 {
+		return fmt.Errorf("%d top-level values", values)
+	}
+	return nil
+}
+
+// walk decodes checked JSON with the raw walkers (Fields, Elements, Unquote, SkipValue), as
+// encoding/json with UseNumber would: numbers stay json.Number, spelled as sent.
+func walk(raw []byte) any {
+	switch raw[0] {
+	case '{':
+		m := map[string]any{}
+		for k, v := range Fields(raw) {
+			m[string(k)] = walk(v)
+		}
+		return m
+	case '[':
+		a := []any{}
+		for el := range Elements(raw) {
+			a = append(a, walk(el))
+		}
+		return a
+	case '"':
+		return string(Unquote(raw))
+	case 'n':
+		return nil
+	case 't', 'f':
+		return raw[0] == 't'
+	}
+	return json.Number(raw)
+}
+
+func TestWalk(t *testing.T) {
+	for _, in := range []string{
+		`{}`, `[]`, `"a"`, `-1.5e3`, `true`, `false`, `null`,
+		`{ "a" : [ 1 , { "b" : "c\"}" } , [ ] , { } ] , "\u0041\n" : null , "e" : -0 }`,
+		"[\n\t\"]\",\r\n \"[\", 1e400 ,true,false ,null]",
+		`{"k":{"k":{"k":[[[["\\"]]]]}}}`,
+	} {
+		want, err := decodeValue([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := walk([]byte(in)); !reflect.DeepEqual(got, want) {
+			t.Errorf("walk(%s) = %#v, want %#v", in, got, want)
+		}
+	}
+}
+
+// decodeValue decodes one JSON value with encoding/json, numbers kept as json.Number.
+func decodeValue(raw []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, fmt.Errorf("data after the JSON value")
+	}
+	return v, nil
+}
+
+// referenceEnvelope decodes what referenceCheck accepted into its members.
+func referenceEnvelope(data []byte) (map[string]json.RawMessage, bool) {
+	var m map[string]json.RawMessage
+	return m, json.Unmarshal(data, &m) == nil
+}
+
+func TestReferenceCheck(t *testing.T) {
+	for in, ok := range map[string]bool{
+		`{}`: true, `[{"a":1},{"a":1}]`: true, `{"a":{"a":1}}`: true, `1e400`: true, `{"a":[]}`: true,
+		`{"a":1,"a":2}`: false, `{"a":1,"\u0061":2}`: false, `{} {}`: false, `1 2`: false,
+		"\"\xff\"": false, strings.Repeat("[", 65) + strings.Repeat("]", 65): false, ``: false,
+		`{"a":{},"b":{},"a":1}`: false,
+	} {
+		if got := referenceCheck([]byte(in)) == nil; got != ok {
+			t.Errorf("referenceCheck(%.40q) ok = %v, want %v", in, got, ok)
+		}
+	}
+}
+
+// FuzzDecodeMessage checks the decoder at the trust boundary against referenceCheck, built on
+// encoding/json alone: DecodeMessage refuses with a parse error exactly what CheckJSON refuses,
+// and never accepts what the reference rejects; the raw walkers read what encoding/json reads;
+// only an empty batch or one over MaxBatch is refused whole, and a batch has as many messages
+// as elements; no id over MaxID bytes is kept (SECURITY LA-12); an accepted request has exactly
+// the reference's members and method, and an id that its response carries byte for byte;
+// nothing panics.
+// (mcp's FuzzServer_Handle drives the whole server with the same kind of input.)
+func FuzzDecodeMessage(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call"}`,
+		`{"jsonrpc":"2.0","id":1,"Method":"tools/call","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","PARAMS":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","paramſ":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","\u212A":1}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","\u212Aey":1}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","method\u0000":"tools/call"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"a","params":{"x":"a","x":"b"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"a","params":[1]}`,
+		`{"jsonrpc":"2.0","id":9223372036854775808,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1e400,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"\ud83d\ude00<&>","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"\ud800","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"` + strings.Repeat("i", 255) + `","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":null,"result":{}}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]`,
+		`[]`,
+		"[" + strings.Repeat(`1,`, MaxBatch) + "1]",
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffing\"}",
+		strings.Repeat("[", 70) + strings.Repeat("]", 70),
+		`{"a":0,"b":0,"c":0,"d":0,"e":0,"f":0,"g":0,"h":0,"i":0,"j":0,"k":0,"l":0,"m":0,"n":0,"o":0,"p":0,"q":{"a":0,"b":0,"c":0,"d":0,"e":0,"f":0,"g":0,"h":0,"i":0,"j":0,"k":0,"l":0,"m":0,"n":0,"o":0,"p":0,"q":0},"a":1}`,
+		`[{"a":0,"b":0,"c":0,"d":0,"e":0,"f":0,"g":0,"h":0,"i":0,"j":0,"k":0,"l":0,"m":0,"n":0,"o":0,"p":0,"q":0},{"a":0,"b":0,"c":0,"d":0,"e":0,"f":0,"g":0,"h":0,"i":0,"j":0,"k":0,"l":0,"m":0,"n":0,"o":0,"p":0,"q":0,"\u0071":0}]`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checked := CheckJSON(data)
+		reqs, batch, fail := DecodeMessage(data)
+		if parseError := fail != nil && fail.Code == CodeParseError; parseError != (checked != nil) {
+			t.Fatalf("DecodeMessage failed with %v, CheckJSON with %v: %q", fail, checked, data)
+		}
+		if checked != nil {
+			return
+		}
+		if ref := referenceCheck(data); ref != nil {
+			t.Fatalf("accepted what the reference rejects (%v): %q", ref, data)
+		}
+		// The raw walkers agree with encoding/json.
+		trimmed := bytes.Trim(data, " \t\r\n")
+		if want, err := decodeValue(trimmed); err != nil || !reflect.DeepEqual(walk(trimmed), want) {
+			t.Fatalf("walking %q gave %#v, encoding/json %#v (%v)", data, walk(trimmed), want, err)
+		}
+		var raws []json.RawMessage
+		if batch {
+			if err := json.Unmarshal(data, &raws); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			raws = []json.RawMessage{data}
+		}
+		refuse := batch && (len(raws) == 0 || len(raws) > MaxBatch) // SECURITY LA-11
+		if refuse != (fail != nil) || fail != nil && fail.Code != CodeInvalidRequest {
+			t.Fatalf("a message of %d elements (batch %v) refused with %v: %.200q", len(raws), batch, fail, data)
+		}
+		if fail != nil {
+			return
+		}
+		if len(reqs) != len(raws) {
+			t.Fatalf("%d messages from %d elements", len(reqs), len(raws))
+		}
+		var out []*Response
+		for i, r := range reqs {
+			env, ok := referenceEnvelope(raws[i])
+			if !ok {
+				if r.Invalid == nil {
+					t.Fatalf("element %d is not an object but was accepted: %s", i, raws[i])
+				}
+				continue
+			}
+			if id := env["id"]; len(id) > MaxID && (r.Invalid == nil || r.ID != nil) { // SECURITY LA-12
+				t.Fatalf("kept an id of %d bytes (limit %d): %s", len(id), MaxID, raws[i])
+			}
+			if r.Invalid != nil || r.IsResponse {
+				continue
+			}
+			for k := range env {
+				if !slices.Contains(EnvelopeKeys, k) {
+					t.Fatalf("accepted an envelope with member %q: %s", k, raws[i])
+				}
+			}
+			var method string
+			if json.Unmarshal(env["method"], &method) != nil || method != r.Method {
+				t.Fatalf("method %q, reference %s", r.Method, env["method"])
+			}
+			if !bytes.Equal(r.ID, env["id"]) {
+				t.Fatalf("id %s, reference %s", r.ID, env["id"])
+			}
+			if r.ID != nil {
+				res := &Response{ID: r.ID, Result: []byte("{}")}
+				if b := res.Encode(); !bytes.HasPrefix(b, append([]byte(`{"jsonrpc":"2.0","id":`), r.ID...)) {
+					t.Fatalf("id %s re-marshalled as %s", r.ID, b)
+				}
+				out = append(out, res)
+			}
+		}
+		if len(out) > 0 {
+			if b := EncodeAll(nil, batch, out); !json.Valid(b) {
+				t.Fatalf("the responses are not JSON: %s", b)
+			}
+		}
+	})
+}
+
+// FuzzAppendString: AppendString writes what Marshal writes for the same text as a
 // string, whatever its bytes (control characters, quotes, U+2028, invalid UTF-8).
-func FuzzAppendJSONString(f *testing.F) {
+func FuzzAppendString(f *testing.F) {
 	for _, s := range []string{"", "plain", `{"text":"a \"quoted\" \\ word"}`, "tab\tnew\nline\r\b\f\x00\x1f\x7f",
 		"<b>&amp;</b>", "line\u2028para\u2029", "bad \xff\xfe utf-8 \xe2\x82", "café 日本 🎉"} {
 		f.Add([]byte(s))
@@ -227,7 +488,7 @@ func FuzzAppendJSONString(f *testing.F) {
 			t.Fatal(err)
 		}
 		if got := AppendString([]byte("prefix"), s); string(got) != "prefix"+string(want) {
-			t.Errorf("appendJSONString(%q) = %s, want %s", s, got[len("prefix"):], want)
+			t.Errorf("AppendString(%q) = %s, want %s", s, got[len("prefix"):], want)
 		}
 	})
 }

@@ -435,3 +435,56 @@ func TestServer_Concurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// FuzzServer_Handle drives the whole server (Handle, every method and the echo tool's argument
+// checks) with any message: a parse error is answered with -32700, every answer is JSON, a
+// request with an id that is not part of a batch is answered with that id byte for byte, and
+// nothing panics. jsonrpc's FuzzDecodeMessage checks the decoder itself against encoding/json.
+func FuzzServer_Handle(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call"}`,
+		`{"jsonrpc":"2.0","id":1,"Method":"tools/call","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","PARAMS":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","paramſ":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","\u212A":1}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","\u212Aey":1}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","method\u0000":"tools/call"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a","text":"b"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","Name":"fail","arguments":{"text":"a"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a","Text":"b"}}}`,
+		`{"jsonrpc":"2.0","id":9223372036854775808,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1e400,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"\ud83d\ude00<&>","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"\ud800","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":null,"result":{}}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]`,
+		`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffing\"}",
+		strings.Repeat("[", 70) + strings.Repeat("]", 70),
+		`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":0,"b":0,"c":0,"d":0,"e":0,"f":0,"g":0,"h":0,"i":0,"j":0,"k":0,"l":0,"m":0,"n":0,"o":0,"p":0,"q":{"a":0,"b":0,"c":0,"d":0,"e":0,"f":0,"g":0,"h":0,"i":0,"j":0,"k":0,"l":0,"m":0,"n":0,"o":0,"p":0,"q":0},"a":1}}`,
+		`[{"a":0,"b":0,"c":0,"d":0,"e":0,"f":0,"g":0,"h":0,"i":0,"j":0,"k":0,"l":0,"m":0,"n":0,"o":0,"p":0,"q":0},{"a":0,"b":0,"c":0,"d":0,"e":0,"f":0,"g":0,"h":0,"i":0,"j":0,"k":0,"l":0,"m":0,"n":0,"o":0,"p":0,"q":0,"\u0071":0}]`,
+	} {
+		f.Add([]byte(seed))
+	}
+	fx := MustOpenFixture(f)
+	close(fx.release) // the slow tool returns at once
+	f.Fuzz(func(t *testing.T, data []byte) {
+		reqs, batch, fail := jsonrpc.DecodeMessage(data)
+		out := fx.Handle(context.Background(), data)
+		if fail != nil && fail.Code == jsonrpc.CodeParseError {
+			if !bytes.Contains(out, []byte(`"code":-32700`)) {
+				t.Fatalf("Handle answered a parse error with %s", out)
+			}
+			return
+		}
+		if out != nil && !json.Valid(out) {
+			t.Fatalf("Handle answered invalid JSON: %s", out)
+		}
+		if fail == nil && !batch && reqs[0].ID != nil && !reqs[0].IsResponse {
+			if want := append([]byte(`{"jsonrpc":"2.0","id":`), reqs[0].ID...); !bytes.HasPrefix(out, want) {
+				t.Fatalf("request with id %s answered with %s", reqs[0].ID, out)
+			}
+		}
+	})
+}
