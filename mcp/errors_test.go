@@ -100,3 +100,11 @@ func TestServer_ToolErrorCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestArgError_Error: an argument error reads as its field and reason (jsonrpc's TestError_Error
+// covers *jsonrpc.Error).
+func TestArgError_Error(t *testing.T) {
+	if got, want := InvalidArgument("items[2].text", "must not be empty").Error(), "items[2].text: must not be empty"; got != want {
+		t.Errorf("ArgError.Error() = %q, want %q", got, want)
+	}
+}

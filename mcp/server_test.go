@@ -354,26 +354,6 @@ func TestContent_MarshalJSON(t *testing.T) {
 	}
 }
 
-func TestError(t *testing.T) {
-	err := error(&jsonrpc.Error{Code: CodeStorageError, Message: "storage error"})
-	if got, want := err.Error(), "jsonrpc error -32001: storage error"; got != want {
-		t.Errorf("Error() = %q, want %q", got, want)
-	}
-	if got, want := InvalidArgument("items[2].text", "must not be empty").Error(), "items[2].text: must not be empty"; got != want {
-		t.Errorf("ArgError.Error() = %q, want %q", got, want)
-	}
-	b, _ := json.Marshal(&jsonrpc.Error{Code: -32000, Message: "m"})
-	if got, want := string(b), `{"code":-32000,"message":"m"}`; got != want {
-		t.Errorf("json = %s, want %s", got, want)
-	}
-	t.Run("data that does not marshal is dropped", func(t *testing.T) {
-		got := string((&jsonrpc.Response{ID: json.RawMessage("1"), Err: &jsonrpc.Error{Code: -32000, Message: "m", Data: func() {}}}).Encode())
-		if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"m"}}`; got != want {
-			t.Errorf("got %s, want %s", got, want)
-		}
-	})
-}
-
 func TestRequestContext(t *testing.T) {
 	ctx := context.Background()
 	if TransportFrom(ctx) != "" || ProtocolVersionFrom(ctx) != "" {
