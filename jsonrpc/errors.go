@@ -11,12 +11,12 @@ const (
 	CodeInvalidRequest = -32600 // not a valid JSON-RPC envelope (HTTP 400)
 	CodeMethodNotFound = -32601 // unknown method, or a capability this server lacks
 	CodeInvalidParams  = -32602 // params or arguments are wrong: data{field, reason}
-	CodeInternalError  = -32603 // a handler failed; details go to Server.OnError only
+	CodeInternalError  = -32603 // a handler failed; details go to mcp's Server.OnError only
 )
 
 // The messages of JSON-RPC 2.0's own codes, in its words (jsonrpc.org/specification, "Error
 // object"). Every error with one of those codes carries its message; what went wrong is in
-// data (see doc.go, "Errors").
+// data (see mcp's doc.go, "Errors").
 const (
 	MessageParseError     = "Parse error"
 	MessageInvalidRequest = "Invalid Request"
@@ -53,8 +53,9 @@ func TooLarge() *Error {
 }
 
 // InvalidParams is -32602 "Invalid params" with data{field, reason}, naming the field at
-// fault; for a handler that wants that error in every era: an *ArgError (InvalidArgument) from
-// a tool is an isError result for clients on 2025-11-25 and later instead.
+// fault; for a handler that wants that error in every era: an *mcp.ArgError
+// (mcp.InvalidArgument) from a tool is an isError result for clients on 2025-11-25 and later
+// instead.
 func InvalidParams(field, reason string) *Error {
 	return &Error{Code: CodeInvalidParams, Message: MessageInvalidParams, Data: map[string]string{"field": field, "reason": reason}}
 }
@@ -63,5 +64,5 @@ func MethodNotFound(method string) *Error {
 	return &Error{Code: CodeMethodNotFound, Message: MessageMethodNotFound, Data: map[string]string{"method": method}}
 }
 
-// InternalError is -32603 without data: what failed is told to OnError only.
+// InternalError is -32603 without data: what failed is told to mcp's Server.OnError only.
 func InternalError() *Error { return &Error{Code: CodeInternalError, Message: MessageInternalError} }

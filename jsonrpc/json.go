@@ -466,8 +466,8 @@ func DecodeMessage(data []byte) (reqs []Message, batch bool, fail *Error) {
 		return []Message{decodeEnvelope(data)}, false, nil
 	}
 	// The elements are counted before any is decoded, so that a body of 2M tiny elements
-	// costs two scans, checkJSON's and this one, not 2M decoded values (SECURITY LA-11). This
-	// one skips each value and builds nothing; checkJSON has bounded its nesting.
+	// costs two scans, CheckJSON's and this one, not 2M decoded values (SECURITY LA-11). This
+	// one skips each value and builds nothing; CheckJSON has bounded its nesting.
 	n := 0
 	for range Elements(data) {
 		n++
@@ -485,7 +485,7 @@ func DecodeMessage(data []byte) (reqs []Message, batch bool, fail *Error) {
 	return reqs, true, nil
 }
 
-// decodeEnvelope decodes one envelope that checkJSON has accepted. Keys match exactly.
+// decodeEnvelope decodes one envelope that CheckJSON has accepted. Keys match exactly.
 func decodeEnvelope(data []byte) Message {
 	var env map[string]json.RawMessage
 	if data[0] != '{' || json.Unmarshal(data, &env) != nil {
@@ -547,7 +547,7 @@ func decodeEnvelope(data []byte) Message {
 
 // ---- walking checked JSON ----
 
-// The helpers below walk JSON that checkJSON has accepted, without decoding it: they assume
+// The helpers below walk JSON that CheckJSON has accepted, without decoding it: they assume
 // well-formed input and do not re-check it.
 
 // skipSpace returns the index of the first non-whitespace byte at or after i.

@@ -8,8 +8,8 @@ import (
 	"github.com/ownsona/ownsona/jsonrpc"
 )
 
-// ownsona's and MCP's error codes, from the range JSON-RPC leaves to servers: with the five
-// above, the one table (doc.go repeats it with the HTTP statuses).
+// ownsona's and MCP's error codes, from the range JSON-RPC leaves to servers: with JSON-RPC's
+// five (jsonrpc.Code*), the one table (doc.go repeats it with the HTTP statuses).
 const (
 	CodeServerError      = -32000 // generic server-side refusal (e.g. a tool not in the allowlist)
 	CodeStorageError     = -32001 // the database failed

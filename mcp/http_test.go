@@ -228,7 +228,7 @@ func FuzzServer_ClassifyPost(f *testing.F) {
 		if resp.Result != nil && r.Header.Get("MCP-Protocol-Version") == ModernProtocolVersion && resp.Result["resultType"] == nil {
 			t.Fatalf("a 2026-07-28 result without resultType: %s", w.Body)
 		}
-		// -32021 is the one 400 a handler decides (rpc.Input), after it started.
+		// -32021 is the one 400 a handler decides (Input), after it started.
 		if resp.Error != nil && (w.Code == 400 || w.Code == 404) && resp.Error.Code != CodeMissingCapability && fx.calls.Load() != before {
 			t.Fatalf("a request refused with %d (%d) ran a tool: %s", w.Code, resp.Error.Code, body)
 		}

@@ -316,15 +316,15 @@ func (s *Server) build() error {
 	for i, t := range s.Tools {
 		switch {
 		case t == nil || t.Name == "":
-			return fmt.Errorf("rpc: tool %d has no name", i)
+			return fmt.Errorf("mcp: tool %d has no name", i)
 		case t.Handler == nil:
-			return fmt.Errorf("rpc: tool %s has no handler", t.Name)
+			return fmt.Errorf("mcp: tool %s has no handler", t.Name)
 		case s.tools[t.Name] != nil:
-			return fmt.Errorf("rpc: two tools named %s", t.Name)
+			return fmt.Errorf("mcp: two tools named %s", t.Name)
 		}
 		if len(t.InputSchema) > 0 {
 			if err := jsonrpc.CheckJSON(t.InputSchema); err != nil || bytes.TrimSpace(t.InputSchema)[0] != '{' {
-				return fmt.Errorf("rpc: tool %s: inputSchema must be a JSON object", t.Name)
+				return fmt.Errorf("mcp: tool %s: inputSchema must be a JSON object", t.Name)
 			}
 		}
 		raw := t.InputSchema
@@ -333,11 +333,11 @@ func (s *Server) build() error {
 		}
 		sc, err := compileSchema(raw)
 		if err != nil {
-			return fmt.Errorf("rpc: tool %s: %w", t.Name, err)
+			return fmt.Errorf("mcp: tool %s: %w", t.Name, err)
 		}
 		hs, err := paramHeaders(t.InputSchema)
 		if err != nil {
-			return fmt.Errorf("rpc: tool %s: inputSchema: %w", t.Name, err)
+			return fmt.Errorf("mcp: tool %s: inputSchema: %w", t.Name, err)
 		}
 		s.tools[t.Name] = t
 		s.schemas[t.Name] = sc
@@ -347,17 +347,17 @@ func (s *Server) build() error {
 	for i, p := range s.Prompts {
 		switch {
 		case p == nil || p.Name == "":
-			return fmt.Errorf("rpc: prompt %d has no name", i)
+			return fmt.Errorf("mcp: prompt %d has no name", i)
 		case p.Get == nil:
-			return fmt.Errorf("rpc: prompt %s has no Get", p.Name)
+			return fmt.Errorf("mcp: prompt %s has no Get", p.Name)
 		case s.prompts[p.Name] != nil:
-			return fmt.Errorf("rpc: two prompts named %s", p.Name)
+			return fmt.Errorf("mcp: two prompts named %s", p.Name)
 		}
 		s.prompts[p.Name] = p
 	}
 	for _, kind := range s.ListChanged {
 		if !slices.Contains([]string{"tools", "prompts", "resources"}, kind) {
-			return fmt.Errorf("rpc: ListChanged: %q is not tools, prompts or resources", kind)
+			return fmt.Errorf("mcp: ListChanged: %q is not tools, prompts or resources", kind)
 		}
 	}
 	s.templates = map[string]*ResourceTemplate{}
@@ -405,7 +405,7 @@ func SetOutcome(ctx context.Context, word string) {
 }
 
 // CallTrace is told of the requests served under a context (WithCallTrace): for a transport's
-// own record of what it carried, such as an HTTP handler's audit log wrapped around rpc's.
+// own record of what it carried, such as an HTTP handler's audit log wrapped around mcp's.
 type CallTrace struct {
 	// Ended, when set, is told of each request as OnCall is. It must not block; over the
 	// legacy SSE transport it may be told after the POST that carried the request returned.
@@ -743,7 +743,7 @@ func (s *Server) notification(ss *session, r *jsonrpc.Message) {
 }
 
 // errNoAnswer is a handler's way to end its request without a response.
-var errNoAnswer = errors.New("rpc: the request ended without an answer")
+var errNoAnswer = errors.New("mcp: the request ended without an answer")
 
 // exec runs a registered call and returns its response, or nil when it was cancelled.
 func (s *Server) exec(ss *session, c *call) (resp *jsonrpc.Response) {
@@ -809,7 +809,7 @@ type CallInfo struct {
 	Outcome string
 }
 
-// Outcomes of CallInfo that rpc itself gives.
+// Outcomes of CallInfo that mcp itself gives.
 const (
 	// OutcomeCancelled: the client cancelled the request (notifications/cancelled); it got no
 	// answer.

@@ -218,7 +218,7 @@ const (
 	writes
 )
 
-// jobAccess is the job's access: that of its most demanding call. rpc cannot see what a tool
+// jobAccess is the job's access: that of its most demanding call. mcp cannot see what a tool
 // does, so it takes the tool's word: a tools/call writes unless the tool's annotations say
 // readOnlyHint (as the MCP spec has clients assume), and a tool it does not have writes
 // nothing. resources/subscribe and unsubscribe and logging/setLevel change the session's

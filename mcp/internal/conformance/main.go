@@ -14,7 +14,7 @@
 // of the multi-round-trip scenarios (SEP-2322), and for two scenarios still pending in the suite
 // test_param_headers (x-mcp-header, SEP-2243) and json_schema_2020_12_tool's SEP-2106 keywords.
 //
-//	go run ./rpc/internal/conformance -port 3001   # prints http://127.0.0.1:3001/mcp
+//	go run ./mcp/internal/conformance -port 3001   # prints http://127.0.0.1:3001/mcp
 //
 // Like any local server without authentication it guards against DNS rebinding: a request whose
 // Host is not localhost, 127.0.0.1 or [::1] (any port) is answered 421, one whose Origin names
@@ -210,7 +210,7 @@ const jsonSchema202012 = `{
   "additionalProperties": false
 }`
 
-// jsonSchema202012Checked is the part of jsonSchema202012 that rpc's validator checks: it has
+// jsonSchema202012Checked is the part of jsonSchema202012 that mcp's validator checks: it has
 // no composition or conditional keywords, so the tool's arguments are checked against their
 // types alone. The scenario only lists the tool.
 const jsonSchema202012Checked = `{
@@ -583,7 +583,7 @@ func readResource(_ context.Context, uri string) ([]mcp.ResourceContents, error)
 // A 2026-07-28 server sends no request of its own. A handler that needs the client's input (an
 // elicitation, a sampling, its roots) asks through mcp.Elicit or mcp.Input, and in that era its
 // call ends with an input_required result naming the questions; the client retries the call
-// with inputResponses (and the requestState rpc issued), the handler runs again from the top,
+// with inputResponses (and the requestState mcp issued), the handler runs again from the top,
 // and this time the answers are there. In the legacy era the same calls are server-to-client
 // requests on the call's stream.
 
@@ -672,7 +672,7 @@ func modernTools(s *mcp.Server) []*mcp.Tool {
 				if err != nil {
 					return nil, err
 				}
-				// rpc verified the requestState before the handler saw the answer.
+				// mcp verified the requestState before the handler saw the answer.
 				return text(fmt.Sprintf("state-ok: action=%s, ok=%v", action, ok)), nil
 			},
 		},
