@@ -414,7 +414,7 @@ func (a *App) called(ctx context.Context, c mcp.CallInfo) {
 }
 
 // auditCall audits a request over stdio (and through the admin socket's stdio); HTTP requests
-// are audited by the HTTP side, refusals before rpc included.
+// are audited by the HTTP side, refusals before mcp included.
 func (a *App) auditCall(ctx context.Context, c mcp.CallInfo) {
 	if mcp.TransportFrom(ctx) != "stdio" || a.audit == nil {
 		return
@@ -429,7 +429,7 @@ func (a *App) auditCall(ctx context.Context, c mcp.CallInfo) {
 }
 
 // callOutcome is how a request ended: ok, denied, error or tool_error by its answer; a call that
-// did not run as asked has rpc's word for how it ended (rejected, timed_out, withdrawn,
+// did not run as asked has mcp's word for how it ended (rejected, timed_out, withdrawn,
 // cancelled, abandoned, input_required), whatever its answer looked like.
 func callOutcome(c mcp.CallInfo) audit.Outcome {
 	if c.Outcome != "" {

@@ -133,7 +133,7 @@ type toolResult struct {
 	IsError           bool           `json:"isError"`
 }
 
-// callTool calls a tool over the real rpc path (protocol 2025-11-25) and returns the payload,
+// callTool calls a tool over the real mcp path (protocol 2025-11-25) and returns the payload,
 // checking that content[0].text carries the same JSON.
 func callTool(tb testing.TB, a *App, name string, args any) (map[string]any, bool) {
 	tb.Helper()

@@ -913,7 +913,7 @@ func TestAudit_NotRunAsAsked(t *testing.T) {
 }
 
 // TestAudit_OutcomeWords: the audit log's outcomes of calls that did not run as asked are the
-// words rpc and approval give them, which app copies as they are.
+// words mcp and approval give them, which app copies as they are.
 func TestAudit_OutcomeWords(t *testing.T) {
 	for _, w := range []struct {
 		got  audit.Outcome

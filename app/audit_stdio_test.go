@@ -12,7 +12,7 @@ import (
 	"github.com/ownsona/ownsona/app/audit"
 )
 
-// stdioConn serves one stdio connection of a in-process (rpc's ServeStdio, as ownsona stdio
+// stdioConn serves one stdio connection of a in-process (mcp's ServeStdio, as ownsona stdio
 // and the admin socket do) and returns a writer of request lines and the answers' lines.
 func stdioConn(t *testing.T, a *App) (send func(string), answers <-chan string) {
 	t.Helper()

@@ -281,7 +281,7 @@ func wantRefused(tb testing.TB, rec *httptest.ResponseRecorder, oauthErr string)
 	if wantData == "" {
 		wantData = "unauthorized"
 	}
-	// JSON-RPC's own message for -32600 (rpc/doc.go, "Errors"); what was wrong is in data.
+	// JSON-RPC's own message for -32600 (mcp/doc.go, "Errors"); what was wrong is in data.
 	if rerr == nil || rerr.Code != -32600 || rerr.Message != "Invalid Request" || rerr.Data.Error != wantData || rerr.Data.ErrorDescription == "" || string(id) != "1" {
 		tb.Errorf("body = %s, want id 1, code -32600, message \"Invalid Request\", data.error %q and a description", rec.Body, wantData)
 	}
@@ -526,7 +526,7 @@ func TestAuth_ReadScope(t *testing.T) {
 			t.Errorf("body = %s, want id 2, code %d, data.error insufficient_scope", rec.Body, mcp.CodeAuthorization)
 		}
 	})
-	// Ways to slip a write past the check in front of the rpc server; the rpc server's own
+	// Ways to slip a write past the check in front of the mcp server; the mcp server's own
 	// Permit check is the second line. Each must be refused one way or the other.
 	const recall = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"recall","arguments":{"query":"x"}}}`
 	for _, tc := range []struct{ name, version, body string }{
@@ -560,8 +560,8 @@ func TestAuth_ReadScope(t *testing.T) {
 			}
 		})
 	}
-	t.Run("rpc server alone", func(t *testing.T) {
-		// Behind requireAuth, the rpc server's Permit refuses the same call by itself.
+	t.Run("mcp server alone", func(t *testing.T) {
+		// Behind requireAuth, the mcp server's Permit refuses the same call by itself.
 		p := &oauth.Principal{Kind: "pat", ClientID: "pat_test", Name: "pat:test", Scope: []string{policy.ScopeRead}}
 		for _, body := range []string{msgRemember, "[" + msgRemember + "]"} {
 			req := newMCPRequest("/mcp", "application/json", body)

@@ -52,7 +52,7 @@ func joinWords(w []string) string {
 	return out
 }
 
-// handler is the rpc handler of the tool called name: the tool as a transport calls it, without
+// handler is the mcp handler of the tool called name: the tool as a transport calls it, without
 // the framing.
 func handler(tb testing.TB, a *App, name string) func(context.Context, json.RawMessage) (*mcp.ToolResult, error) {
 	for _, t := range a.mcp.Tools {

@@ -215,7 +215,7 @@ func TestApp_MetricsNoToken(t *testing.T) {
 }
 
 // BenchmarkApp_Metrics is the cost of the metrics on one request: a tools/call of
-// count_memories through the whole HTTP handler (token check, rate limit, audit log, rpc),
+// count_memories through the whole HTTP handler (token check, rate limit, audit log, mcp),
 // with metrics off and on.
 func BenchmarkApp_Metrics(b *testing.B) {
 	for _, on := range []bool{false, true} {

@@ -30,8 +30,8 @@
 //
 // An answer can look like any other while the call did not run as asked: a 200 whose stream
 // ended because the client went, an isError result because nobody approved. The outcome then
-// says so, in rpc.CallInfo.Outcome's words, which the HTTP side (through rpc.CallTrace) and
-// the stdio side (rpc.Server.OnCall) copy: OutcomeRejected, OutcomeTimedOut and
+// says so, in mcp.CallInfo.Outcome's words, which the HTTP side (through mcp.CallTrace) and
+// the stdio side (mcp.Server.OnCall) copy: OutcomeRejected, OutcomeTimedOut and
 // OutcomeWithdrawn (the approval gate: nothing changed), OutcomeCancelled (notifications/
 // cancelled), OutcomeAbandoned (the client went before the answer) and OutcomeInputRequired (a
 // 2026-07-28 round that asked the client; its retry is an entry of its own).

@@ -36,7 +36,7 @@ const (
 	OutcomeBusy         Outcome = "busy"         // 503: too many requests in flight
 
 	// A call that did not run as asked, although its answer may look like any other (an
-	// isError result, a 200 whose stream ended early). The words are rpc.CallInfo.Outcome's
+	// isError result, a 200 whose stream ended early). The words are mcp.CallInfo.Outcome's
 	// and approval.Outcome's.
 	OutcomeRejected      Outcome = "rejected"       // not approved: nothing changed
 	OutcomeTimedOut      Outcome = "timed_out"      // nobody approved it in time: nothing changed

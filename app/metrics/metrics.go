@@ -59,7 +59,7 @@ type Backup struct {
 	LastOK bool
 }
 
-// Call is one MCP request as rpc reports it (rpc.CallInfo, with the outcome app gives it).
+// Call is one MCP request as mcp reports it (mcp.CallInfo, with the outcome app gives it).
 type Call struct {
 	Method   string        // the JSON-RPC method; not an MCP method: "other"
 	Tool     string        // the tool of a tools/call; not in Config.Tools: "other"

@@ -106,8 +106,8 @@ func (c *jsCounter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// jsonSize is the jsLen of v's JSON as rpc sends it (compact, without HTML escapes), counted
-// as it is encoded rather than kept: rpc encodes it once more, but no copy of the answer is
+// jsonSize is the jsLen of v's JSON as mcp sends it (compact, without HTML escapes), counted
+// as it is encoded rather than kept: mcp encodes it once more, but no copy of the answer is
 // left as garbage.
 func jsonSize(v any) (int, error) {
 	var c jsCounter
@@ -122,7 +122,7 @@ func jsonSize(v any) (int, error) {
 func payloadSize(p any) int {
 	n, err := jsonSize(p)
 	if err != nil {
-		return 0 // rpc reports the payload that does not marshal
+		return 0 // mcp reports the payload that does not marshal
 	}
 	return max(n, jsLen(textOf(p)))
 }

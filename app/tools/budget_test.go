@@ -41,7 +41,7 @@ type answer struct {
 	payload    map[string]any
 }
 
-// rpcCall sends one request through the rpc server and returns its result, failing on an
+// rpcCall sends one request through the mcp server and returns its result, failing on an
 // error.
 func rpcCall(tb testing.TB, s *Server, ctx context.Context, method string, params any) json.RawMessage {
 	tb.Helper()

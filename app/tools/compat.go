@@ -169,7 +169,7 @@ var kuraSchema = schema{
 const kuraDesc = "Search Kura notes using semantic similarity. Here the notes are the user's memories in ownsona (its KOmcp compatibility mode), " +
 	"ranked as recall ranks them; similarity is recall's score. Other clients should call recall." + asData
 
-// kuraTool is search_kura_notes. It checks its own arguments (rpc sees a schema that admits
+// kuraTool is search_kura_notes. It checks its own arguments (mcp sees a schema that admits
 // any object), so that every error is KOmcp's -32602 with its reasons, in every revision.
 func (s *Server) kuraTool() *mcp.Tool {
 	ann := *readOnly()
@@ -205,7 +205,7 @@ func kuraError(field, reason string) error {
 func parseKuraArgs(raw json.RawMessage) (kuraArgs, error) {
 	in := kuraArgs{limit: 10, minSimilarity: 0.7}
 	var args map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &args) // rpc has checked that it is an object
+	_ = json.Unmarshal(raw, &args) // mcp has checked that it is an object
 	number := func(name string) (float64, bool, bool) {
 		v, ok := args[name]
 		if !ok || string(v) == "null" {

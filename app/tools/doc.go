@@ -1,5 +1,5 @@
 // Package tools is what the model sees of ownsona: the MCP tools of TOOLS.md, the resources,
-// the prompts and their completions, with their schemas and payloads, as an rpc.Server over
+// the prompts and their completions, with their schemas and payloads, as an mcp.Server over
 // the memory store. It knows memories only through app/memory's typed API and never touches
 // the file.
 //
@@ -32,7 +32,7 @@
 // call's); TestServer_outputSchemas calls every listed tool and checks each payload against
 // its outputSchema, every object closed, so that an undeclared field fails too. A schema names one type at a time (anyOf branches for tags and nullable
 // times), which clients with a single-type schema dialect accept. Every tool's annotations
-// carry its title and all four hints. rpc validates arguments against the schema before the handler runs; batch
+// carry its title and all four hints. mcp validates arguments against the schema before the handler runs; batch
 // tools validate each item themselves, so one bad item fails alone.
 //
 // # Answers fit the hosts
@@ -47,16 +47,16 @@
 // The store's errors take their payload codes from memory.ErrorCode, the one table of them that
 // the console uses too: INVALID_INPUT (memory's *InputError), SECRET_REJECTED, NOT_FOUND
 // (memory.ErrNotFound and ErrForgotten), LIMIT_EXCEEDED, and DATABASE_ERROR for anything else,
-// whose details go to the log only. payloadError adds the tools' own: rpc's *ArgError as
-// INVALID_INPUT, and a *toolError as it is. An invalid argument of the call itself goes back to rpc, which answers -32602 or an
-// isError result by protocol version. JSON-RPC codes come from rpc.
+// whose details go to the log only. payloadError adds the tools' own: mcp's *ArgError as
+// INVALID_INPUT, and a *toolError as it is. An invalid argument of the call itself goes back to mcp, which answers -32602 or an
+// isError result by protocol version. JSON-RPC codes come from jsonrpc and mcp.
 //
 // # Scopes and notifications
 //
-// Read-only tools need memories:read, the rest memories:write (Server.Scope); rpc.Server.Permit
+// Read-only tools need memories:read, the rest memories:write (Server.Scope); mcp.Server.Permit
 // enforces it per message, and the allowlist (Config.Allowlist) hides tools from everyone.
 // Resources, resource templates, prompts and completions that show a tool's data (readsWith)
-// follow its place in the allowlist, through rpc.Server.Visible. SetAllowlist changes the
+// follow its place in the allowlist, through mcp.Server.Visible. SetAllowlist changes the
 // allowlist while the server runs (the console's settings): from the next request on, and
 // connected clients are told with notifications/tools/list_changed, and prompts/list_changed
 // and resources/list_changed when those lists change too, which is why the capabilities say

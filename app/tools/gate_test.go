@@ -128,7 +128,7 @@ func TestServer_approve_secret(t *testing.T) {
 // TestServer_needsApproval_hides (SECURITY.md AG-01): under destructive, a write that takes an
 // existing memory out of recall at once (supersedes) or before an approval could come (an
 // expiry within the approval timeout) waits as forget does; a memory's own expiry, a later one,
-// a cleared one and a dry run do not. Through the real rpc server, without a console
+// a cleared one and a dry run do not. Through the real mcp server, without a console
 // (AskOnly), so that a call that waits is refused at once.
 func TestServer_needsApproval_hides(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Second) // the gate's clock stands still; the store's runs

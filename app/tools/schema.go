@@ -248,7 +248,7 @@ func (batch[T]) describe(desc string, opts map[string]string) schema {
 }
 
 // loose is s with the items of its batch property validated only as objects: the tool
-// validates each item itself (rpc.Tool.ArgumentSchema).
+// validates each item itself (mcp.Tool.ArgumentSchema).
 func loose(s schema, prop string) schema {
 	props := schema{}
 	for k, v := range s["properties"].(schema) {

@@ -80,7 +80,7 @@ type Config struct {
 // Server is the MCP surface of the memory store: an mcp.Server with the tools, resources,
 // prompts and completions, and what the HTTP side needs to know of them.
 type Server struct {
-	// RPC serves the surface over any transport rpc has.
+	// RPC serves the surface over any transport mcp has.
 	RPC *mcp.Server
 
 	mem    *memory.Store
@@ -215,7 +215,7 @@ func (s *Server) Scope(name string) (scope string, known bool) {
 // scopes cover. Calls without a principal come from stdio, whose client started the process.
 func (s *Server) permit(ctx context.Context, name string) error {
 	if !s.Compat().shows(name) {
-		return mcp.InvalidArgument("name", fmt.Sprintf("unknown tool %q", name)) // as rpc answers any unknown tool
+		return mcp.InvalidArgument("name", fmt.Sprintf("unknown tool %q", name)) // as mcp answers any unknown tool
 	}
 	if !s.allowed(name) {
 		return &jsonrpc.Error{Code: mcp.CodeServerError, Message: "tool not in allowlist",

@@ -52,7 +52,7 @@ type errorPayload struct {
 	Error *toolError `json:"error"`
 }
 
-// payloadError is the payload error of err: a *toolError as it is, the arguments rpc refused as
+// payloadError is the payload error of err: a *toolError as it is, the arguments mcp refused as
 // INVALID_INPUT, and the store's errors by memory.ErrorCode, the one table of their codes; the
 // message of an internal error is only that it happened (its details go to the log).
 func payloadError(err error) *toolError {
@@ -89,7 +89,7 @@ func toolErrorResult(field, reason string) any {
 }
 
 // texter lets a payload choose the text of content[0] (recall's format "text"); an empty text
-// leaves it to rpc, which sends the structured content's JSON.
+// leaves it to mcp, which sends the structured content's JSON.
 type texter interface{ contentText() string }
 
 // def is one tool: its name, what the model reads about it, and its behaviour over arguments
@@ -119,7 +119,7 @@ type def[In, Out any] struct {
 	inSchema schema
 }
 
-// newTool builds the mcp.Tool of d. Argument errors go back to rpc (-32602 or an isError
+// newTool builds the mcp.Tool of d. Argument errors go back to mcp (-32602 or an isError
 // result, by protocol version), and so does an *InputError of memory on the call's own
 // arguments; other payload errors become isError results; anything else is logged and shown as
 // a storage error.
@@ -163,7 +163,7 @@ func newTool[In, Out any](s *Server, d def[In, Out]) *mcp.Tool {
 	return t
 }
 
-// failed is the answer of a call of tool that failed with err: argument errors go back to rpc,
+// failed is the answer of a call of tool that failed with err: argument errors go back to mcp,
 // payload errors become isError results, anything else is logged and shown as a storage error.
 func (s *Server) failed(tool string, err error) (*mcp.ToolResult, error) {
 	var ae *mcp.ArgError

@@ -102,7 +102,7 @@ func (s *Server) trusted(ip string) bool {
 
 // requireAuth guards the MCP endpoint: a valid bearer token, and for a tools/call the scope the
 // tool needs (403 with a step-up challenge). The principal goes into the request's context for
-// the tools (source_client) and for rpc.Server.Permit, which enforces scopes again for every
+// the tools (source_client) and for mcp.Server.Permit, which enforces scopes again for every
 // message, batches included. With Config.AllowArgumentTokens or the once mode, a POST without an
 // Authorization header may carry its token in its tools/call arguments instead (argumentToken).
 func (s *Server) requireAuth(next http.Handler) http.Handler {
@@ -139,7 +139,7 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 			}
 			release = call.end
 		}
-		// The body is read ahead (the rpc server refuses larger ones): refusals echo the
+		// The body is read ahead (the mcp server refuses larger ones): refusals echo the
 		// request's id, server/discover is told apart, and a call the token's scopes do not
 		// cover is refused with a step-up challenge. An unauthenticated body is read only when
 		// small: it is not worth more to whoever sent it — unless it may carry its token in
@@ -165,7 +165,7 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 					"could not read the request body: "+err.Error())
 				return
 			}
-			// A chunked body longer than the peek goes on whole: the rpc server judges its size.
+			// A chunked body longer than the peek goes on whole: the mcp server judges its size.
 			r.Body = struct {
 				io.Reader
 				io.Closer
@@ -260,7 +260,7 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 		if r.Method == http.MethodPost && listens(msgs) {
 			// A long-lived stream by its body, whatever Mcp-Method says (SECURITY.md LA-13): it
 			// leaves the pool of calls for the streams' gates. A header that names a listen over
-			// another method moves nothing; the rpc server refuses the mismatch, or serves the
+			// another method moves nothing; the mcp server refuses the mismatch, or serves the
 			// legacy call in this pool.
 			streamRelease, ok := s.admitStream(w, p.Key())
 			if !ok {
@@ -312,7 +312,7 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 //   - never over plain HTTP from another machine (checkArgumentToken);
 //   - verified like a header token (AuthenticateToken: audience, scopes, revocation, personal
 //     access tokens), limited per client like one, and removed from the arguments before the
-//     rpc server sees them, so that schemas with additionalProperties: false accept the call
+//     mcp server sees them, so that schemas with additionalProperties: false accept the call
 //     and no tool, log or audit entry ever holds it.
 
 // mayCarryToken is a cheap look for an argument token's name before argumentToken walks the
@@ -417,7 +417,7 @@ type argumentObject struct {
 // argumentObjects walks body (one message or a batch) and returns, for each tools/call message
 // in order, its arguments object (a message without one counts with a zero argumentObject).
 // Everything it does not cut is left byte for byte as it was — duplicate keys included, for the
-// rpc server to refuse (SECURITY.md MT-04).
+// mcp server to refuse (SECURITY.md MT-04).
 func argumentObjects(body []byte) ([]argumentObject, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -593,14 +593,14 @@ func skipValue(dec *json.Decoder) error {
 	return dec.Decode(&raw)
 }
 
-// maxPeek is the largest body requireAuth reads ahead (the rpc server refuses larger ones), and
+// maxPeek is the largest body requireAuth reads ahead (the mcp server refuses larger ones), and
 // maxPeekAnonymous the largest without a valid token.
 const (
 	maxPeek          = 4 << 20
 	maxPeekAnonymous = 64 << 10
 )
 
-// peekedMessage is what requireAuth reads of a message ahead of the rpc server.
+// peekedMessage is what requireAuth reads of a message ahead of the mcp server.
 type peekedMessage struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
@@ -632,7 +632,7 @@ func (m peekedMessage) agent() string {
 }
 
 // peekMessages reads the messages of a body leniently: whatever it cannot parse is left to the
-// rpc server, which refuses it.
+// mcp server, which refuses it.
 func peekMessages(body []byte) []peekedMessage {
 	var msgs []peekedMessage
 	trimmed := bytes.TrimSpace(body)
@@ -648,7 +648,7 @@ func peekMessages(body []byte) []peekedMessage {
 }
 
 // firstRefusedCall finds a tools/call among msgs that p's scopes do not cover and returns its
-// id, tool and the scope it needs. rpc.Server.Permit refuses the same calls, also in messages
+// id, tool and the scope it needs. mcp.Server.Permit refuses the same calls, also in messages
 // this lenient reading missed.
 func (s *Server) firstRefusedCall(p *oauth.Principal, msgs []peekedMessage) (json.RawMessage, string, string) {
 	if s.cfg.Scope == nil {
@@ -659,7 +659,7 @@ func (s *Server) firstRefusedCall(p *oauth.Principal, msgs []peekedMessage) (jso
 			continue
 		}
 		needed, known := s.cfg.Scope(m.Params.Name)
-		if known && !p.Can(needed) { // unknown tools are the rpc server's to refuse
+		if known && !p.Can(needed) { // unknown tools are the mcp server's to refuse
 			return m.ID, m.Params.Name, needed
 		}
 	}
@@ -667,7 +667,7 @@ func (s *Server) firstRefusedCall(p *oauth.Principal, msgs []peekedMessage) (jso
 }
 
 // writeRPCError answers with a JSON-RPC error whose data carries the OAuth error (DESIGN.md,
-// "401 body"): {error, error_description}. It follows rpc's rule for messages (rpc/doc.go,
+// "401 body"): {error, error_description}. It follows mcp's rule for messages (mcp/doc.go,
 // "Errors"): JSON-RPC 2.0's five codes carry the specification's own message ("Invalid
 // Request" for -32600), whatever message says, and what went wrong is in data; other codes
 // keep message, which names what was wrong.

@@ -3,7 +3,7 @@ package web
 // The opt-in compatibility modes for clients written for the seed systems (issue 27, item 7):
 // what each changes on the HTTP side. Off by default: with none on, nothing here changes a
 // byte of what the network sees. The tools' side (aliases, KOmcp's and Sophon's tools, seed
-// 002's nextCursor) is app/tools' and rpc's, switched by the same setting.
+// 002's nextCursor) is app/tools' and mcp's, switched by the same setting.
 
 import (
 	"encoding/json"

@@ -1,7 +1,7 @@
 // Package web is what the network sees of ownsona: its HTTP routes, the middleware every request
 // passes, the bearer-token check in front of MCP, the rate limits and the bound on concurrent
 // requests, /health, the discovery documents, and the TLS listeners. It knows nothing of
-// memories: MCP arrives as an *rpc.Server (an http.Handler, with the legacy SSE transport beside
+// memories: MCP arrives as an *mcp.Server (an http.Handler, with the legacy SSE transport beside
 // it), the scope each tool needs as a function, and the health checks as a function.
 //
 // The simplest use, as app wires it:
@@ -9,7 +9,7 @@
 //	s, err := web.New(web.Config{
 //		Addr:    "127.0.0.1:8080",
 //		OAuth:   oauth.Config{DB: db}, // and the owner's login, the token lifetime…
-//		MCP:     mcp,                  // an *rpc.Server with the tools
+//		MCP:     mcp,                  // an *mcp.Server with the tools
 //		Scope:   scope,                // func(tool string) (scope string, known bool)
 //		Version: "1.4.0",
 //	})
@@ -88,7 +88,7 @@
 //     32 per principal) instead; a tools/call the token's scopes do not cover (Config.Scope)
 //     is 403 insufficient_scope with a step-up challenge. The principal then rides in the
 //     request's context (oauth.PrincipalFrom) for
-//     rpc.Server.Permit and Owner, which check scopes again for every message of a batch.
+//     mcp.Server.Permit and Owner, which check scopes again for every message of a batch.
 //
 // # Compatibility modes
 //

@@ -32,7 +32,7 @@ func isMCPPath(path string) bool {
 
 // isStream reports whether r opens a long-lived event stream before its body is read: GET on
 // the MCP endpoint or the legacy SSE endpoint. Those are bounded by the streams' gate and
-// rpc's per-client limits, not by the gate of requests that come and go. A POST is a stream
+// mcp's per-client limits, not by the gate of requests that come and go. A POST is a stream
 // when its body is a subscriptions/listen (listens), whatever its headers say: requireAuth
 // decides, once it has read the body (SECURITY.md LA-13).
 func isStream(r *http.Request) bool {
@@ -40,7 +40,7 @@ func isStream(r *http.Request) bool {
 }
 
 // listens reports whether msgs, the body of a POST read ahead, is a subscriptions/listen: a
-// stream that lives as long as its client keeps it, in every protocol era (the rpc server
+// stream that lives as long as its client keeps it, in every protocol era (the mcp server
 // serves it under 2026-07-28 and refuses it at once otherwise).
 func listens(msgs []peekedMessage) bool {
 	return len(msgs) == 1 && msgs[0].Method == "subscriptions/listen"
@@ -417,7 +417,7 @@ type principalSlot struct {
 	method, tool string
 	agent        string // the client software's own name, when the request says it
 	// outcome is how a call ended where its answer does not say (mcp.CallInfo.Outcome:
-	// rejected, cancelled, abandoned…), told by rpc through the request's CallTrace.
+	// rejected, cancelled, abandoned…), told by mcp through the request's CallTrace.
 	outcome atomic.Pointer[string]
 }
 

@@ -4,7 +4,7 @@ package web
 // LA-11): whether a batch is over the limit, and the id of a single message. A 4 MiB array of
 // 2M zeros decoded element by element costs hundreds of MiB; counting its commas costs nothing.
 // It is lenient — it matches strings and brackets, and checks neither numbers nor literals nor
-// which bracket closes which — because the rpc server's strict decoder judges every body that
+// which bracket closes which — because the mcp server's strict decoder (jsonrpc's) judges every body that
 // gets past the check; the scanner only has to see what that decoder will see in a body it
 // accepts.
 
@@ -17,11 +17,11 @@ import (
 	"github.com/ownsona/ownsona/jsonrpc"
 )
 
-// maxBatch is the most messages in a batch: the rpc server's limit (rpc/json.go), refused here
-// too, before the elements are decoded to read them ahead.
+// maxBatch is the most messages in a batch: the mcp server's limit (jsonrpc.MaxBatch), refused
+// here too, before the elements are decoded to read them ahead.
 const maxBatch = 20
 
-// errBatchTooLarge is the refusal of a batch over maxBatch, in the rpc server's words.
+// errBatchTooLarge is the refusal of a batch over maxBatch, in the mcp server's words.
 var errBatchTooLarge = fmt.Sprintf("batch of more than %d messages; the limit is %d", maxBatch, maxBatch)
 
 // scanner walks a JSON text from i.
@@ -117,7 +117,7 @@ func batchOver(body []byte, limit int) bool {
 
 // memberOf returns the raw value of the member key of body when body is one JSON object that
 // has it, as a slice of body; nil otherwise. Only the exact spelling of key matches (so does
-// the rpc server's decoder), and nothing is decoded.
+// the mcp server's decoder), and nothing is decoded.
 func memberOf(body []byte, key string) []byte {
 	s := scanner{b: body}
 	s.space()
@@ -156,7 +156,7 @@ func memberOf(body []byte, key string) []byte {
 	}
 }
 
-// writeBatchTooLarge answers a batch over maxBatch as the rpc server answers one: 400 with
+// writeBatchTooLarge answers a batch over maxBatch as the mcp server answers one: 400 with
 // JSON-RPC error -32600 and the reason in its data.
 func writeBatchTooLarge(w http.ResponseWriter) {
 	body, _ := json.Marshal(struct {

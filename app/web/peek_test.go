@@ -23,7 +23,7 @@ func zeros(n int) []byte {
 // TestServer_HugeBatch (SECURITY.md LA-11; issue 28, item 1): a 4 MiB body of 2M zeros, with a
 // read token and, with argument tokens on, without any token, is refused at the batch limit
 // before its elements are decoded: the request allocates less than 100 MiB in all. Before, the
-// peek of the body decoded every element, and then the rpc server did: 1,909 MiB allocated for
+// peek of the body decoded every element, and then the mcp server did: 1,909 MiB allocated for
 // the request with a token, 1,389 MiB without one (9.6 and 9.5 MiB after, the body's buffer).
 // A single message whose method is such an array, carrying an argument token, is walked to its
 // token without building the array.

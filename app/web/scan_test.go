@@ -26,7 +26,7 @@ func TestBatchOver(t *testing.T) {
 		{`{"a":[1,2,3]}`, 0, false}, // not a batch
 		{`[1,2,`, 1, true},          // malformed after the limit: still over it
 		{`[1 2 3]`, 0, true},
-		{`[1 2 3]`, 1, false}, // malformed: the rpc server's to refuse
+		{`[1 2 3]`, 1, false}, // malformed: the mcp server's to refuse
 		{``, 0, false},
 	} {
 		if got := batchOver([]byte(tc.body), tc.limit); got != tc.want {
@@ -44,7 +44,7 @@ func TestMemberOf(t *testing.T) {
 		{` { "method" : [1,{"id":2}] , "id" : "a\"b" } `, "id", `"a\"b"`},
 		{`{"params":{"id":1}}`, "id", ``},
 		{`[{"id":1}]`, "id", ``},
-		{`{"i\u0064":1}`, "id", ``}, // only the exact spelling, as the rpc server's decoder
+		{`{"i\u0064":1}`, "id", ``}, // only the exact spelling, as the mcp server's decoder
 		{`{"id":`, "id", ``},
 	} {
 		if got := memberOf([]byte(tc.body), tc.key); string(got) != tc.want {

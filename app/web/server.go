@@ -213,7 +213,7 @@ func (s *Server) Listen() error {
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
-		WriteTimeout:      120 * time.Second, // event streams lift it (rpc)
+		WriteTimeout:      120 * time.Second, // event streams lift it (mcp)
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    8 << 10, // net/http adds 4 KiB of slack; larger headers get 431 (SECURITY.md RS-12)
 		BaseContext:       func(net.Listener) context.Context { return base },

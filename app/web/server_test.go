@@ -644,7 +644,7 @@ func (b *failingBody) Read(p []byte) (int, error) {
 }
 
 // TestServer_UnreadableBody: an MCP body that cannot be read is refused with 400 and JSON-RPC's
-// own message for -32600, "Invalid Request", as rpc answers (rpc/doc.go, "Errors"); what went
+// own message for -32600, "Invalid Request", as mcp answers (mcp/doc.go, "Errors"); what went
 // wrong is in data, with the OAuth-style error code.
 func TestServer_UnreadableBody(t *testing.T) {
 	f := MustOpenServer(t)
