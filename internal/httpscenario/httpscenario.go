@@ -27,11 +27,12 @@ type Scenario[C, F any] struct {
 	Before func(F)  // run once the fixture is open, before the requests
 
 	Method  string
-	URL     string            // a path (on Runner.Base), or an absolute URL
-	Headers map[string]string // "Host" sets the request's host; an empty value removes a header
-	Body    string            // sent as application/json unless Headers name a Content-Type
-	BodyFor func(F) string    // the body, when it needs the fixture
-	Form    url.Values        // a form body, sent as application/x-www-form-urlencoded
+	URL     string             // a path (on Runner.Base), or an absolute URL
+	Headers map[string]string  // "Host" sets the request's host; an empty value removes a header
+	Body    string             // sent as application/json unless Headers name a Content-Type
+	BodyFor func(F) string     // the body, when it needs the fixture
+	Form    url.Values         // a form body, sent as application/x-www-form-urlencoded
+	FormFor func(F) url.Values // the form, when it needs the fixture (a token it holds)
 	Request func(F, *http.Request)
 	Repeat  int // requests sent (and not checked) before the one that is
 
@@ -41,6 +42,9 @@ type Scenario[C, F any] struct {
 	WantHeaders   map[string]string // exact values
 	WantNoHeaders []string
 	Check         func(t *testing.T, rec *httptest.ResponseRecorder) // anything else
+	// After checks the fixture once the answer is verified: what the request changed, or must
+	// not have (the page a redirect leads to, a session still live, a callback not called).
+	After func(t *testing.T, f F, rec *httptest.ResponseRecorder)
 }
 
 // Runner serves scenarios through a fixture's handler.
@@ -109,6 +113,9 @@ func (r Runner[C, F]) serve(t *testing.T, f F, sc Scenario[C, F]) *httptest.Resp
 		h.ServeHTTP(rec, r.NewRequest(f, sc))
 	}
 	sc.Verify(t, rec)
+	if sc.After != nil {
+		sc.After(t, f, rec)
+	}
 	return rec
 }
 
@@ -122,8 +129,12 @@ func (r Runner[C, F]) NewRequest(f F, sc Scenario[C, F]) *http.Request {
 	if sc.BodyFor != nil {
 		text = sc.BodyFor(f)
 	}
-	if sc.Form != nil {
-		text, ctype = sc.Form.Encode(), "application/x-www-form-urlencoded"
+	form := sc.Form
+	if sc.FormFor != nil {
+		form = sc.FormFor(f)
+	}
+	if form != nil {
+		text, ctype = form.Encode(), "application/x-www-form-urlencoded"
 	}
 	var body io.Reader
 	if text != "" {
