@@ -1,6 +1,8 @@
 package console_test
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -36,22 +38,22 @@ func TestConsole_Activity(t *testing.T) {
 	if n := strings.Count(body, "<tr>") - 1; n != 10 || strings.Contains(body, "Next page") {
 		t.Errorf("second page: %d rows, want the last 10 and no next page", n)
 	}
-	for _, tc := range []struct {
-		query string
-		rows  int
-	}{
-		{"?tool=remember", 6},
-		{"?client=pat:script", 6},
-		{"?outcome=tool_error", 6},
-		{"?outcome=ok&tool=recall", 50},
-		{"?from=" + day + "&to=" + day, 50},
-		{"?from=" + next, 0},
-	} {
-		body := b.page(t, "/console/activity"+tc.query)
-		if n := max(strings.Count(body, "<tr>")-1, 0); n != tc.rows {
-			t.Errorf("%s: %d rows, want %d", tc.query, n, tc.rows)
-		}
+	filtered := func(name, query string, want int) scenario {
+		return scenario{Name: name, Method: http.MethodGet, URL: "/console/activity" + query, WantStatus: http.StatusOK,
+			Check: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				if n := max(strings.Count(rec.Body.String(), "<tr>")-1, 0); n != want {
+					t.Errorf("%d rows, want %d", n, want)
+				}
+			}}
 	}
+	signedIn.RunOn(t, b, []scenario{
+		filtered("tool", "?tool=remember", 6),
+		filtered("client", "?client=pat:script", 6),
+		filtered("outcome", "?outcome=tool_error", 6),
+		filtered("outcome and tool", "?outcome=ok&tool=recall", 50),
+		filtered("today", "?from="+day+"&to="+day, 50),
+		filtered("from tomorrow", "?from="+next, 0),
+	})
 }
 
 // TestConsole_NoAudit: without an audit log the page says so.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -20,6 +21,7 @@ import (
 	"github.com/ownsona/ownsona/app/audit"
 	"github.com/ownsona/ownsona/app/console"
 	"github.com/ownsona/ownsona/app/memory"
+	"github.com/ownsona/ownsona/internal/httpscenario"
 	"github.com/ownsona/ownsona/kv"
 	"github.com/ownsona/ownsona/kv/kvtest"
 	"github.com/ownsona/ownsona/oauth"
@@ -155,29 +157,73 @@ func (b *browser) do(method, target string, form url.Values, header ...string) *
 	}
 	target, _, _ = strings.Cut(target, "#") // a browser keeps the fragment to itself
 	r := httptest.NewRequest(method, testOrigin+target, body)
-	r.RemoteAddr = "192.0.2.7:50000"
 	if form != nil {
 		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
 	for i := 0; i+1 < len(header); i += 2 {
 		r.Header.Set(header[i], header[i+1])
 	}
+	w := httptest.NewRecorder()
+	b.ServeHTTP(w, r)
+	return w
+}
+
+// ServeHTTP sends r from the browser, with its address and cookies, to the console, and keeps
+// the cookies and the CSRF token of the answer. A scenario's request goes through it.
+func (b *browser) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r.RemoteAddr = "192.0.2.7:50000"
 	for _, c := range b.cookies {
 		r.AddCookie(&http.Cookie{Name: c.Name, Value: c.Value})
 	}
-	w := httptest.NewRecorder()
-	b.f.ServeHTTP(w, r)
-	for _, c := range w.Result().Cookies() {
+	rec := httptest.NewRecorder()
+	b.f.ServeHTTP(rec, r)
+	for _, c := range rec.Result().Cookies() {
 		if c.MaxAge < 0 {
 			delete(b.cookies, c.Name)
 		} else {
 			b.cookies[c.Name] = c
 		}
 	}
-	if m := csrfRE.FindStringSubmatch(w.Body.String()); m != nil && !strings.Contains(w.Body.String(), `action="/console/signin"`) {
+	if m := csrfRE.FindStringSubmatch(rec.Body.String()); m != nil && !strings.Contains(rec.Body.String(), `action="/console/signin"`) {
 		b.csrf = m[1]
 	}
-	return w
+	maps.Copy(w.Header(), rec.Header())
+	w.WriteHeader(rec.Code)
+	w.Write(rec.Body.Bytes())
+}
+
+// scenario is one request from a browser to the console and what its answer must hold.
+type scenario = httpscenario.Scenario[options, *browser]
+
+// signedIn serves each scenario of Run from a browser signed in to a console of its own; RunOn
+// and Test serve them from the browser given.
+var signedIn = httpscenario.Runner[options, *browser]{
+	Open: func(tb testing.TB, opts ...func(*options)) *browser {
+		tb.Helper()
+		return MustOpen(tb, opts...).signedIn(tb)
+	},
+	Handler: func(b *browser) http.Handler { return b },
+	Base:    testOrigin,
+}
+
+// withCSRF is form with the session's CSRF token added, as the page's form sends it.
+func withCSRF(form url.Values) func(*browser) url.Values {
+	return func(b *browser) url.Values {
+		v := maps.Clone(form)
+		if v == nil {
+			v = url.Values{}
+		}
+		v.Set("csrf", b.csrf)
+		return v
+	}
+}
+
+// leadsTo checks the page a 303 leads to: it is 200 and holds subs.
+func leadsTo(subs ...string) func(*testing.T, *browser, *httptest.ResponseRecorder) {
+	return func(t *testing.T, b *browser, rec *httptest.ResponseRecorder) {
+		t.Helper()
+		wantContains(t, "the page after "+rec.Header().Get("Location"), b.page(t, rec.Header().Get("Location")), subs...)
+	}
 }
 
 // page GETs a page of the console and fails unless it is 200.
@@ -292,50 +338,52 @@ func TestNew(t *testing.T) {
 func TestConsole_Headers(t *testing.T) {
 	f := MustOpen(t)
 	b := f.signedIn(t)
-	for _, path := range []string{"/console/signin", "/console/memories", "/console/memories/99", "/console/trash", "/console/review",
-		"/console/connections", "/console/activity", "/console/system", "/console/nope"} {
-		w := b.do(http.MethodGet, path, nil)
-		for k, want := range map[string]string{
-			"Content-Security-Policy": console.CSP,
-			"X-Frame-Options":         "DENY",
-			"X-Content-Type-Options":  "nosniff",
-			"Referrer-Policy":         "no-referrer",
-			"Cache-Control":           "no-store",
-		} {
-			if got := w.Header().Get(k); got != want {
-				t.Errorf("GET %s: %s = %q, want %q", path, k, got, want)
-			}
-		}
-		if ct := w.Header().Get("Content-Type"); ct != "text/html; charset=utf-8" {
-			t.Errorf("GET %s: Content-Type %q", path, ct)
-		}
-		if strings.Contains(w.Body.String(), "http://") || strings.Contains(w.Body.String(), "https://") {
-			t.Errorf("GET %s: the page names another origin:\n%s", path, w.Body)
-		}
+	pageHeaders := map[string]string{
+		"Content-Security-Policy": console.CSP,
+		"X-Frame-Options":         "DENY",
+		"X-Content-Type-Options":  "nosniff",
+		"Referrer-Policy":         "no-referrer",
+		"Cache-Control":           "no-store",
+		"Content-Type":            "text/html; charset=utf-8",
 	}
-	if w := b.do(http.MethodGet, "/console/nope", nil); w.Code != http.StatusNotFound {
-		t.Errorf("unknown page: %d, want 404", w.Code)
+	get := func(path string, status int) scenario {
+		return scenario{Name: "GET " + path, Method: http.MethodGet, URL: path, WantStatus: status, WantHeaders: pageHeaders,
+			WantNoBody: []string{"http://", "https://"}} // a page names no other origin
 	}
-	if w := b.do(http.MethodGet, "/console/trash/empty", nil); w.Code != http.StatusMethodNotAllowed || w.Header().Get("Allow") != "POST" {
-		t.Errorf("GET of a POST path: %d Allow %q, want 405 and POST", w.Code, w.Header().Get("Allow"))
-	}
+	signedIn.RunOn(t, b, []scenario{
+		get("/console/signin", http.StatusSeeOther), // signed in already: on to the console
+		get("/console/memories", http.StatusOK),
+		get("/console/memories/99", http.StatusNotFound),
+		get("/console/trash", http.StatusOK),
+		get("/console/review", http.StatusOK),
+		get("/console/connections", http.StatusOK),
+		get("/console/activity", http.StatusOK),
+		get("/console/system", http.StatusOK),
+		get("/console/nope", http.StatusNotFound),
+		{Name: "GET of a POST path", Method: http.MethodGet, URL: "/console/trash/empty",
+			WantStatus: http.StatusMethodNotAllowed, WantHeaders: map[string]string{"Allow": "POST"}},
+	})
+
 	body := b.page(t, "/console/memories")
 	assets := regexp.MustCompile(`(?:href|src)="(/console/static/[^"]+)"`).FindAllStringSubmatch(body, -1)
 	if len(assets) != 3 {
 		t.Fatalf("assets %v, want the icon, stylesheet and script", assets)
 	}
+	var static []scenario
 	for _, a := range assets {
-		w := b.do(http.MethodGet, a[1], nil)
-		if w.Code != http.StatusOK || !strings.Contains(w.Header().Get("Cache-Control"), "immutable") || w.Body.Len() == 0 {
-			t.Errorf("GET %s: %d %v", a[1], w.Code, w.Header())
-		}
-		if ct := w.Header().Get("Content-Type"); !slices.Contains([]string{"image/svg+xml", "text/css; charset=utf-8", "text/javascript; charset=utf-8"}, ct) {
-			t.Errorf("GET %s: Content-Type %q", a[1], ct)
-		}
+		static = append(static, scenario{Name: "GET " + a[1], Method: http.MethodGet, URL: a[1], WantStatus: http.StatusOK,
+			Check: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				if !strings.Contains(rec.Header().Get("Cache-Control"), "immutable") || rec.Body.Len() == 0 {
+					t.Errorf("%v, %d bytes: want immutable and a body", rec.Header(), rec.Body.Len())
+				}
+				if ct := rec.Header().Get("Content-Type"); !slices.Contains([]string{"image/svg+xml", "text/css; charset=utf-8", "text/javascript; charset=utf-8"}, ct) {
+					t.Errorf("Content-Type %q", ct)
+				}
+			}})
 	}
-	if w := b.do(http.MethodGet, "/console/static/000000000000/console.css", nil); w.Code != http.StatusNotFound {
-		t.Errorf("a stale asset path: %d, want 404", w.Code)
-	}
+	static = append(static, scenario{Name: "a stale asset path", Method: http.MethodGet, URL: "/console/static/000000000000/console.css",
+		WantStatus: http.StatusNotFound})
+	signedIn.RunOn(t, b, static)
 }
 
 // TestConsole_NotOpenYet: while the authorization server is not open, 503.
@@ -388,4 +436,13 @@ func grantMeta(name string, redirects ...string) grant.ClientMeta {
 func auditEntry(client, tool string) audit.Entry {
 	return audit.Entry{Client: client, ClientID: "cl_test", Transport: audit.TransportHTTP, Method: "tools/call", Tool: tool,
 		Outcome: audit.OutcomeOK, Status: http.StatusOK, Duration: 3 * time.Millisecond}
+}
+
+// both runs the checks a and b, in order.
+func both(a, b func(*testing.T, *browser, *httptest.ResponseRecorder)) func(*testing.T, *browser, *httptest.ResponseRecorder) {
+	return func(t *testing.T, f *browser, rec *httptest.ResponseRecorder) {
+		t.Helper()
+		a(t, f, rec)
+		b(t, f, rec)
+	}
 }

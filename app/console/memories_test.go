@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"slices"
@@ -75,29 +76,28 @@ func TestConsole_Memories(t *testing.T) {
 	}
 	wantContains(t, "the results", body, "score ", `value="where does my son live?"`)
 
-	for _, tc := range []struct {
-		name, query string
-		want        []uint64
-	}{
-		{"exact text", "?mode=text&q=VIOLIN", son[1:]},
-		{"exact text, none", "?mode=text&q=bicycle", nil},
-		{"tag", "?tag=Family", []uint64{son[1], son[0]}},
-		{"client", "?client=" + url.QueryEscape("Travel app"), []uint64{travel}},
-		{"forgotten too", "?all=1&mode=text&q=coffee", []uint64{coffee}},
-		{"meaning with a tag", "?tag=family&q=" + url.QueryEscape("music lessons"), nil}, // checked below
-		{"dates", "?from=2000-01-01&to=2000-01-02", nil},
-	} {
-		got := listed(b.page(t, "/console/memories"+tc.query))
-		if tc.name == "meaning with a tag" {
-			if len(got) == 0 || slices.ContainsFunc(got, func(id uint64) bool { return !slices.Contains(son, id) }) {
-				t.Errorf("%s: %v, want only memories tagged family", tc.name, got)
-			}
-			continue
-		}
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
-		}
+	lists := func(name, query string, want ...uint64) scenario {
+		return scenario{Name: name, Method: http.MethodGet, URL: "/console/memories" + query, WantStatus: http.StatusOK,
+			Check: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				if got := listed(rec.Body.String()); !slices.Equal(got, want) {
+					t.Errorf("%v, want %v", got, want)
+				}
+			}}
 	}
+	signedIn.RunOn(t, b, []scenario{
+		lists("exact text", "?mode=text&q=VIOLIN", son[1:]...),
+		lists("exact text, none", "?mode=text&q=bicycle"),
+		lists("tag", "?tag=Family", son[1], son[0]),
+		lists("client", "?client="+url.QueryEscape("Travel app"), travel),
+		lists("forgotten too", "?all=1&mode=text&q=coffee", coffee),
+		{Name: "meaning with a tag", Method: http.MethodGet, URL: "/console/memories?tag=family&q=" + url.QueryEscape("music lessons"), WantStatus: http.StatusOK,
+			Check: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				if got := listed(rec.Body.String()); len(got) == 0 || slices.ContainsFunc(got, func(id uint64) bool { return !slices.Contains(son, id) }) {
+					t.Errorf("%v, want only memories tagged family", got)
+				}
+			}},
+		lists("dates", "?from=2000-01-01&to=2000-01-02"),
+	})
 	body = b.page(t, "/console/memories?tag=!!")
 	wantContains(t, "a bad tag filter", body, "The tag filter was ignored")
 }
@@ -130,29 +130,24 @@ func TestConsole_Edit(t *testing.T) {
 	}
 	mu.Unlock()
 
-	for _, tc := range []struct {
-		name string
-		form url.Values
-		want string
-	}{
-		{"secret", url.Values{"text": {"my key is AKIAIOSFODNN7EXAMPLE"}, "tags": {"home"}, "importance": {"0.8"}}, "looks like a secret"},
-		{"importance", url.Values{"text": {"Lives in Lisbon"}, "tags": {"home"}, "importance": {"lots"}}, "importance must be a number from 0 to 1."},
-		{"tag", url.Values{"text": {"Lives in Lisbon"}, "tags": {"home, !"}, "importance": {"0.8"}}, "tags[0] "},
-		{"past expiry", url.Values{"text": {"Lives in Lisbon"}, "tags": {"home"}, "importance": {"0.8"}, "expires": {"2001-01-01T00:00"}}, "is not in the future"},
-		{"empty text", url.Values{"text": {"  "}, "tags": {"home"}, "importance": {"0.8"}}, "text is empty."},
-	} {
-		before := f.snapshot(t)
-		w := b.post(memURL(id), tc.form)
-		if w.Code != http.StatusUnprocessableEntity || !strings.Contains(w.Body.String(), tc.want) {
-			t.Errorf("%s: %d, want 422 saying %q\n%s", tc.name, w.Code, tc.want, w.Body)
-		}
-		if tc.name == "importance" && !strings.Contains(w.Body.String(), `value="lots"`) {
-			t.Errorf("%s: the form lost what was typed", tc.name)
-		}
-		if f.snapshot(t) != before {
-			t.Errorf("%s: a refused edit changed the memory", tc.name)
-		}
+	saved := f.snapshot(t)
+	refused := func(name string, form url.Values, want ...string) scenario {
+		return scenario{Name: name, Method: http.MethodPost, URL: memURL(id), FormFor: withCSRF(form),
+			WantStatus: http.StatusUnprocessableEntity, WantBody: want,
+			After: func(t *testing.T, _ *browser, _ *httptest.ResponseRecorder) {
+				if f.snapshot(t) != saved {
+					t.Error("a refused edit changed the memory")
+				}
+			}}
 	}
+	signedIn.RunOn(t, b, []scenario{
+		refused("secret", url.Values{"text": {"my key is AKIAIOSFODNN7EXAMPLE"}, "tags": {"home"}, "importance": {"0.8"}}, "looks like a secret"),
+		refused("importance", url.Values{"text": {"Lives in Lisbon"}, "tags": {"home"}, "importance": {"lots"}},
+			"importance must be a number from 0 to 1.", `value="lots"`), // the form keeps what was typed
+		refused("tag", url.Values{"text": {"Lives in Lisbon"}, "tags": {"home, !"}, "importance": {"0.8"}}, "tags[0] "),
+		refused("past expiry", url.Values{"text": {"Lives in Lisbon"}, "tags": {"home"}, "importance": {"0.8"}, "expires": {"2001-01-01T00:00"}}, "is not in the future"),
+		refused("empty text", url.Values{"text": {"  "}, "tags": {"home"}, "importance": {"0.8"}}, "text is empty."),
+	})
 	body = b.mustPost(t, memURL(id), url.Values{"text": {m.Text}, "tags": {"home, child"}, "importance": {"0.8"}, "expires": {""}})
 	wantContains(t, "clearing the expiry", body, "Saved (expires at).")
 	if f.get(t, id).ExpiresAt != nil {

@@ -1,7 +1,9 @@
 package console_test
 
 import (
+	"maps"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -136,33 +138,29 @@ func TestConsole_SignInThrottled(t *testing.T) {
 // and from another site.
 func TestConsole_SignInForm(t *testing.T) {
 	f := MustOpen(t)
-	other := f.browser()
-	othersToken := other.signInForm(t)
-	for _, tc := range []struct {
-		name   string
-		token  func(b *browser) string
-		header []string
-		want   int
-	}{
-		{"no token", func(b *browser) string { b.signInForm(t); return "" }, nil, http.StatusForbidden},
-		{"another browser's token", func(b *browser) string { b.signInForm(t); return othersToken }, nil, http.StatusForbidden},
-		{"no sign-in cookie", func(b *browser) string { return othersToken }, nil, http.StatusForbidden},
-		{"cross-site", func(b *browser) string { return b.signInForm(t) }, []string{"Sec-Fetch-Site", "cross-site"}, http.StatusForbidden},
-		{"foreign Origin", func(b *browser) string { return b.signInForm(t) }, []string{"Origin", "https://evil.example"}, http.StatusForbidden},
-		{"same-origin", func(b *browser) string { return b.signInForm(t) }, []string{"Sec-Fetch-Site", "same-origin"}, http.StatusSeeOther},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			b := f.browser()
-			tok := tc.token(b)
-			w := b.do(http.MethodPost, "/console/signin", url.Values{"csrf": {tok}, "username": {oauth.DefaultUsername}, "password": {testPassword}}, tc.header...)
-			if w.Code != tc.want {
-				t.Errorf("%d, want %d\n%s", w.Code, tc.want, w.Body)
-			}
-			if _, ok := b.cookies[console.CookiePlain]; ok != (tc.want == http.StatusSeeOther) {
-				t.Errorf("session cookie set: %v", ok)
-			}
-		})
+	othersToken := f.browser().signInForm(t)
+	browsers := signedIn
+	browsers.Open = func(testing.TB, ...func(*options)) *browser { return f.browser() } // a new one, signed out, for each row
+	signIn := func(name string, token func(b *browser) string, header map[string]string, status int) scenario {
+		return scenario{Name: name, Method: http.MethodPost, URL: "/console/signin", Headers: header,
+			FormFor: func(b *browser) url.Values {
+				return url.Values{"csrf": {token(b)}, "username": {oauth.DefaultUsername}, "password": {testPassword}}
+			},
+			WantStatus: status,
+			After: func(t *testing.T, b *browser, _ *httptest.ResponseRecorder) {
+				if _, ok := b.cookies[console.CookiePlain]; ok != (status == http.StatusSeeOther) {
+					t.Errorf("session cookie set: %v", ok)
+				}
+			}}
 	}
+	browsers.Run(t, []scenario{
+		signIn("no token", func(b *browser) string { b.signInForm(t); return "" }, nil, http.StatusForbidden),
+		signIn("another browser's token", func(b *browser) string { b.signInForm(t); return othersToken }, nil, http.StatusForbidden),
+		signIn("no sign-in cookie", func(b *browser) string { return othersToken }, nil, http.StatusForbidden),
+		signIn("cross-site", func(b *browser) string { return b.signInForm(t) }, map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden),
+		signIn("foreign Origin", func(b *browser) string { return b.signInForm(t) }, map[string]string{"Origin": "https://evil.example"}, http.StatusForbidden),
+		signIn("same-origin", func(b *browser) string { return b.signInForm(t) }, map[string]string{"Sec-Fetch-Site": "same-origin"}, http.StatusSeeOther),
+	})
 }
 
 // TestConsole_SecureCookies: under an https public URL the cookies are __Host- and Secure.
@@ -246,57 +244,43 @@ func TestConsole_CSRF(t *testing.T) {
 	routes := []struct {
 		path string
 		form url.Values
+		get  int // the status of a GET of the path
 	}{
-		{"/console/signout", url.Values{}},
-		{"/console/memories/" + id(a), url.Values{"text": {"Lives in Lisbon"}, "tags": {"home"}, "importance": {"0.5"}}},
-		{"/console/memories/" + id(a) + "/confirm", url.Values{}},
-		{"/console/memories/" + id(a) + "/forget", url.Values{}},
-		{"/console/memories/" + id(c) + "/restore", url.Values{}},
-		{"/console/memories/" + id(c) + "/delete", url.Values{}},
-		{"/console/memories/bulk", url.Values{"id": {id(a)}, "action": {"forget"}}},
-		{"/console/trash/empty", url.Values{"confirm": {"yes"}}},
-		{"/console/review/duplicates", url.Values{"ids": {id(a) + "," + id(c)}, "keep": {id(c)}}},
-		{"/console/review/stale", url.Values{"id": {id(a)}, "action": {"forget"}}},
-		{"/console/review/tags", url.Values{"from": {"home"}, "into": {"house"}}},
-		{"/console/connections/clients/revoke", url.Values{"client_id": {"cl_x"}}},
-		{"/console/connections/tokens", url.Values{"name": {"sneaky"}, "scope": {"write"}, "expires": {"never"}, "password": {testPassword}}},
-		{"/console/connections/tokens/revoke", url.Values{"id": {"pat_x"}}},
-		{"/console/system/backup", url.Values{}},
-		{"/console/approvals/decide", url.Values{"id": {"x"}, "decision": {"approve"}}},
-		{"/console/settings/save", url.Values{"approval": {"off"}}},
+		{"/console/signout", url.Values{}, http.StatusMethodNotAllowed},
+		{"/console/memories/" + id(a), url.Values{"text": {"Lives in Lisbon"}, "tags": {"home"}, "importance": {"0.5"}}, http.StatusOK},
+		{"/console/memories/" + id(a) + "/confirm", url.Values{}, http.StatusMethodNotAllowed},
+		{"/console/memories/" + id(a) + "/forget", url.Values{}, http.StatusMethodNotAllowed},
+		{"/console/memories/" + id(c) + "/restore", url.Values{}, http.StatusMethodNotAllowed},
+		{"/console/memories/" + id(c) + "/delete", url.Values{}, http.StatusMethodNotAllowed},
+		{"/console/memories/bulk", url.Values{"id": {id(a)}, "action": {"forget"}}, http.StatusNotFound}, // GET: the page of a memory "bulk"
+		{"/console/trash/empty", url.Values{"confirm": {"yes"}}, http.StatusMethodNotAllowed},
+		{"/console/review/duplicates", url.Values{"ids": {id(a) + "," + id(c)}, "keep": {id(c)}}, http.StatusMethodNotAllowed},
+		{"/console/review/stale", url.Values{"id": {id(a)}, "action": {"forget"}}, http.StatusMethodNotAllowed},
+		{"/console/review/tags", url.Values{"from": {"home"}, "into": {"house"}}, http.StatusMethodNotAllowed},
+		{"/console/connections/clients/revoke", url.Values{"client_id": {"cl_x"}}, http.StatusMethodNotAllowed},
+		{"/console/connections/tokens", url.Values{"name": {"sneaky"}, "scope": {"write"}, "expires": {"never"}, "password": {testPassword}}, http.StatusMethodNotAllowed},
+		{"/console/connections/tokens/revoke", url.Values{"id": {"pat_x"}}, http.StatusMethodNotAllowed},
+		{"/console/system/backup", url.Values{}, http.StatusMethodNotAllowed},
+		{"/console/approvals/decide", url.Values{"id": {"x"}, "decision": {"approve"}}, http.StatusMethodNotAllowed},
+		{"/console/settings/save", url.Values{"approval": {"off"}}, http.StatusMethodNotAllowed},
+	}
+	// refused is the route's form, with csrf, refused: nothing done, no backup sent.
+	refused := func(name, path string, form url.Values, csrf string, header map[string]string) scenario {
+		form = maps.Clone(form)
+		form.Set("csrf", csrf)
+		return scenario{Name: strings.TrimPrefix(path, "/console/") + "/" + name, Method: http.MethodPost, URL: path, Form: form, Headers: header,
+			WantStatus: http.StatusForbidden, WantNoHeaders: []string{"Content-Disposition"}}
 	}
 	for _, rt := range routes {
-		for _, tc := range []struct {
-			name   string
-			b      *browser
-			csrf   string
-			header []string
-		}{
-			{"no token", owner, "", nil},
-			{"another session's token", owner, other.csrf, nil},
-			{"cross-site", owner, owner.csrf, []string{"Sec-Fetch-Site", "cross-site"}},
-			{"same-site", owner, owner.csrf, []string{"Sec-Fetch-Site", "same-site"}},
-			{"foreign Origin", owner, owner.csrf, []string{"Origin", "https://evil.example"}},
-			{"no session", f.browser(), owner.csrf, nil},
-		} {
-			t.Run(strings.TrimPrefix(rt.path, "/console/")+"/"+tc.name, func(t *testing.T) {
-				form := url.Values{}
-				for k, v := range rt.form {
-					form[k] = v
-				}
-				form.Set("csrf", tc.csrf)
-				w := tc.b.do(http.MethodPost, rt.path, form, tc.header...)
-				if w.Code != http.StatusForbidden {
-					t.Errorf("%d, want 403", w.Code)
-				}
-				if strings.Contains(w.Header().Get("Content-Disposition"), "attachment") {
-					t.Error("a backup was sent")
-				}
-			})
-		}
-		if w := owner.do(http.MethodGet, rt.path, nil); w.Code != http.StatusMethodNotAllowed && rt.path != "/console/memories/"+id(a) && rt.path != "/console/memories/bulk" {
-			t.Errorf("GET %s: %d, want 405", rt.path, w.Code)
-		}
+		signedIn.RunOn(t, owner, []scenario{
+			refused("no token", rt.path, rt.form, "", nil),
+			refused("another session's token", rt.path, rt.form, other.csrf, nil),
+			refused("cross-site", rt.path, rt.form, owner.csrf, map[string]string{"Sec-Fetch-Site": "cross-site"}),
+			refused("same-site", rt.path, rt.form, owner.csrf, map[string]string{"Sec-Fetch-Site": "same-site"}),
+			refused("foreign Origin", rt.path, rt.form, owner.csrf, map[string]string{"Origin": "https://evil.example"}),
+			{Name: strings.TrimPrefix(rt.path, "/console/") + "/GET", Method: http.MethodGet, URL: rt.path, WantStatus: rt.get},
+		})
+		signedIn.RunOn(t, f.browser(), []scenario{refused("no session", rt.path, rt.form, owner.csrf, nil)})
 	}
 	if after := f.snapshot(t); after != before {
 		t.Errorf("refused forms changed the file:\nbefore %s\nafter  %s", before, after)

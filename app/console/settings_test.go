@@ -1,6 +1,9 @@
 package console_test
 
 import (
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"testing"
@@ -48,29 +51,23 @@ func TestConsole_Settings(t *testing.T) {
 		t.Errorf("settings after saving = %+v", got)
 	}
 
-	for _, tc := range []struct {
-		name  string
-		field string
-		value string
-		want  string
-	}{
-		{"timeout too short", "approval_timeout", "5s", "approval-timeout"},
-		{"timeout not a duration", "approval_timeout", "soon", "a duration such as 2m"},
-		{"unknown policy", "approval", "sometimes", "approval"},
-		{"rate not a number", "rate_limit", "many", "whole number"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			bad := url.Values{}
-			for k, v := range save {
-				bad[k] = v
-			}
-			bad.Set(tc.field, tc.value)
-			wantContains(t, "after an invalid value", b.mustPost(t, "/console/settings/save", bad), "Nothing saved", tc.want)
-			if now := st.Get(); now.ApprovalTimeout != 90*time.Second || now.Approval != approval.Writes || now.RateLimit != 60 {
-				t.Errorf("an invalid value changed the settings: %+v", now)
-			}
-		})
+	unchanged := func(t *testing.T, _ *browser, _ *httptest.ResponseRecorder) {
+		if now := st.Get(); now.ApprovalTimeout != 90*time.Second || now.Approval != approval.Writes || now.RateLimit != 60 {
+			t.Errorf("an invalid value changed the settings: %+v", now)
+		}
 	}
+	invalid := func(name, field, value, want string) scenario {
+		bad := maps.Clone(save)
+		bad.Set(field, value)
+		return scenario{Name: name, Method: http.MethodPost, URL: "/console/settings/save", FormFor: withCSRF(bad),
+			WantStatus: http.StatusSeeOther, After: both(leadsTo("Nothing saved", want), unchanged)}
+	}
+	signedIn.RunOn(t, b, []scenario{
+		invalid("timeout too short", "approval_timeout", "5s", "approval-timeout"),
+		invalid("timeout not a duration", "approval_timeout", "soon", "a duration such as 2m"),
+		invalid("unknown policy", "approval", "sometimes", "approval"),
+		invalid("rate not a number", "rate_limit", "many", "whole number"),
+	})
 
 	all := url.Values{"tools": testTools, "approval": {"off"}, "approval_timeout": {"2m"}, "rate_limit": {"120"}, "rate_burst": {"20"},
 		"password": {testPassword}}
@@ -152,29 +149,27 @@ func TestConsole_SettingsLowerProtection(t *testing.T) {
 	wantContains(t, "a save that protects more", b.mustPost(t, "/console/settings/save", with("")), "Saved")
 	want := st.Get()
 
-	for _, tc := range []struct {
-		name   string
-		form   url.Values
-		reason string
-	}{
-		{"more tools", with("tools", "recall", "remember"), "more tools"},
-		{"every tool", with("tools", testTools...), "more tools"},
-		{"less approval", with("approval", "hard-delete"), "approval less often"},
-		{"clients approve", with("approval_by", "client"), "clients approve their own calls"},
-		{"no rate limit", with("rate_limit", "0"), "raises the rate limit"},
-		{"a higher rate limit", with("rate_limit", "600"), "raises the rate limit"},
-		{"a higher burst", with("rate_burst", "50"), "raises the burst"},
-		{"a compatibility mode", with("compat", "once"), "compatibility mode"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			wantContains(t, "without the password", b.mustPost(t, "/console/settings/save", tc.form),
-				"Nothing saved: this ", tc.reason, "type your password")
-			if got := st.Get(); !slices.Equal(got.Tools, want.Tools) || got.Approval != want.Approval || got.ApprovalBy != approval.ByOwner ||
-				got.RateLimit != want.RateLimit || got.RateBurst != want.RateBurst || len(got.Compat) != 0 {
-				t.Fatalf("a save that lowers protection went through without the password: %+v", got)
-			}
-		})
+	unchanged := func(t *testing.T, _ *browser, _ *httptest.ResponseRecorder) {
+		if got := st.Get(); !slices.Equal(got.Tools, want.Tools) || got.Approval != want.Approval || got.ApprovalBy != approval.ByOwner ||
+			got.RateLimit != want.RateLimit || got.RateBurst != want.RateBurst || len(got.Compat) != 0 {
+			t.Fatalf("a save that lowers protection went through without the password: %+v", got)
+		}
 	}
+	// withoutPassword is a save that lowers protection for reason, sent without the password.
+	withoutPassword := func(name string, form url.Values, reason string) scenario {
+		return scenario{Name: name, Method: http.MethodPost, URL: "/console/settings/save", FormFor: withCSRF(form),
+			WantStatus: http.StatusSeeOther, After: both(leadsTo("Nothing saved: this ", reason, "type your password"), unchanged)}
+	}
+	signedIn.RunOn(t, b, []scenario{
+		withoutPassword("more tools", with("tools", "recall", "remember"), "more tools"),
+		withoutPassword("every tool", with("tools", testTools...), "more tools"),
+		withoutPassword("less approval", with("approval", "hard-delete"), "approval less often"),
+		withoutPassword("clients approve", with("approval_by", "client"), "clients approve their own calls"),
+		withoutPassword("no rate limit", with("rate_limit", "0"), "raises the rate limit"),
+		withoutPassword("a higher rate limit", with("rate_limit", "600"), "raises the rate limit"),
+		withoutPassword("a higher burst", with("rate_burst", "50"), "raises the burst"),
+		withoutPassword("a compatibility mode", with("compat", "once"), "compatibility mode"),
+	})
 
 	wrong := with("rate_limit", "0")
 	wrong.Set("password", "not it")

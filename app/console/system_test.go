@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -81,21 +82,22 @@ func TestConsole_BackupPassword(t *testing.T) {
 	f := MustOpen(t)
 	f.remember(t, nil, "Not for a stolen session")
 	b := f.signedIn(t)
-	for _, tc := range []struct {
-		name, password, want string
-	}{
-		{"no password", "", "No backup downloaded: type your password to confirm it is you."},
-		{"a wrong password", "not it", "No backup downloaded: that is not your password."},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			w := b.post("/console/system/backup", url.Values{"password": {tc.password}})
-			if w.Code != http.StatusSeeOther || w.Header().Get("Content-Disposition") != "" ||
-				w.Header().Get("Content-Type") == "application/octet-stream" {
-				t.Fatalf("backup with %s: %d %v", tc.name, w.Code, w.Header())
-			}
-			wantContains(t, "the page after asking", b.page(t, "/console/system"), tc.want)
-		})
+	refused := func(name, password, want string) scenario {
+		return scenario{Name: name, Method: http.MethodPost, URL: "/console/system/backup", FormFor: withCSRF(url.Values{"password": {password}}),
+			WantStatus: http.StatusSeeOther, WantNoHeaders: []string{"Content-Disposition"},
+			Check: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				if ct := rec.Header().Get("Content-Type"); ct == "application/octet-stream" {
+					t.Errorf("Content-Type %q: a backup was sent", ct)
+				}
+			},
+			After: func(t *testing.T, b *browser, _ *httptest.ResponseRecorder) {
+				wantContains(t, "the page after asking", b.page(t, "/console/system"), want)
+			}}
 	}
+	signedIn.RunOn(t, b, []scenario{
+		refused("no password", "", "No backup downloaded: type your password to confirm it is you."),
+		refused("a wrong password", "not it", "No backup downloaded: that is not your password."),
+	})
 	if got := f.entries(t); strings.Join(got, ";") != "console/backup error;console/backup error" {
 		t.Errorf("audit log: %v", got)
 	}
@@ -122,59 +124,42 @@ func TestConsole_SystemBackupsAndDoctor(t *testing.T) {
 		"FAIL public URL <script>alert(1)</script> is not https — set OWNSONA_PUBLIC_URL to https://…\n" +
 		"doctor: 1 problem: change what the FAIL lines say\n"
 	var asked []bool // whether each doctor run had a deadline
-	for _, tc := range []struct {
-		name    string
-		backups func() ([]console.BackupFile, error)
-		doctor  console.DoctorFunc
-		want    []string
-		wantNot []string
-	}{
-		{
-			name:    "both",
-			backups: func() ([]console.BackupFile, error) { return files, nil },
-			doctor: func(ctx context.Context) (string, error) {
+	// system is the system page of a console of its own with backups and doctor.
+	system := func(name string, backups func() ([]console.BackupFile, error), doctor console.DoctorFunc, want, wantNot []string) scenario {
+		return scenario{Name: name, Before: func(b *browser) { b.f.SetSystem(backups, doctor) },
+			Method: http.MethodGet, URL: "/console/system", WantStatus: http.StatusOK, WantBody: want, WantNoBody: wantNot}
+	}
+	signedIn.Run(t, []scenario{
+		system("both",
+			func() ([]console.BackupFile, error) { return files, nil },
+			func(ctx context.Context) (string, error) {
 				_, ok := ctx.Deadline()
 				asked = append(asked, ok)
 				return report, nil
 			},
-			want: []string{
+			[]string{
 				"<dt>2026-11-22 03:00 UTC</dt><dd><code class=\"wrap\">ownsona-20261122T030000Z.db</code>, 1.5 KiB</dd>\n" +
 					"<dt>2026-11-21 03:00 UTC</dt><dd><code class=\"wrap\">ownsona-20261121T030000Z.db</code>, 1.0 MiB</dd>",
 				`<p class="state bad">1 problem: change what the FAIL lines say</p>`,
 				`<span class="badge">ok</span> db /srv/ownsona.db (1.0 MiB, mode 0600, owner ownsona)`,
 				`<span class="badge">FAIL</span> public URL &lt;script&gt;alert(1)&lt;/script&gt; is not https<br><span class="hint">set OWNSONA_PUBLIC_URL to https://…</span>`,
 			},
-			wantNot: []string{"<script>alert"},
-		},
-		{
-			name:    "none configured",
-			want:    []string{"No scheduled backups: start the server with <code>--backup-dir</code>", "run <code>ownsona doctor</code> on the server"},
-			wantNot: []string{`class="badge"`},
-		},
-		{
-			name:    "empty directory, healthy",
-			backups: func() ([]console.BackupFile, error) { return nil, nil },
-			doctor: func(context.Context) (string, error) {
+			[]string{"<script>alert"}),
+		system("none configured", nil, nil,
+			[]string{"No scheduled backups: start the server with <code>--backup-dir</code>", "run <code>ownsona doctor</code> on the server"},
+			[]string{`class="badge"`}),
+		system("empty directory, healthy",
+			func() ([]console.BackupFile, error) { return nil, nil },
+			func(context.Context) (string, error) {
 				return "ok   db /srv/ownsona.db (40 KiB)\ndoctor: no problems found\n", nil
 			},
-			want: []string{"None yet: the first is taken", `<p class="state good">no problems found</p>`},
-		},
-		{
-			name:    "failures",
-			backups: func() ([]console.BackupFile, error) { return nil, errors.New("permission denied") },
-			doctor:  func(context.Context) (string, error) { return "", errors.New("boom") },
-			want:    []string{"The backup directory could not be read", "The doctor could not run"},
-			wantNot: []string{"permission denied", "boom"},
-		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := MustOpen(t)
-			f.SetSystem(tc.backups, tc.doctor)
-			body := f.signedIn(t).page(t, "/console/system")
-			wantContains(t, "the system page", body, tc.want...)
-			wantNotContains(t, "the system page", body, tc.wantNot...)
-		})
-	}
+			[]string{"None yet: the first is taken", `<p class="state good">no problems found</p>`}, nil),
+		system("failures",
+			func() ([]console.BackupFile, error) { return nil, errors.New("permission denied") },
+			func(context.Context) (string, error) { return "", errors.New("boom") },
+			[]string{"The backup directory could not be read", "The doctor could not run"},
+			[]string{"permission denied", "boom"}),
+	})
 	if len(asked) != 1 || !asked[0] {
 		t.Errorf("doctor runs with a deadline: %v, want one run with one", asked)
 	}
