@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/ownsona/ownsona/internal/httpscenario"
 	"github.com/ownsona/ownsona/kv/kvtest"
 	"github.com/rs/zerolog"
 )
@@ -338,125 +340,153 @@ func TestHandler_WrongUserAndWrongPassword(t *testing.T) {
 	})
 }
 
+// scenario is one request to a Handler and what its answer must hold.
+type scenario[F any] = httpscenario.Scenario[Config, F]
+
+// sameOrigin are the headers of post's form: a browser's, from the server's own page.
+var sameOrigin = map[string]string{"Origin": "https://mem.example.com", "Sec-Fetch-Site": "same-origin"}
+
+// headers is sameOrigin with over: a header there replaces one, an empty value removes it.
+func headers(over map[string]string) map[string]string {
+	h := maps.Clone(sameOrigin)
+	maps.Copy(h, over)
+	return h
+}
+
+// loginForms is a server with two login forms open: the one a row sends and another.
+type loginForms struct {
+	*testServer
+	p, other page
+}
+
+// loginPosts serves each scenario to a server of its own, on https, in a synctest bubble.
+var loginPosts = httpscenario.Runner[Config, *loginForms]{
+	Open: func(tb testing.TB, opts ...func(*Config)) *loginForms {
+		tb.Helper()
+		s := mustNewTestServer(tb, true)
+		return &loginForms{s, s.start(tb, testRequest()), s.start(tb, testRequest())}
+	},
+	Handler: func(f *loginForms) http.Handler { return f.h },
+	Base:    "https://mem.example.com",
+	Bubble:  true,
+}
+
+// consentForm is a server with a session and its consent page open; a row's Before may send
+// another form or cookie.
+type consentForm struct {
+	*testServer
+	tb     testing.TB
+	form   page         // the consent page whose form is sent
+	cookie *http.Cookie // the session cookie sent, if any
+}
+
+// consentPosts serves each scenario to a server of its own, signed in, in a synctest bubble.
+var consentPosts = httpscenario.Runner[Config, *consentForm]{
+	Open: func(tb testing.TB, opts ...func(*Config)) *consentForm {
+		tb.Helper()
+		s := mustNewTestServer(tb, true)
+		consent, c := s.mustLogIn(tb, testRequest())
+		return &consentForm{testServer: s, tb: tb, form: consent, cookie: c}
+	},
+	Handler: func(f *consentForm) http.Handler { return f.h },
+	Base:    "https://mem.example.com",
+	Bubble:  true,
+}
+
 // TestHandler_CSRF: each case on a server of its own.
 func TestHandler_CSRF(t *testing.T) {
-	for _, tt := range []struct {
-		name   string
-		form   func(p, other page) url.Values
-		header http.Header
-		want   int
-	}{
-		{"missing token", func(p, _ page) url.Values {
-			return url.Values{"txn": {p.txn}, "username": {testUser}, "password": {testPassword}}
-		}, nil, http.StatusForbidden},
-		{"empty token", func(p, _ page) url.Values {
-			return url.Values{"txn": {p.txn}, "csrf": {""}, "username": {testUser}, "password": {testPassword}}
-		}, nil, http.StatusForbidden},
-		{"missing transaction", func(p, _ page) url.Values {
-			return url.Values{"csrf": {p.csrf}, "username": {testUser}, "password": {testPassword}}
-		}, nil, http.StatusForbidden},
-		{"another transaction's token", func(p, other page) url.Values {
-			return url.Values{"txn": {p.txn}, "csrf": {other.csrf}, "username": {testUser}, "password": {testPassword}}
-		}, nil, http.StatusForbidden},
-		{"Sec-Fetch-Site cross-site", func(p, _ page) url.Values {
+	t.Run("login", func(t *testing.T) {
+		login := func(name string, form func(p, other page) url.Values, header map[string]string, status int) scenario[*loginForms] {
+			sc := scenario[*loginForms]{Name: name, Method: http.MethodPost, URL: PathLogin, Headers: headers(header),
+				FormFor: func(f *loginForms) url.Values { return form(f.p, f.other) }, WantStatus: status}
+			if status != http.StatusSeeOther {
+				sc.WantNoHeaders = []string{"Set-Cookie"} // a refused login sets no cookie
+			}
+			return sc
+		}
+		valid := func(p, _ page) url.Values {
 			return url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "username": {testUser}, "password": {testPassword}}
-		}, http.Header{"Sec-Fetch-Site": {"cross-site"}}, http.StatusForbidden},
-		{"Sec-Fetch-Site same-site", func(p, _ page) url.Values {
-			return url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "username": {testUser}, "password": {testPassword}}
-		}, http.Header{"Sec-Fetch-Site": {"same-site"}}, http.StatusForbidden},
-		{"foreign Origin", func(p, _ page) url.Values {
-			return url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "username": {testUser}, "password": {testPassword}}
-		}, http.Header{"Sec-Fetch-Site": nil, "Origin": {"https://evil.example"}}, http.StatusForbidden},
-		{"smuggled client_id", func(p, _ page) url.Values {
-			return url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "username": {testUser}, "password": {testPassword}, "client_id": {"evil"}}
-		}, nil, http.StatusBadRequest},
-		{"repeated field", func(p, _ page) url.Values {
-			return url.Values{"txn": {p.txn}, "csrf": {p.csrf, p.csrf}, "username": {testUser}, "password": {testPassword}}
-		}, nil, http.StatusBadRequest},
-		{"JSON body", func(p, _ page) url.Values {
-			return url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "username": {testUser}, "password": {testPassword}}
-		}, http.Header{"Content-Type": {"application/json"}}, http.StatusBadRequest},
-		{"valid", func(p, _ page) url.Values {
-			return url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "username": {testUser}, "password": {testPassword}}
-		}, nil, http.StatusSeeOther},
-	} {
-		t.Run("login/"+tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				s := mustNewTestServer(t, true)
-				p, other := s.start(t, testRequest()), s.start(t, testRequest())
-				res := s.post(t, PathLogin, tt.form(p, other), tt.header)
-				if res.Code != tt.want {
-					t.Errorf("POST %s = %d, want %d; body %s", PathLogin, res.Code, tt.want, res.Body)
-				}
-				if tt.want != http.StatusSeeOther && len(res.Result().Cookies()) != 0 {
-					t.Error("a refused login set a cookie")
-				}
-			})
+		}
+		loginPosts.Run(t, []scenario[*loginForms]{
+			login("missing token", func(p, _ page) url.Values {
+				return url.Values{"txn": {p.txn}, "username": {testUser}, "password": {testPassword}}
+			}, nil, http.StatusForbidden),
+			login("empty token", func(p, _ page) url.Values {
+				return url.Values{"txn": {p.txn}, "csrf": {""}, "username": {testUser}, "password": {testPassword}}
+			}, nil, http.StatusForbidden),
+			login("missing transaction", func(p, _ page) url.Values {
+				return url.Values{"csrf": {p.csrf}, "username": {testUser}, "password": {testPassword}}
+			}, nil, http.StatusForbidden),
+			login("another transaction's token", func(p, other page) url.Values {
+				return url.Values{"txn": {p.txn}, "csrf": {other.csrf}, "username": {testUser}, "password": {testPassword}}
+			}, nil, http.StatusForbidden),
+			login("Sec-Fetch-Site cross-site", valid, map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden),
+			login("Sec-Fetch-Site same-site", valid, map[string]string{"Sec-Fetch-Site": "same-site"}, http.StatusForbidden),
+			login("foreign Origin", valid, map[string]string{"Sec-Fetch-Site": "", "Origin": "https://evil.example"}, http.StatusForbidden),
+			login("smuggled client_id", func(p, _ page) url.Values {
+				return url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "username": {testUser}, "password": {testPassword}, "client_id": {"evil"}}
+			}, nil, http.StatusBadRequest),
+			login("repeated field", func(p, _ page) url.Values {
+				return url.Values{"txn": {p.txn}, "csrf": {p.csrf, p.csrf}, "username": {testUser}, "password": {testPassword}}
+			}, nil, http.StatusBadRequest),
+			login("JSON body", valid, map[string]string{"Content-Type": "application/json"}, http.StatusBadRequest),
+			login("valid", valid, nil, http.StatusSeeOther),
 		})
-	}
+	})
 
-	for _, tt := range []struct {
-		name string
-		send func(t *testing.T, s *testServer, consent page, c *http.Cookie) page
-		want int
-	}{
-		{"missing token", func(t *testing.T, s *testServer, p page, c *http.Cookie) page {
-			return s.post(t, PathConsent, url.Values{"txn": {p.txn}, "action": {"allow"}}, nil, c)
-		}, http.StatusForbidden},
-		{"another transaction's token", func(t *testing.T, s *testServer, p page, c *http.Cookie) page {
-			other := s.start(t, testRequest(), c)
-			return s.post(t, PathConsent, url.Values{"txn": {p.txn}, "csrf": {other.csrf}, "action": {"allow"}}, nil, c)
-		}, http.StatusForbidden},
-		{"the token from before login", func(t *testing.T, s *testServer, _ page, c *http.Cookie) page {
-			p := s.start(t, testRequest())
-			c2 := sessionCookie(t, s.login(t, p, testUser, testPassword, c).ResponseRecorder)
-			return s.post(t, PathConsent, url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "action": {"allow"}}, nil, c2)
-		}, http.StatusForbidden},
-		{"no session", func(t *testing.T, s *testServer, p page, _ *http.Cookie) page {
-			return s.post(t, PathConsent, url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "action": {"allow"}}, nil)
-		}, http.StatusForbidden},
-		{"another session", func(t *testing.T, s *testServer, p page, _ *http.Cookie) page {
-			_, c2 := s.mustLogIn(t, testRequest())
-			return s.post(t, PathConsent, url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "action": {"allow"}}, nil, c2)
-		}, http.StatusForbidden},
-		{"Sec-Fetch-Site cross-site", func(t *testing.T, s *testServer, p page, c *http.Cookie) page {
-			return s.post(t, PathConsent, url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "action": {"allow"}},
-				http.Header{"Sec-Fetch-Site": {"cross-site"}}, c)
-		}, http.StatusForbidden},
-		{"foreign Origin", func(t *testing.T, s *testServer, p page, c *http.Cookie) page {
-			return s.post(t, PathConsent, url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "action": {"allow"}},
-				http.Header{"Sec-Fetch-Site": nil, "Origin": {"https://evil.example"}}, c)
-		}, http.StatusForbidden},
-		{"smuggled redirect_uri", func(t *testing.T, s *testServer, p page, c *http.Cookie) page {
-			return s.post(t, PathConsent, url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "action": {"allow"},
-				"redirect_uri": {"https://evil.example/cb"}}, nil, c)
-		}, http.StatusBadRequest},
-		{"smuggled scope", func(t *testing.T, s *testServer, p page, c *http.Cookie) page {
-			return s.post(t, PathConsent, url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "action": {"allow"},
-				"scope": {"memories:write"}}, nil, c)
-		}, http.StatusBadRequest},
-		{"unknown action", func(t *testing.T, s *testServer, p page, c *http.Cookie) page {
-			return s.post(t, PathConsent, url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "action": {"maybe"}}, nil, c)
-		}, http.StatusBadRequest},
-		{"GET with the form", func(t *testing.T, s *testServer, p page, c *http.Cookie) page {
-			return s.get(t, PathConsent+"?"+url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "action": {"allow"}}.Encode(), c)
-		}, http.StatusMethodNotAllowed},
-	} {
-		t.Run("consent/"+tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				s := mustNewTestServer(t, true)
-				n := len(s.complete)
-				consent, c := s.mustLogIn(t, testRequest())
-				res := tt.send(t, s, consent, c)
-				if res.Code != tt.want {
-					t.Errorf("got %d, want %d; body %s", res.Code, tt.want, res.Body)
+	t.Run("consent", func(t *testing.T) {
+		// consent posts the form of f.form (action allow, and extra) with f.cookie; Complete must
+		// not be called.
+		consent := func(name string, before func(*consentForm), form func(p page) url.Values, header map[string]string, status int) scenario[*consentForm] {
+			return scenario[*consentForm]{Name: name, Before: before, Method: http.MethodPost, URL: PathConsent, Headers: headers(header),
+				FormFor: func(f *consentForm) url.Values { return form(f.form) },
+				Request: func(f *consentForm, r *http.Request) {
+					if f.cookie != nil {
+						r.AddCookie(f.cookie)
+					}
+				},
+				WantStatus: status,
+				After: func(t *testing.T, f *consentForm, _ *httptest.ResponseRecorder) {
+					if len(f.complete) != 0 {
+						t.Error("Complete was called")
+					}
+				}}
+		}
+		allow := func(extra ...string) func(p page) url.Values {
+			return func(p page) url.Values {
+				v := url.Values{"txn": {p.txn}, "csrf": {p.csrf}, "action": {"allow"}}
+				for i := 0; i+1 < len(extra); i += 2 {
+					v.Set(extra[i], extra[i+1])
 				}
-				if len(s.complete) != n {
-					t.Error("Complete was called")
-				}
-			})
+				return v
+			}
+		}
+		get := consent("GET with the form", nil, nil, nil, http.StatusMethodNotAllowed)
+		get.Method, get.FormFor = http.MethodGet, nil
+		get.Headers = nil // s.get sends no Origin
+		get.Request = func(f *consentForm, r *http.Request) {
+			r.URL.RawQuery = allow()(f.form).Encode()
+			r.AddCookie(f.cookie)
+		}
+		consentPosts.Run(t, []scenario[*consentForm]{
+			consent("missing token", nil, func(p page) url.Values { return url.Values{"txn": {p.txn}, "action": {"allow"}} }, nil, http.StatusForbidden),
+			consent("another transaction's token", func(f *consentForm) {
+				f.form.csrf = f.start(f.tb, testRequest(), f.cookie).csrf // the txn stays the first's
+			}, allow(), nil, http.StatusForbidden),
+			consent("the token from before login", func(f *consentForm) {
+				f.form = f.start(f.tb, testRequest())
+				f.cookie = sessionCookie(f.tb, f.login(f.tb, f.form, testUser, testPassword, f.cookie).ResponseRecorder)
+			}, allow(), nil, http.StatusForbidden),
+			consent("no session", func(f *consentForm) { f.cookie = nil }, allow(), nil, http.StatusForbidden),
+			consent("another session", func(f *consentForm) { _, f.cookie = f.mustLogIn(f.tb, testRequest()) }, allow(), nil, http.StatusForbidden),
+			consent("Sec-Fetch-Site cross-site", nil, allow(), map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden),
+			consent("foreign Origin", nil, allow(), map[string]string{"Sec-Fetch-Site": "", "Origin": "https://evil.example"}, http.StatusForbidden),
+			consent("smuggled redirect_uri", nil, allow("redirect_uri", "https://evil.example/cb"), nil, http.StatusBadRequest),
+			consent("smuggled scope", nil, allow("scope", "memories:write"), nil, http.StatusBadRequest),
+			consent("unknown action", nil, allow("action", "maybe"), nil, http.StatusBadRequest),
+			get,
 		})
-	}
+	})
 
 	t.Run("GET to the login endpoint", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
