@@ -229,7 +229,7 @@ func (a *App) openAdminSocket(ctx context.Context) error {
 		live.SetOwnerPassword = auth.ReplaceOwnerPassword // password set: in force at once
 	}
 	live.OnImport = a.cliImports.add // the console lists command-line imports too
-	closeFn, err := ops.ListenSocket(ctx, live, a.mcp.ServeStdio, a.log)
+	closeFn, err := ops.ListenSocket(ctx, live.DBPath, ops.SocketConfig{Commands: ops.SocketCommands(live), Stdio: a.mcp.ServeStdio, Log: a.log})
 	switch {
 	case errors.Is(err, ops.ErrForeignSocket):
 		// Another user holds the path: they could pose as this server to its commands.
@@ -264,7 +264,7 @@ func runStdio(ctx context.Context, env *ops.Env, args []string) error {
 	if done || err != nil {
 		return err
 	}
-	if handled, err := ops.Forward(ctx, cfg.DB, []string{"stdio"}, env.Stdin, env.Stdout, env.Stderr); handled {
+	if handled, err := ops.Forward(ctx, cfg.DB, &ops.SocketCall{Args: []string{"stdio"}, Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr}); handled {
 		return err
 	}
 	return stdio(ctx, cfg, env.Stdin, env.Stdout, env.Stderr)

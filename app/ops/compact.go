@@ -5,10 +5,8 @@ package ops
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/kv"
@@ -26,7 +24,7 @@ func compactCmd(ctx context.Context, env *Env, args []string) error {
 	if err := noOperands(fs, operands); err != nil {
 		return err
 	}
-	if env.Live != nil || serverAnswers(ctx, *db) {
+	if env.Live != nil || ServerAnswers(ctx, *db) {
 		return Usagef("compact: a server runs on %s; stop it first", *db)
 	}
 	if err := mustExist(*db); err != nil {
@@ -52,15 +50,4 @@ func compactCmd(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "compacted %s: %d → %d bytes\n", *db, before, after)
 	return nil
-}
-
-// serverAnswers reports whether a server answers on the admin socket of db.
-func serverAnswers(ctx context.Context, db string) bool {
-	d := net.Dialer{Timeout: time.Second}
-	c, err := d.DialContext(ctx, "unix", SocketPath(db))
-	if err != nil {
-		return false
-	}
-	c.Close()
-	return true
 }

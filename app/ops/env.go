@@ -25,6 +25,10 @@ type UsageError struct{ Msg string }
 
 func (e *UsageError) Error() string { return e.Msg }
 
+// Is makes a *UsageError one for the admin socket too (ErrSocketUsage): a command run inside
+// the server that fails with one tells its client so.
+func (e *UsageError) Is(target error) bool { return target == ErrSocketUsage }
+
 // Usagef returns a *UsageError with the formatted message.
 func Usagef(format string, args ...any) error { return &UsageError{fmt.Sprintf(format, args...)} }
 

@@ -22,7 +22,7 @@ func exportCmd(ctx context.Context, env *Env, args []string) error {
 	if err := noOperands(fs, operands); err != nil {
 		return err
 	}
-	if handled, err := env.forward(ctx, *db, request{Args: append([]string{"export"}, args...)}, nil); handled {
+	if handled, err := env.forward(ctx, *db, SocketCall{Args: append([]string{"export"}, args...)}, nil); handled {
 		return err
 	}
 	kdb, _, done, err := env.openDB(*db, true)

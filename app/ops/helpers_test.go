@@ -119,7 +119,7 @@ func MustServe(tb testing.TB) *testServer {
 		_, err := io.Copy(out, in) // an echo, for the stdio passthrough
 		return err
 	}
-	closeSocket, err := ops.ListenSocket(context.Background(), s.Live, stdio, zerolog.Nop())
+	closeSocket, err := ops.ListenSocket(context.Background(), s.Live.DBPath, ops.SocketConfig{Commands: ops.SocketCommands(s.Live), Stdio: stdio, Log: zerolog.Nop()})
 	if err != nil {
 		store.Close()
 		tb.Fatal(err)

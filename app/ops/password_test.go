@@ -75,7 +75,7 @@ func TestPasswordSet_Live(t *testing.T) {
 	old := auth.GeneratedPassword()
 	live := &ops.Live{DBPath: path, DB: db, Keys: auth.Keys(), Grants: auth.Grants(), SetOwnerPassword: auth.ReplaceOwnerPassword}
 	stdio := func(context.Context, io.Reader, io.Writer) error { return nil }
-	closeSocket, err := ops.ListenSocket(t.Context(), live, stdio, zerolog.Nop())
+	closeSocket, err := ops.ListenSocket(t.Context(), live.DBPath, ops.SocketConfig{Commands: ops.SocketCommands(live), Stdio: stdio, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}

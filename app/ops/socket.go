@@ -42,6 +42,42 @@ func SocketPath(db string) string { return db + ".sock" }
 // server.
 var ErrForeignSocket = errors.New("another user owns it")
 
+// ErrSocketUsage marks a command's error as a mistake in its command line: ListenSocket tells
+// the client so, and Forward's error for such a command wraps ErrSocketUsage.
+var ErrSocketUsage = errors.New("a mistake in the command line")
+
+// SocketCall is one command run through the admin socket. On the client's side, Forward sends
+// it; on the server's, a SocketHandler runs it.
+type SocketCall struct {
+	// Args are the command's name and its arguments: {"token", "list"}.
+	Args []string
+	// Cwd is the client's working directory, which relative paths on its command line are
+	// relative to. Forward sends the process's if empty.
+	Cwd string
+	// Stdin is the command's standard input: nil for none. On the server's side it is never
+	// nil, and a connection that ends before the client's input does is an error from it, never
+	// a short input.
+	Stdin io.Reader
+	// StdinName is what Stdin carries, for messages ("/home/me/memories.jsonl").
+	StdinName string
+	// Stdout and Stderr are the command's output.
+	Stdout, Stderr io.Writer
+}
+
+// SocketHandler runs one command that came through the admin socket. An error that wraps
+// ErrSocketUsage reaches the client as one.
+type SocketHandler func(ctx context.Context, c *SocketCall) error
+
+// SocketConfig is what ListenSocket serves.
+type SocketConfig struct {
+	// Commands are the commands the server runs, by name; any other is refused as a usage error.
+	Commands map[string]SocketHandler
+	// Stdio serves "stdio": the MCP stdio transport over the connection, both ways, unframed.
+	// If nil, "stdio" is refused like any command not in Commands.
+	Stdio func(ctx context.Context, in io.Reader, out io.Writer) error
+	Log   zerolog.Logger
+}
+
 // request is the client's first line.
 type request struct {
 	Args []string `json:"args"`
@@ -58,16 +94,15 @@ type end struct {
 	Usage bool   `json:"usage,omitempty"`
 }
 
-// ListenSocket listens on the admin socket of live's file and serves it until ctx ends or
-// close is called: it runs the Socket commands of Commands() with env.Live set, and "stdio"
-// by calling stdio (nil refuses it). A stale socket (a file nobody answers on) is replaced;
+// ListenSocket listens on the admin socket of the database at db and serves it until ctx ends
+// or close is called: it runs cfg.Commands, and "stdio" by calling cfg.Stdio. A stale socket (a file nobody answers on) is replaced;
 // the new one has mode 0600 from the start, answers only processes of the same user or root
 // (where the system says who is calling), and is removed by close. A path that another user
 // owns is refused (ErrForeignSocket), and left in place. close stops accepting, ends the
 // connections still open, waits for their commands to return, and may be called more than
-// once; call it before closing live's store and file.
-func ListenSocket(ctx context.Context, live *Live, stdio func(ctx context.Context, in io.Reader, out io.Writer) error, log zerolog.Logger) (close func(), err error) {
-	path, err := filepath.Abs(SocketPath(live.DBPath))
+// once; call it before closing what the commands use.
+func ListenSocket(ctx context.Context, db string, cfg SocketConfig) (close func(), err error) {
+	path, err := filepath.Abs(SocketPath(db))
 	if err != nil {
 		return nil, fmt.Errorf("admin socket: %w", err)
 	}
@@ -91,14 +126,8 @@ func ListenSocket(ctx context.Context, live *Live, stdio func(ctx context.Contex
 		ln.Close()
 		return nil, fmt.Errorf("admin socket: %w", err)
 	}
-	s := &socketServer{live: live, stdio: stdio, log: log, ln: ln, path: path, conns: map[net.Conn]struct{}{}}
+	s := &socketServer{commands: cfg.Commands, stdio: cfg.Stdio, log: cfg.Log, ln: ln, path: path, conns: map[net.Conn]struct{}{}}
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	s.commands = map[string]Command{}
-	for _, c := range Commands() {
-		if c.Socket {
-			s.commands[c.Name] = c
-		}
-	}
 	s.wg.Add(1)
 	go s.accept()
 	stop := context.AfterFunc(ctx, s.close)
@@ -110,10 +139,9 @@ func ListenSocket(ctx context.Context, live *Live, stdio func(ctx context.Contex
 
 // socketServer is one listening admin socket.
 type socketServer struct {
-	live     *Live
+	commands map[string]SocketHandler
 	stdio    func(ctx context.Context, in io.Reader, out io.Writer) error
 	log      zerolog.Logger
-	commands map[string]Command
 	ln       net.Listener
 	path     string
 	ctx      context.Context // the commands'; ends at close
@@ -194,31 +222,29 @@ func (s *socketServer) serve(c *net.UnixConn) {
 		}
 		return
 	}
-	cmd, ok := s.commands[name]
+	run, ok := s.commands[name]
 	if !ok {
 		writeFrame(c, 'x', mustJSON(end{Error: fmt.Sprintf("admin socket: %q is not a command the server runs", name), Usage: true}))
 		return
 	}
 	s.log.Info().Str("command", name).Msg("admin command")
 	fw := &frameWriter{w: c}
-	env := &Env{
+	call := &SocketCall{
+		Args:      req.Args,
+		Cwd:       req.Cwd,
 		Stdin:     eof{},
+		StdinName: req.StdinName,
 		Stdout:    fw.stream('o'),
 		Stderr:    fw.stream('e'),
-		Getenv:    func(string) string { return "" }, // the client's settings do not apply here
-		Cwd:       req.Cwd,
-		Live:      s.live,
-		stdinName: req.StdinName,
 	}
 	if req.Stdin {
-		env.Stdin = &inputReader{r: r}
+		call.Stdin = &inputReader{r: r}
 	}
-	err = cmd.Run(s.ctx, env, req.Args[1:])
+	err = run(s.ctx, call)
 	var e end
 	if err != nil {
 		e.Error = err.Error()
-		var ue *UsageError
-		e.Usage = errors.As(err, &ue)
+		e.Usage = errors.Is(err, ErrSocketUsage)
 		s.log.Debug().Err(err).Str("command", name).Msg("admin command failed")
 	}
 	fw.write('x', mustJSON(e))
@@ -328,37 +354,27 @@ func writeFrame(w io.Writer, kind byte, b []byte) error {
 	return err
 }
 
-// Forward runs args (the command and its arguments) through the admin socket of the running
-// server of the database at db, copying its output to stdout and stderr; stdin, if not nil,
-// is the command's standard input (for stdio, the MCP transport). handled is false when no
-// server answers there: the caller then opens the file itself. err is the command's error,
-// a *UsageError if it was one. The socket, and the process answering on it where the system
-// says who that is, must be the caller's user's or root's (for root, also the database
-// file's owner's); anything else, or a symbolic link, is refused before a byte is sent
-// (handled, with an error that wraps ErrForeignSocket but for the link).
-func Forward(ctx context.Context, db string, args []string, stdin io.Reader, stdout, stderr io.Writer) (handled bool, err error) {
-	cwd, _ := os.Getwd()
-	return forward(ctx, db, request{Args: args, Cwd: cwd}, stdin, stdout, stderr)
-}
-
-// forward runs a command through the admin socket unless the command already runs inside the
-// server: a Socket command calls it first, and goes on with the file itself when handled is
-// false.
-func (env *Env) forward(ctx context.Context, db string, req request, stdin io.Reader) (handled bool, err error) {
-	return env.forwardTo(ctx, db, req, stdin, env.Stdout)
-}
-
-// forwardTo is forward with the command's standard output sent to stdout.
-func (env *Env) forwardTo(ctx context.Context, db string, req request, stdin io.Reader, stdout io.Writer) (handled bool, err error) {
-	if env.Live != nil {
-		return false, nil
-	}
-	req.Cwd = env.Cwd
+// Forward runs c through the admin socket of the running server of the database at db,
+// copying its output to c.Stdout and c.Stderr; c.Stdin, if not nil, is the command's standard
+// input (for stdio, the MCP transport). handled is false when no server answers there: the
+// caller then opens the file itself. err is the command's error, wrapping ErrSocketUsage if
+// it was a usage error. The socket, and the process answering on it where the system says who
+// that is, must be the caller's user's or root's (for root, also the database file's
+// owner's); anything else, or a symbolic link, is refused before a byte is sent (handled,
+// with an error that wraps ErrForeignSocket but for the link).
+func Forward(ctx context.Context, db string, c *SocketCall) (handled bool, err error) {
+	req := request{Args: c.Args, Cwd: c.Cwd, StdinName: c.StdinName}
 	if req.Cwd == "" {
 		req.Cwd, _ = os.Getwd()
 	}
-	return forward(ctx, db, req, stdin, stdout, env.Stderr)
+	return forward(ctx, db, req, c.Stdin, c.Stdout, c.Stderr)
 }
+
+// socketUsageError is a command's error that the server said was a usage error.
+type socketUsageError struct{ msg string }
+
+func (e *socketUsageError) Error() string        { return e.msg }
+func (e *socketUsageError) Is(target error) bool { return target == ErrSocketUsage }
 
 func forward(ctx context.Context, db string, req request, stdin io.Reader, stdout, stderr io.Writer) (bool, error) {
 	path := SocketPath(db)
@@ -458,7 +474,7 @@ func forward(ctx context.Context, db string, req request, stdin io.Reader, stdou
 			case e.Error == "":
 				return true, nil
 			case e.Usage:
-				return true, &UsageError{e.Error}
+				return true, &socketUsageError{e.Error}
 			}
 			return true, errors.New(e.Error)
 		}
@@ -527,4 +543,15 @@ func sendInput(c net.Conn, r io.Reader) error {
 			return fmt.Errorf("read input: %w", err)
 		}
 	}
+}
+
+// ServerAnswers reports whether a server answers on the admin socket of db.
+func ServerAnswers(ctx context.Context, db string) bool {
+	d := net.Dialer{Timeout: time.Second}
+	c, err := d.DialContext(ctx, "unix", SocketPath(db))
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }

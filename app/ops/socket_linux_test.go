@@ -98,7 +98,7 @@ func TestForward_ForeignServer(t *testing.T) {
 				case "stdio":
 					var b strings.Builder
 					var handled bool
-					handled, err = ops.Forward(context.Background(), db, []string{"stdio"}, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"recall"}}`+"\n"), &b, io.Discard)
+					handled, err = ops.Forward(context.Background(), db, &ops.SocketCall{Args: []string{"stdio"}, Stdin: strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"recall"}}` + "\n"), Stdout: &b, Stderr: io.Discard})
 					out = b.String()
 					if !handled {
 						t.Errorf("%s: not handled, want the socket used or refused", via)
@@ -154,7 +154,7 @@ func TestListenSocket_ForeignPath(t *testing.T) {
 			db := filepath.Join(dir, "o.db")
 			path := ops.SocketPath(db)
 			tt.setup(t, path)
-			closeSocket, err := ops.ListenSocket(context.Background(), &ops.Live{DBPath: db}, nil, zerolog.Nop())
+			closeSocket, err := ops.ListenSocket(context.Background(), db, ops.SocketConfig{Commands: ops.SocketCommands(&ops.Live{DBPath: db}), Log: zerolog.Nop()})
 			if err == nil {
 				closeSocket()
 			}
