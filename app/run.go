@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ownsona/ownsona/app/adminsock"
 	"github.com/ownsona/ownsona/app/doctor"
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/ops"
@@ -229,9 +230,9 @@ func (a *App) openAdminSocket(ctx context.Context) error {
 		live.SetOwnerPassword = auth.ReplaceOwnerPassword // password set: in force at once
 	}
 	live.OnImport = a.cliImports.add // the console lists command-line imports too
-	closeFn, err := ops.ListenSocket(ctx, live.DBPath, ops.SocketConfig{Commands: ops.SocketCommands(live), Stdio: a.mcp.ServeStdio, Log: a.log})
+	closeFn, err := adminsock.ListenSocket(ctx, live.DBPath, adminsock.SocketConfig{Commands: ops.SocketCommands(live), Stdio: a.mcp.ServeStdio, Log: a.log})
 	switch {
-	case errors.Is(err, ops.ErrForeignSocket):
+	case errors.Is(err, adminsock.ErrForeignSocket):
 		// Another user holds the path: they could pose as this server to its commands.
 		return err
 	case err != nil:
@@ -264,7 +265,7 @@ func runStdio(ctx context.Context, env *ops.Env, args []string) error {
 	if done || err != nil {
 		return err
 	}
-	if handled, err := ops.Forward(ctx, cfg.DB, &ops.SocketCall{Args: []string{"stdio"}, Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr}); handled {
+	if handled, err := adminsock.Forward(ctx, cfg.DB, &adminsock.SocketCall{Args: []string{"stdio"}, Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr}); handled {
 		return err
 	}
 	return stdio(ctx, cfg, env.Stdin, env.Stdout, env.Stderr)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ownsona/ownsona/app/adminsock"
 	"github.com/ownsona/ownsona/app/backup"
 	"github.com/ownsona/ownsona/kv"
 )
@@ -34,7 +35,7 @@ func checkCmd(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "%s: ok (%s)\n", p, report)
 		return nil
 	}
-	if handled, err := env.forward(ctx, *db, SocketCall{Args: append([]string{"check"}, args...)}, nil); handled {
+	if handled, err := env.forward(ctx, *db, adminsock.SocketCall{Args: append([]string{"check"}, args...)}, nil); handled {
 		return err
 	}
 	kdb, name, done, err := env.openDB(*db, true)

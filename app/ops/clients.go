@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ownsona/ownsona/app/adminsock"
 	"github.com/ownsona/ownsona/oauth/grant"
 )
 
@@ -44,7 +45,7 @@ func clientsOp(ctx context.Context, env *Env, sub, operand, about string, args [
 	case len(operands) != 1:
 		return Usagef("clients %s: name one %s (see 'ownsona clients list')", sub, operand)
 	}
-	if handled, err := env.forward(ctx, *db, SocketCall{Args: append([]string{"clients", sub}, args...)}, nil); handled {
+	if handled, err := env.forward(ctx, *db, adminsock.SocketCall{Args: append([]string{"clients", sub}, args...)}, nil); handled {
 		return err
 	}
 	if env.Live != nil && env.Live.Grants != nil { // the server's own: a revocation is live at once

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/ownsona/ownsona/app/adminsock"
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/ops"
 	"github.com/ownsona/ownsona/kv"
@@ -119,7 +120,7 @@ func MustServe(tb testing.TB) *testServer {
 		_, err := io.Copy(out, in) // an echo, for the stdio passthrough
 		return err
 	}
-	closeSocket, err := ops.ListenSocket(context.Background(), s.Live.DBPath, ops.SocketConfig{Commands: ops.SocketCommands(s.Live), Stdio: stdio, Log: zerolog.Nop()})
+	closeSocket, err := adminsock.ListenSocket(context.Background(), s.Live.DBPath, adminsock.SocketConfig{Commands: ops.SocketCommands(s.Live), Stdio: stdio, Log: zerolog.Nop()})
 	if err != nil {
 		store.Close()
 		tb.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ownsona/ownsona/app/adminsock"
 	"github.com/ownsona/ownsona/app/importers"
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/kv"
@@ -65,7 +66,7 @@ func importCmd(ctx context.Context, env *Env, args []string) error {
 		defer f.Close()
 		in = f
 	}
-	if handled, err := env.forward(ctx, *db, SocketCall{Args: forwardArgs(*format), StdinName: name}, in); handled {
+	if handled, err := env.forward(ctx, *db, adminsock.SocketCall{Args: forwardArgs(*format), StdinName: name}, in); handled {
 		return err
 	}
 	store, done, err := env.memories(*db)

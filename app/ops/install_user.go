@@ -20,6 +20,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/ownsona/ownsona/app/adminsock"
 )
 
 // Defaults of install-service --user.
@@ -120,9 +122,9 @@ func (u userService) validate() error {
 	if u.OS == "darwin" {
 		max = 103
 	}
-	if n := len(SocketPath(u.DB)); n > max {
+	if n := len(adminsock.SocketPath(u.DB)); n > max {
 		return Usagef("install-service: --db: its admin socket %s would have a %d-byte path, more than the %d a Unix socket may have on %s, and clients could not reach the service; choose a shorter path",
-			SocketPath(u.DB), n, max, u.OS)
+			adminsock.SocketPath(u.DB), n, max, u.OS)
 	}
 	host, port, err := net.SplitHostPort(u.Addr)
 	if err != nil {

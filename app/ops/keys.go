@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ownsona/ownsona/app/adminsock"
 	"github.com/ownsona/ownsona/oauth/token"
 )
 
@@ -47,7 +48,7 @@ func keysOp(ctx context.Context, env *Env, sub, about string, args []string, op 
 	if err := noOperands(fs, operands); err != nil {
 		return err
 	}
-	if handled, err := env.forward(ctx, *db, SocketCall{Args: append([]string{"keys", sub}, args...)}, nil); handled {
+	if handled, err := env.forward(ctx, *db, adminsock.SocketCall{Args: append([]string{"keys", sub}, args...)}, nil); handled {
 		return err
 	}
 	if env.Live != nil && env.Live.Keys != nil { // the server's own: a rotation is live at once

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/ownsona/ownsona/app/adminsock"
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/ops"
 	"github.com/ownsona/ownsona/kv"
@@ -75,7 +76,7 @@ func TestPasswordSet_Live(t *testing.T) {
 	old := auth.GeneratedPassword()
 	live := &ops.Live{DBPath: path, DB: db, Keys: auth.Keys(), Grants: auth.Grants(), SetOwnerPassword: auth.ReplaceOwnerPassword}
 	stdio := func(context.Context, io.Reader, io.Writer) error { return nil }
-	closeSocket, err := ops.ListenSocket(t.Context(), live.DBPath, ops.SocketConfig{Commands: ops.SocketCommands(live), Stdio: stdio, Log: zerolog.Nop()})
+	closeSocket, err := adminsock.ListenSocket(t.Context(), live.DBPath, adminsock.SocketConfig{Commands: ops.SocketCommands(live), Stdio: stdio, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}

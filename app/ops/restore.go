@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ownsona/ownsona/app/adminsock"
 	"github.com/ownsona/ownsona/app/backup"
 )
 
@@ -46,7 +47,7 @@ func restoreCmd(ctx context.Context, env *Env, args []string) error {
 	if *maxMB < 1 {
 		return Usagef("restore: --max-mb %d; at least 1", *maxMB)
 	}
-	if env.Live != nil || ServerAnswers(ctx, *db) {
+	if env.Live != nil || adminsock.ServerAnswers(ctx, *db) {
 		return Usagef("restore: a server runs on %s; stop it first", *db)
 	}
 	src := *from

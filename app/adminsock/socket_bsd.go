@@ -1,22 +1,23 @@
-//go:build linux
+//go:build darwin || freebsd
 
-package ops
+package adminsock
 
 import (
 	"net"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
-// peerUID is the user id of the process at the other end of a Unix socket (SO_PEERCRED).
+// peerUID is the user id of the process at the other end of a Unix socket (LOCAL_PEERCRED).
 func peerUID(c *net.UnixConn) (int, bool) {
 	raw, err := c.SyscallConn()
 	if err != nil {
 		return 0, false
 	}
-	var cred *syscall.Ucred
+	var cred *unix.Xucred
 	var cerr error
 	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+		cred, cerr = unix.GetsockoptXucred(int(fd), unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
 	}); err != nil || cerr != nil {
 		return 0, false
 	}

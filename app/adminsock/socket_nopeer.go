@@ -1,6 +1,6 @@
 //go:build !linux && !darwin && !freebsd
 
-package ops
+package adminsock
 
 import "net"
 

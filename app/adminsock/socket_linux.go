@@ -1,23 +1,22 @@
-//go:build darwin || freebsd
+//go:build linux
 
-package ops
+package adminsock
 
 import (
 	"net"
-
-	"golang.org/x/sys/unix"
+	"syscall"
 )
 
-// peerUID is the user id of the process at the other end of a Unix socket (LOCAL_PEERCRED).
+// peerUID is the user id of the process at the other end of a Unix socket (SO_PEERCRED).
 func peerUID(c *net.UnixConn) (int, bool) {
 	raw, err := c.SyscallConn()
 	if err != nil {
 		return 0, false
 	}
-	var cred *unix.Xucred
+	var cred *syscall.Ucred
 	var cerr error
 	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptXucred(int(fd), unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
+		cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
 	}); err != nil || cerr != nil {
 		return 0, false
 	}

@@ -1,4 +1,4 @@
-package ops
+package adminsock
 
 // The admin socket: while `serve` holds the file, the Socket commands and stdio reach it
 // through a Unix socket next to the database, and the server runs them on its open file. The
