@@ -52,6 +52,7 @@ func TestLayers(t *testing.T) {
 		"app/importers": {"net/http", "flag"},
 		"app/settings":  {"net/http", "flag"},
 		"app/ops":       {"net/http"},
+		"app/adminsock": {"net/http", "flag"},
 		"app/console":   {"flag", "os"},
 	}
 	cmd := exec.Command("go", "list", "-json=ImportPath,Imports", "./...")

@@ -141,9 +141,9 @@ func exportedTexts(t *testing.T, db string) map[string]bool {
 func TestAdminSocket_CommandsWhileServing(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "ownsona.db")
 	url := serveDB(t, db)
-	fi, err := os.Stat(adminsock.SocketPath(db))
+	fi, err := os.Stat(adminsock.Path(db))
 	if err != nil || fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("admin socket %s: %v, mode %v; want a socket with mode 0600", adminsock.SocketPath(db), err, fi.Mode())
+		t.Fatalf("admin socket %s: %v, mode %v; want a socket with mode 0600", adminsock.Path(db), err, fi.Mode())
 	}
 	token := patFrom(t, ownsona(t, "token", "create", "--db", db, "--name", "writer"))
 	if !rememberHTTP(t, url, token, "The boat is moored at pier 7") {

@@ -230,9 +230,9 @@ func (a *App) openAdminSocket(ctx context.Context) error {
 		live.SetOwnerPassword = auth.ReplaceOwnerPassword // password set: in force at once
 	}
 	live.OnImport = a.cliImports.add // the console lists command-line imports too
-	closeFn, err := adminsock.ListenSocket(ctx, live.DBPath, adminsock.SocketConfig{Commands: ops.SocketCommands(live), Stdio: a.mcp.ServeStdio, Log: a.log})
+	closeFn, err := adminsock.Listen(ctx, live.DBPath, adminsock.Config{Commands: ops.SocketCommands(live), Stdio: a.mcp.ServeStdio, Log: a.log})
 	switch {
-	case errors.Is(err, adminsock.ErrForeignSocket):
+	case errors.Is(err, adminsock.ErrForeign):
 		// Another user holds the path: they could pose as this server to its commands.
 		return err
 	case err != nil:
@@ -265,7 +265,7 @@ func runStdio(ctx context.Context, env *ops.Env, args []string) error {
 	if done || err != nil {
 		return err
 	}
-	if handled, err := adminsock.Forward(ctx, cfg.DB, &adminsock.SocketCall{Args: []string{"stdio"}, Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr}); handled {
+	if handled, err := adminsock.Forward(ctx, cfg.DB, &adminsock.Call{Args: []string{"stdio"}, Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr}); handled {
 		return err
 	}
 	return stdio(ctx, cfg, env.Stdin, env.Stdout, env.Stderr)

@@ -1,7 +1,6 @@
 package adminsock
 
-// The admin socket: while `serve` holds the file, the Socket commands and stdio reach it
-// through a Unix socket next to the database, and the server runs them on its open file. The
+// The socket's two sides: Listen and the server it starts, Forward and the client. The
 // protocol is described in doc.go.
 
 import (
@@ -32,23 +31,22 @@ const (
 	maxFrameRead  = 8 << 20 // frames accepted
 )
 
-// SocketPath is the admin socket of the database at db: db + ".sock".
-func SocketPath(db string) string { return db + ".sock" }
+// Path is the admin socket of the database at db: db + ".sock".
+func Path(db string) string { return db + ".sock" }
 
-// ErrForeignSocket is wrapped by ListenSocket when another user owns the admin socket's
-// path, and by Forward when the socket, or the process answering on it, is neither the
-// caller's nor root's (nor, for root, the database owner's): in a directory other users can
-// write, one of them may listen there first to collect the tokens and memories meant for the
-// server.
-var ErrForeignSocket = errors.New("another user owns it")
+// ErrForeign is wrapped by Listen when another user owns the admin socket's path, and by
+// Forward when the socket, or the process answering on it, is neither the caller's nor root's
+// (nor, for root, the database owner's): in a directory other users can write, one of them
+// may listen there first to collect the tokens and memories meant for the server.
+var ErrForeign = errors.New("another user owns it")
 
-// ErrSocketUsage marks a command's error as a mistake in its command line: ListenSocket tells
-// the client so, and Forward's error for such a command wraps ErrSocketUsage.
-var ErrSocketUsage = errors.New("a mistake in the command line")
+// ErrUsage marks a command's error as a mistake in its command line: Listen tells the client
+// so, and Forward's error for such a command wraps ErrUsage.
+var ErrUsage = errors.New("a mistake in the command line")
 
-// SocketCall is one command run through the admin socket. On the client's side, Forward sends
-// it; on the server's, a SocketHandler runs it.
-type SocketCall struct {
+// Call is one command run through the admin socket. On the client's side, Forward sends it;
+// on the server's, a Handler runs it.
+type Call struct {
 	// Args are the command's name and its arguments: {"token", "list"}.
 	Args []string
 	// Cwd is the client's working directory, which relative paths on its command line are
@@ -64,14 +62,14 @@ type SocketCall struct {
 	Stdout, Stderr io.Writer
 }
 
-// SocketHandler runs one command that came through the admin socket. An error that wraps
-// ErrSocketUsage reaches the client as one.
-type SocketHandler func(ctx context.Context, c *SocketCall) error
+// Handler runs one command that came through the admin socket. An error that wraps ErrUsage
+// reaches the client as one.
+type Handler func(ctx context.Context, c *Call) error
 
-// SocketConfig is what ListenSocket serves.
-type SocketConfig struct {
+// Config is what Listen serves.
+type Config struct {
 	// Commands are the commands the server runs, by name; any other is refused as a usage error.
-	Commands map[string]SocketHandler
+	Commands map[string]Handler
 	// Stdio serves "stdio": the MCP stdio transport over the connection, both ways, unframed.
 	// If nil, "stdio" is refused like any command not in Commands.
 	Stdio func(ctx context.Context, in io.Reader, out io.Writer) error
@@ -94,21 +92,21 @@ type end struct {
 	Usage bool   `json:"usage,omitempty"`
 }
 
-// ListenSocket listens on the admin socket of the database at db and serves it until ctx ends
-// or close is called: it runs cfg.Commands, and "stdio" by calling cfg.Stdio. A stale socket (a file nobody answers on) is replaced;
-// the new one has mode 0600 from the start, answers only processes of the same user or root
-// (where the system says who is calling), and is removed by close. A path that another user
-// owns is refused (ErrForeignSocket), and left in place. close stops accepting, ends the
-// connections still open, waits for their commands to return, and may be called more than
-// once; call it before closing what the commands use.
-func ListenSocket(ctx context.Context, db string, cfg SocketConfig) (close func(), err error) {
-	path, err := filepath.Abs(SocketPath(db))
+// Listen listens on the admin socket of the database at db and serves it until ctx ends or
+// close is called: it runs cfg.Commands, and "stdio" by calling cfg.Stdio. A stale socket (a
+// file nobody answers on) is replaced; the new one has mode 0600 from the start, answers only
+// processes of the same user or root (where the system says who is calling), and is removed
+// by close. A path that another user owns is refused (ErrForeign), and left in place. close
+// stops accepting, ends the connections still open, waits for their commands to return, and
+// may be called more than once; call it before closing what the commands use.
+func Listen(ctx context.Context, db string, cfg Config) (close func(), err error) {
+	path, err := filepath.Abs(Path(db))
 	if err != nil {
 		return nil, fmt.Errorf("admin socket: %w", err)
 	}
 	if fi, err := os.Lstat(path); err == nil {
 		if uid, ok := fileUID(fi); ok && uid != os.Getuid() {
-			return nil, fmt.Errorf("admin socket %s: %w (%s), who could pose as this server to its clients; remove it, and keep the database in a directory only its user can write", path, ErrForeignSocket, userName(uid))
+			return nil, fmt.Errorf("admin socket %s: %w (%s), who could pose as this server to its clients; remove it, and keep the database in a directory only its user can write", path, ErrForeign, userName(uid))
 		}
 	}
 	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
@@ -139,7 +137,7 @@ func ListenSocket(ctx context.Context, db string, cfg SocketConfig) (close func(
 
 // socketServer is one listening admin socket.
 type socketServer struct {
-	commands map[string]SocketHandler
+	commands map[string]Handler
 	stdio    func(ctx context.Context, in io.Reader, out io.Writer) error
 	log      zerolog.Logger
 	ln       net.Listener
@@ -229,7 +227,7 @@ func (s *socketServer) serve(c *net.UnixConn) {
 	}
 	s.log.Info().Str("command", name).Msg("admin command")
 	fw := &frameWriter{w: c}
-	call := &SocketCall{
+	call := &Call{
 		Args:      req.Args,
 		Cwd:       req.Cwd,
 		Stdin:     eof{},
@@ -244,7 +242,7 @@ func (s *socketServer) serve(c *net.UnixConn) {
 	var e end
 	if err != nil {
 		e.Error = err.Error()
-		e.Usage = errors.Is(err, ErrSocketUsage)
+		e.Usage = errors.Is(err, ErrUsage)
 		s.log.Debug().Err(err).Str("command", name).Msg("admin command failed")
 	}
 	fw.write('x', mustJSON(e))
@@ -357,12 +355,12 @@ func writeFrame(w io.Writer, kind byte, b []byte) error {
 // Forward runs c through the admin socket of the running server of the database at db,
 // copying its output to c.Stdout and c.Stderr; c.Stdin, if not nil, is the command's standard
 // input (for stdio, the MCP transport). handled is false when no server answers there: the
-// caller then opens the file itself. err is the command's error, wrapping ErrSocketUsage if
-// it was a usage error. The socket, and the process answering on it where the system says who
-// that is, must be the caller's user's or root's (for root, also the database file's
-// owner's); anything else, or a symbolic link, is refused before a byte is sent (handled,
-// with an error that wraps ErrForeignSocket but for the link).
-func Forward(ctx context.Context, db string, c *SocketCall) (handled bool, err error) {
+// caller then opens the file itself. err is the command's error, wrapping ErrUsage if it was
+// a usage error. The socket, and the process answering on it where the system says who that
+// is, must be the caller's user's or root's (for root, also the database file's owner's);
+// anything else, or a symbolic link, is refused before a byte is sent (handled, with an error
+// that wraps ErrForeign but for the link).
+func Forward(ctx context.Context, db string, c *Call) (handled bool, err error) {
 	req := request{Args: c.Args, Cwd: c.Cwd, StdinName: c.StdinName}
 	if req.Cwd == "" {
 		req.Cwd, _ = os.Getwd()
@@ -370,14 +368,14 @@ func Forward(ctx context.Context, db string, c *SocketCall) (handled bool, err e
 	return forward(ctx, db, req, c.Stdin, c.Stdout, c.Stderr)
 }
 
-// socketUsageError is a command's error that the server said was a usage error.
-type socketUsageError struct{ msg string }
+// usageError is a command's error that the server said was a usage error.
+type usageError struct{ msg string }
 
-func (e *socketUsageError) Error() string        { return e.msg }
-func (e *socketUsageError) Is(target error) bool { return target == ErrSocketUsage }
+func (e *usageError) Error() string        { return e.msg }
+func (e *usageError) Is(target error) bool { return target == ErrUsage }
 
 func forward(ctx context.Context, db string, req request, stdin io.Reader, stdout, stderr io.Writer) (bool, error) {
-	path := SocketPath(db)
+	path := Path(db)
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return false, nil // no socket, no server
@@ -387,7 +385,7 @@ func forward(ctx context.Context, db string, req request, stdin io.Reader, stdou
 		return true, fmt.Errorf("admin socket %s: a symbolic link, which ownsona never makes; it may lead to another user's process posing as the server: remove it", path)
 	}
 	if uid, ok := fileUID(fi); ok && !trust.ok(uid) {
-		return true, fmt.Errorf("admin socket %s: %w (%s), not %s; it may be posing as the server: remove it, and keep the database in a directory only its user can write", path, ErrForeignSocket, userName(uid), trust)
+		return true, fmt.Errorf("admin socket %s: %w (%s), not %s; it may be posing as the server: remove it, and keep the database in a directory only its user can write", path, ErrForeign, userName(uid), trust)
 	}
 	d := net.Dialer{Timeout: 2 * time.Second}
 	conn, err := d.DialContext(ctx, "unix", path)
@@ -399,7 +397,7 @@ func forward(ctx context.Context, db string, req request, stdin io.Reader, stdou
 	// The path was checked before connecting, and may have been replaced since: the process
 	// that answers is what counts, where the system says who it is.
 	if uid, ok := peerUID(c); ok && !trust.ok(uid) {
-		return true, fmt.Errorf("admin socket %s: %w: the process answering runs as %s, not as %s; it may be posing as the server: stop it, remove the socket, and keep the database in a directory only its user can write", path, ErrForeignSocket, userName(uid), trust)
+		return true, fmt.Errorf("admin socket %s: %w: the process answering runs as %s, not as %s; it may be posing as the server: stop it, remove the socket, and keep the database in a directory only its user can write", path, ErrForeign, userName(uid), trust)
 	}
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
@@ -474,7 +472,7 @@ func forward(ctx context.Context, db string, req request, stdin io.Reader, stdou
 			case e.Error == "":
 				return true, nil
 			case e.Usage:
-				return true, &socketUsageError{e.Error}
+				return true, &usageError{e.Error}
 			}
 			return true, errors.New(e.Error)
 		}
@@ -545,10 +543,10 @@ func sendInput(c net.Conn, r io.Reader) error {
 	}
 }
 
-// ServerAnswers reports whether a server answers on the admin socket of db.
-func ServerAnswers(ctx context.Context, db string) bool {
+// Answers reports whether a server answers on the admin socket of db.
+func Answers(ctx context.Context, db string) bool {
 	d := net.Dialer{Timeout: time.Second}
-	c, err := d.DialContext(ctx, "unix", SocketPath(db))
+	c, err := d.DialContext(ctx, "unix", Path(db))
 	if err != nil {
 		return false
 	}

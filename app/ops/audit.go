@@ -35,7 +35,7 @@ func auditCmd(ctx context.Context, env *Env, args []string) error {
 	if *n < 0 {
 		return Usagef("audit: --limit: %d is negative", *n)
 	}
-	if handled, err := env.forward(ctx, *db, adminsock.SocketCall{Args: append([]string{"audit"}, args...)}, nil); handled {
+	if handled, err := env.forward(ctx, *db, adminsock.Call{Args: append([]string{"audit"}, args...)}, nil); handled {
 		return err
 	}
 	kdb, _, done, err := env.openDB(*db, false)

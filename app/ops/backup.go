@@ -55,7 +55,7 @@ func backupCmd(ctx context.Context, env *Env, args []string) error {
 		}
 		// A running server streams the snapshot; this process writes and checks the file.
 		n, err := backup.WriteChecked(path, func(w io.Writer) error {
-			handled, err := env.forwardTo(ctx, dbPath, adminsock.SocketCall{Args: []string{"backup", "--to", "-"}}, nil, w)
+			handled, err := env.forwardTo(ctx, dbPath, adminsock.Call{Args: []string{"backup", "--to", "-"}}, nil, w)
 			if !handled {
 				return errNoServer
 			}
@@ -90,7 +90,7 @@ func backupStdout(ctx context.Context, env *Env, db string) error {
 	if f, ok := env.Stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		return Usagef("backup: --to - writes the database file to standard output, which is a terminal; redirect it")
 	}
-	if handled, err := env.forward(ctx, db, adminsock.SocketCall{Args: []string{"backup", "--to", "-"}}, nil); handled {
+	if handled, err := env.forward(ctx, db, adminsock.Call{Args: []string{"backup", "--to", "-"}}, nil); handled {
 		return err
 	}
 	kdb, _, done, err := env.openDB(db, true)

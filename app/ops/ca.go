@@ -27,7 +27,7 @@ func caExport(ctx context.Context, env *Env, args []string) error {
 	if err := noOperands(fs, operands); err != nil {
 		return err
 	}
-	if handled, err := env.forward(ctx, *db, adminsock.SocketCall{Args: append([]string{"ca", "export"}, args...)}, nil); handled {
+	if handled, err := env.forward(ctx, *db, adminsock.Call{Args: append([]string{"ca", "export"}, args...)}, nil); handled {
 		return err
 	}
 	kdb, done, err := env.createDB(*db)

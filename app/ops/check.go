@@ -35,7 +35,7 @@ func checkCmd(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "%s: ok (%s)\n", p, report)
 		return nil
 	}
-	if handled, err := env.forward(ctx, *db, adminsock.SocketCall{Args: append([]string{"check"}, args...)}, nil); handled {
+	if handled, err := env.forward(ctx, *db, adminsock.Call{Args: append([]string{"check"}, args...)}, nil); handled {
 		return err
 	}
 	kdb, name, done, err := env.openDB(*db, true)

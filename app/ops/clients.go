@@ -45,7 +45,7 @@ func clientsOp(ctx context.Context, env *Env, sub, operand, about string, args [
 	case len(operands) != 1:
 		return Usagef("clients %s: name one %s (see 'ownsona clients list')", sub, operand)
 	}
-	if handled, err := env.forward(ctx, *db, adminsock.SocketCall{Args: append([]string{"clients", sub}, args...)}, nil); handled {
+	if handled, err := env.forward(ctx, *db, adminsock.Call{Args: append([]string{"clients", sub}, args...)}, nil); handled {
 		return err
 	}
 	if env.Live != nil && env.Live.Grants != nil { // the server's own: a revocation is live at once

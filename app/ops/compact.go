@@ -25,7 +25,7 @@ func compactCmd(ctx context.Context, env *Env, args []string) error {
 	if err := noOperands(fs, operands); err != nil {
 		return err
 	}
-	if env.Live != nil || adminsock.ServerAnswers(ctx, *db) {
+	if env.Live != nil || adminsock.Answers(ctx, *db) {
 		return Usagef("compact: a server runs on %s; stop it first", *db)
 	}
 	if err := mustExist(*db); err != nil {

@@ -1,8 +1,9 @@
 // Package ops is what the operator types: `ownsona token`, `backup`, `import` and the other
 // commands that administer the one file, one file per command, each with its own
-// flag.FlagSet and usage; and the admin socket through which they reach a running server.
-// app runs them from the one table, Commands(); serve, stdio, doctor, version and help stay in
-// app, which owns the server's configuration.
+// flag.FlagSet and usage. app runs them from the one table, Commands(); serve, stdio, doctor,
+// version and help stay in app, which owns the server's configuration. While a server runs,
+// the Socket commands reach it through its admin socket (app/adminsock): SocketCommands is the
+// table serve hands adminsock.Listen.
 //
 // The simplest use, as app does:
 //
@@ -41,16 +42,15 @@
 //
 // # Running server or not
 //
-// The Socket commands first try the admin socket of --db (SocketPath: the database's path
-// plus ".sock"). When a server answers there, it runs the command on its open file and this
-// process only relays; otherwise the command opens the file itself, which fails when another
-// process holds it: the error then names that process (kv.Holder). restore and compact refuse
-// to run while a server answers. A command uses the socket only when it, and the process
-// answering on it (where the system says who that is: Linux, darwin, freebsd), belong to its
-// own user or root, or, run as root, to the database file's owner; a socket path another user
-// owns makes ListenSocket, and so serve, refuse (ErrForeignSocket). Through the socket, clients
-// and keys act on the server's own grant store and signing keys (Live.Grants, Live.Keys), so a
-// revocation or a rotation is live at once.
+// The Socket commands first try the admin socket of --db (adminsock.Path: the database's path
+// plus ".sock"). When a server answers there, it runs the command on its open file with
+// Env.Live set and this process only relays; otherwise the command opens the file itself,
+// which fails when another process holds it: the error then names that process (kv.Holder).
+// restore and compact refuse to run while a server answers. Whom a command trusts at the
+// other end of the socket, and whom the server answers, is adminsock's to check (its doc says
+// how). A usage error crosses the socket and is a *UsageError on the client's side too.
+// Through the socket, clients and keys act on the server's own grant store and signing keys
+// (Live.Grants, Live.Keys), so a revocation or a rotation is live at once.
 //
 // Files named on the command line are read and written by the command's own process, so that
 // paths resolve where the user typed them and with the user's permissions: `backup --to FILE`
@@ -59,29 +59,13 @@
 // password here and sends it the same way. An import through the socket goes through the
 // server's memory store, so its OnChange hooks (resource notifications) hear of it.
 //
-// # The socket protocol
-//
-// The client sends one JSON line, at most 64 KiB, within 10 s of connecting:
-//
-//	{"args": ["import", "-"], "cwd": "/home/me", "stdin": true, "stdin_name": "/home/me/m.jsonl"}
-//
-// For "stdio" the connection then carries the MCP stdio transport both ways, unframed. For the
-// other commands both sides speak in frames: a kind byte, a big-endian uint32 length and that
-// many bytes. The server sends 'o' (standard output), 'e' (standard error) and last 'x', whose
-// payload is {"error": "...", "usage": true} (both absent on success). When "stdin" is true the
-// client sends 'i' frames (standard input), ending with an empty 'i' frame; a connection that
-// ends before it is an error to the command, never a short input. Frames are written at most
-// 1 MiB long and read up to 8 MiB. The socket is created with mode 0600 (under umask 0177, not
-// chmodded after a window); on Linux the server also refuses a peer (SO_PEERCRED) that is
-// neither its own user nor root. A stale socket file is replaced at start, and close removes
-// it.
-//
 // # Caveats
 //
 // A command run through the socket runs with the server's clock and file, not with the
-// client's settings: the client's OWNSONA_* variables and --db do not reach it. `password
-// set` and `keys rotate` write the file, but a running server reads the password and loads
-// its signing keys when it starts: it keeps checking logins against the old password, and
-// signing with the old key, until it is restarted. Commands run through the socket one per
-// connection, concurrently with each other and with the server's requests.
+// client's settings: the client's OWNSONA_* variables and --db do not reach it (Env.Getenv
+// there reads nothing). `password set` and `keys rotate` take effect in a running server at
+// once only through Live.SetOwnerPassword and Live.Keys; a server that leaves them nil keeps
+// checking logins against the old password, and signing with the old key, until it is
+// restarted. Commands run through the socket one per connection, concurrently with each
+// other and with the server's requests.
 package ops

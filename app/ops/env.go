@@ -26,9 +26,9 @@ type UsageError struct{ Msg string }
 
 func (e *UsageError) Error() string { return e.Msg }
 
-// Is makes a *UsageError one for the admin socket too (adminsock.ErrSocketUsage): a command run inside
+// Is makes a *UsageError one for the admin socket too (adminsock.ErrUsage): a command run inside
 // the server that fails with one tells its client so.
-func (e *UsageError) Is(target error) bool { return target == adminsock.ErrSocketUsage }
+func (e *UsageError) Is(target error) bool { return target == adminsock.ErrUsage }
 
 // Usagef returns a *UsageError with the formatted message.
 func Usagef(format string, args ...any) error { return &UsageError{fmt.Sprintf(format, args...)} }
@@ -347,7 +347,7 @@ func OpenError(path string, err error) error {
 	case !ok:
 		return fmt.Errorf("open %s: %w; several clients, or backups while one is open: run `ownsona serve`", path, kv.ErrInUse)
 	case isServe(cmdline):
-		return fmt.Errorf("open %s: %w (pid %d: %s), and its admin socket %s did not answer; stop it first", path, kv.ErrInUse, pid, cmdline, adminsock.SocketPath(path))
+		return fmt.Errorf("open %s: %w (pid %d: %s), and its admin socket %s did not answer; stop it first", path, kv.ErrInUse, pid, cmdline, adminsock.Path(path))
 	}
 	return fmt.Errorf("open %s: %w (pid %d: %s); several clients, or backups while one is open: run `ownsona serve`", path, kv.ErrInUse, pid, cmdline)
 }

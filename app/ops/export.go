@@ -23,7 +23,7 @@ func exportCmd(ctx context.Context, env *Env, args []string) error {
 	if err := noOperands(fs, operands); err != nil {
 		return err
 	}
-	if handled, err := env.forward(ctx, *db, adminsock.SocketCall{Args: append([]string{"export"}, args...)}, nil); handled {
+	if handled, err := env.forward(ctx, *db, adminsock.Call{Args: append([]string{"export"}, args...)}, nil); handled {
 		return err
 	}
 	kdb, _, done, err := env.openDB(*db, true)

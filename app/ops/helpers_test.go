@@ -120,7 +120,7 @@ func MustServe(tb testing.TB) *testServer {
 		_, err := io.Copy(out, in) // an echo, for the stdio passthrough
 		return err
 	}
-	closeSocket, err := adminsock.ListenSocket(context.Background(), s.Live.DBPath, adminsock.SocketConfig{Commands: ops.SocketCommands(s.Live), Stdio: stdio, Log: zerolog.Nop()})
+	closeSocket, err := adminsock.Listen(context.Background(), s.Live.DBPath, adminsock.Config{Commands: ops.SocketCommands(s.Live), Stdio: stdio, Log: zerolog.Nop()})
 	if err != nil {
 		store.Close()
 		tb.Fatal(err)

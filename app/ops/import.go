@@ -66,7 +66,7 @@ func importCmd(ctx context.Context, env *Env, args []string) error {
 		defer f.Close()
 		in = f
 	}
-	if handled, err := env.forward(ctx, *db, adminsock.SocketCall{Args: forwardArgs(*format), StdinName: name}, in); handled {
+	if handled, err := env.forward(ctx, *db, adminsock.Call{Args: forwardArgs(*format), StdinName: name}, in); handled {
 		return err
 	}
 	store, done, err := env.memories(*db)

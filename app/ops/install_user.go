@@ -122,9 +122,9 @@ func (u userService) validate() error {
 	if u.OS == "darwin" {
 		max = 103
 	}
-	if n := len(adminsock.SocketPath(u.DB)); n > max {
+	if n := len(adminsock.Path(u.DB)); n > max {
 		return Usagef("install-service: --db: its admin socket %s would have a %d-byte path, more than the %d a Unix socket may have on %s, and clients could not reach the service; choose a shorter path",
-			adminsock.SocketPath(u.DB), n, max, u.OS)
+			adminsock.Path(u.DB), n, max, u.OS)
 	}
 	host, port, err := net.SplitHostPort(u.Addr)
 	if err != nil {

@@ -48,7 +48,7 @@ func keysOp(ctx context.Context, env *Env, sub, about string, args []string, op 
 	if err := noOperands(fs, operands); err != nil {
 		return err
 	}
-	if handled, err := env.forward(ctx, *db, adminsock.SocketCall{Args: append([]string{"keys", sub}, args...)}, nil); handled {
+	if handled, err := env.forward(ctx, *db, adminsock.Call{Args: append([]string{"keys", sub}, args...)}, nil); handled {
 		return err
 	}
 	if env.Live != nil && env.Live.Keys != nil { // the server's own: a rotation is live at once

@@ -44,7 +44,7 @@ func passwordSet(ctx context.Context, env *Env, args []string) error {
 	}
 	// Through the socket the password travels as the command's standard input, never in its
 	// arguments (which the server logs by name).
-	if handled, err := env.forward(ctx, *db, adminsock.SocketCall{Args: []string{"password", "set"}}, strings.NewReader(pw+"\n")); handled {
+	if handled, err := env.forward(ctx, *db, adminsock.Call{Args: []string{"password", "set"}}, strings.NewReader(pw+"\n")); handled {
 		if err == nil && env.Getenv("OWNSONA_LOGIN_PASSWORD") != "" {
 			fmt.Fprintln(env.Stderr, "Note: OWNSONA_LOGIN_PASSWORD is set in this environment; where the server has it too, it wins over the new password.")
 		}

@@ -76,7 +76,7 @@ func TestPasswordSet_Live(t *testing.T) {
 	old := auth.GeneratedPassword()
 	live := &ops.Live{DBPath: path, DB: db, Keys: auth.Keys(), Grants: auth.Grants(), SetOwnerPassword: auth.ReplaceOwnerPassword}
 	stdio := func(context.Context, io.Reader, io.Writer) error { return nil }
-	closeSocket, err := adminsock.ListenSocket(t.Context(), live.DBPath, adminsock.SocketConfig{Commands: ops.SocketCommands(live), Stdio: stdio, Log: zerolog.Nop()})
+	closeSocket, err := adminsock.Listen(t.Context(), live.DBPath, adminsock.Config{Commands: ops.SocketCommands(live), Stdio: stdio, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}

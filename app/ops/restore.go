@@ -47,7 +47,7 @@ func restoreCmd(ctx context.Context, env *Env, args []string) error {
 	if *maxMB < 1 {
 		return Usagef("restore: --max-mb %d; at least 1", *maxMB)
 	}
-	if env.Live != nil || adminsock.ServerAnswers(ctx, *db) {
+	if env.Live != nil || adminsock.Answers(ctx, *db) {
 		return Usagef("restore: a server runs on %s; stop it first", *db)
 	}
 	src := *from

@@ -37,29 +37,29 @@ func TestForward_ForeignServer(t *testing.T) {
 		{
 			name: "another user's socket and server",
 			setup: func(t *testing.T, db string) *fakeServer {
-				return serveFake(t, listenAs(t, nobody, adminsock.SocketPath(db)))
+				return serveFake(t, listenAs(t, nobody, adminsock.Path(db)))
 			},
-			wantIs:  adminsock.ErrForeignSocket,
+			wantIs:  adminsock.ErrForeign,
 			wantErr: []string{"another user owns it (", "uid 65534), not root; it may be posing as the server"},
 		},
 		{
 			name: "a socket chowned to us, another user's server",
 			setup: func(t *testing.T, db string) *fakeServer {
-				s := serveFake(t, listenAs(t, nobody, adminsock.SocketPath(db)))
-				mustLchown(t, adminsock.SocketPath(db), 0)
+				s := serveFake(t, listenAs(t, nobody, adminsock.Path(db)))
+				mustLchown(t, adminsock.Path(db), 0)
 				return s
 			},
-			wantIs:  adminsock.ErrForeignSocket,
+			wantIs:  adminsock.ErrForeign,
 			wantErr: []string{"another user owns it: the process answering runs as ", "uid 65534, not as root"},
 		},
 		{
 			name: "another user's socket, our server",
 			setup: func(t *testing.T, db string) *fakeServer {
-				s := serveFake(t, listenAs(t, 0, adminsock.SocketPath(db)))
-				mustLchown(t, adminsock.SocketPath(db), nobody)
+				s := serveFake(t, listenAs(t, 0, adminsock.Path(db)))
+				mustLchown(t, adminsock.Path(db), nobody)
 				return s
 			},
-			wantIs:  adminsock.ErrForeignSocket,
+			wantIs:  adminsock.ErrForeign,
 			wantErr: []string{"another user owns it (", "uid 65534), not root"},
 		},
 		{
@@ -67,7 +67,7 @@ func TestForward_ForeignServer(t *testing.T) {
 			setup: func(t *testing.T, db string) *fakeServer {
 				target := filepath.Join(filepath.Dir(db), "elsewhere.sock")
 				s := serveFake(t, listenAs(t, 0, target))
-				if err := os.Symlink(target, adminsock.SocketPath(db)); err != nil {
+				if err := os.Symlink(target, adminsock.Path(db)); err != nil {
 					t.Fatal(err)
 				}
 				return s
@@ -78,7 +78,7 @@ func TestForward_ForeignServer(t *testing.T) {
 			name: "root uses the server of the database's owner",
 			setup: func(t *testing.T, db string) *fakeServer {
 				mustLchown(t, db, nobody)
-				return serveFake(t, listenAs(t, nobody, adminsock.SocketPath(db)))
+				return serveFake(t, listenAs(t, nobody, adminsock.Path(db)))
 			},
 		},
 	}
@@ -99,7 +99,7 @@ func TestForward_ForeignServer(t *testing.T) {
 				case "stdio":
 					var b strings.Builder
 					var handled bool
-					handled, err = adminsock.Forward(context.Background(), db, &adminsock.SocketCall{Args: []string{"stdio"}, Stdin: strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"recall"}}` + "\n"), Stdout: &b, Stderr: io.Discard})
+					handled, err = adminsock.Forward(context.Background(), db, &adminsock.Call{Args: []string{"stdio"}, Stdin: strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"recall"}}` + "\n"), Stdout: &b, Stderr: io.Discard})
 					out = b.String()
 					if !handled {
 						t.Errorf("%s: not handled, want the socket used or refused", via)
@@ -115,7 +115,7 @@ func TestForward_ForeignServer(t *testing.T) {
 				if err == nil || tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
 					t.Fatalf("%s: err = %v, want a refusal (%v)", via, err, tt.wantIs)
 				}
-				for _, want := range append(tt.wantErr, adminsock.SocketPath(db)) {
+				for _, want := range append(tt.wantErr, adminsock.Path(db)) {
 					if !strings.Contains(err.Error(), want) {
 						t.Errorf("%s: err = %q, want %q in it", via, err, want)
 					}
@@ -153,13 +153,13 @@ func TestListenSocket_ForeignPath(t *testing.T) {
 				t.Fatal(err)
 			}
 			db := filepath.Join(dir, "o.db")
-			path := adminsock.SocketPath(db)
+			path := adminsock.Path(db)
 			tt.setup(t, path)
-			closeSocket, err := adminsock.ListenSocket(context.Background(), db, adminsock.SocketConfig{Commands: ops.SocketCommands(&ops.Live{DBPath: db}), Log: zerolog.Nop()})
+			closeSocket, err := adminsock.Listen(context.Background(), db, adminsock.Config{Commands: ops.SocketCommands(&ops.Live{DBPath: db}), Log: zerolog.Nop()})
 			if err == nil {
 				closeSocket()
 			}
-			if !errors.Is(err, adminsock.ErrForeignSocket) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "uid 65534") {
+			if !errors.Is(err, adminsock.ErrForeign) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "uid 65534") {
 				t.Errorf("err = %v, want ErrForeignSocket naming %s and uid 65534", err, path)
 			}
 			if fi, err := os.Lstat(path); err != nil || int(fi.Sys().(*syscall.Stat_t).Uid) != nobody {

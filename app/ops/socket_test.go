@@ -110,14 +110,14 @@ func TestSocket_Commands(t *testing.T) {
 	})
 	t.Run("Forward", func(t *testing.T) {
 		var out bytes.Buffer
-		handled, err := adminsock.Forward(context.Background(), s.DBPath, &adminsock.SocketCall{Args: []string{"keys", "list"}, Stdout: &out, Stderr: io.Discard})
+		handled, err := adminsock.Forward(context.Background(), s.DBPath, &adminsock.Call{Args: []string{"keys", "list"}, Stdout: &out, Stderr: io.Discard})
 		if !handled || err != nil || !strings.HasPrefix(out.String(), "active signing key: ") {
 			t.Errorf("Forward(keys list) = %v, %v, %q", handled, err, out.String())
 		}
 	})
 	t.Run("stdio", func(t *testing.T) {
 		var out bytes.Buffer
-		handled, err := adminsock.Forward(context.Background(), s.DBPath, &adminsock.SocketCall{Args: []string{"stdio"}, Stdin: strings.NewReader("ping\n"), Stdout: &out, Stderr: io.Discard})
+		handled, err := adminsock.Forward(context.Background(), s.DBPath, &adminsock.Call{Args: []string{"stdio"}, Stdin: strings.NewReader("ping\n"), Stdout: &out, Stderr: io.Discard})
 		if !handled || err != nil || out.String() != "ping\n" {
 			t.Errorf("Forward(stdio) = %v, %v, %q; want the echo", handled, err, out.String())
 		}
@@ -155,7 +155,7 @@ func newEnvLike(env *ops.Env, stdin string) *ops.Env {
 
 func TestListenSocket(t *testing.T) {
 	s := MustServe(t)
-	path := adminsock.SocketPath(s.DBPath)
+	path := adminsock.Path(s.DBPath)
 	t.Run("mode 0600", func(t *testing.T) {
 		fi, err := os.Stat(path)
 		if err != nil || fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != 0o600 {
@@ -163,14 +163,14 @@ func TestListenSocket(t *testing.T) {
 		}
 	})
 	t.Run("a second server is refused", func(t *testing.T) {
-		if _, err := adminsock.ListenSocket(context.Background(), s.Live.DBPath, adminsock.SocketConfig{Commands: ops.SocketCommands(s.Live), Log: zerolog.Nop()}); err == nil || !strings.Contains(err.Error(), "another process answers on it") {
+		if _, err := adminsock.Listen(context.Background(), s.Live.DBPath, adminsock.Config{Commands: ops.SocketCommands(s.Live), Log: zerolog.Nop()}); err == nil || !strings.Contains(err.Error(), "another process answers on it") {
 			t.Errorf("err = %v", err)
 		}
 	})
 	t.Run("not a socket command", func(t *testing.T) {
 		for _, args := range [][]string{{"compact"}, {"serve"}, {"hash-password"}} {
-			_, err := adminsock.Forward(context.Background(), s.DBPath, &adminsock.SocketCall{Args: args, Stdout: io.Discard, Stderr: io.Discard})
-			if !errors.Is(err, adminsock.ErrSocketUsage) || !strings.Contains(err.Error(), "is not a command the server runs") {
+			_, err := adminsock.Forward(context.Background(), s.DBPath, &adminsock.Call{Args: args, Stdout: io.Discard, Stderr: io.Discard})
+			if !errors.Is(err, adminsock.ErrUsage) || !strings.Contains(err.Error(), "is not a command the server runs") {
 				t.Errorf("%v: err = %v, want a usage error", args, err)
 			}
 		}
@@ -194,21 +194,21 @@ func TestListenSocket(t *testing.T) {
 func TestListenSocket_StaleAndClose(t *testing.T) {
 	path := filepath.Join(shortDir(t), "o.db")
 	db := kvtest.OpenFile(t, path, kv.Options{Migrations: memory.Migrations})
-	os.WriteFile(adminsock.SocketPath(path), []byte("stale"), 0o600) // a file nobody answers on
-	closeSocket, err := adminsock.ListenSocket(context.Background(), path, adminsock.SocketConfig{Commands: ops.SocketCommands(&ops.Live{DBPath: path, DB: db}), Log: zerolog.Nop()})
+	os.WriteFile(adminsock.Path(path), []byte("stale"), 0o600) // a file nobody answers on
+	closeSocket, err := adminsock.Listen(context.Background(), path, adminsock.Config{Commands: ops.SocketCommands(&ops.Live{DBPath: path, DB: db}), Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatalf("ListenSocket over a stale file: %v", err)
 	}
 	var out bytes.Buffer
-	if handled, err := adminsock.Forward(context.Background(), path, &adminsock.SocketCall{Args: []string{"token", "list"}, Stdout: &out, Stderr: io.Discard}); !handled || err != nil {
+	if handled, err := adminsock.Forward(context.Background(), path, &adminsock.Call{Args: []string{"token", "list"}, Stdout: &out, Stderr: io.Discard}); !handled || err != nil {
 		t.Errorf("Forward = %v, %v", handled, err)
 	}
 	closeSocket()
 	closeSocket()
-	if _, err := os.Lstat(adminsock.SocketPath(path)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Lstat(adminsock.Path(path)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("after close: %v, want the socket removed", err)
 	}
-	if handled, _ := adminsock.Forward(context.Background(), path, &adminsock.SocketCall{Args: []string{"token", "list"}, Stdout: io.Discard, Stderr: io.Discard}); handled {
+	if handled, _ := adminsock.Forward(context.Background(), path, &adminsock.Call{Args: []string{"token", "list"}, Stdout: io.Discard, Stderr: io.Discard}); handled {
 		t.Error("Forward after close was handled")
 	}
 }
@@ -219,7 +219,7 @@ func TestForward_Protocol(t *testing.T) {
 	dir := shortDir(t)
 	db := filepath.Join(dir, "o.db")
 	snapshot := mustSnapshot(t)
-	ln, err := net.Listen("unix", adminsock.SocketPath(db))
+	ln, err := net.Listen("unix", adminsock.Path(db))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +316,7 @@ func writeFrame(w io.Writer, kind byte, b []byte) {
 }
 
 func TestForward_NoServer(t *testing.T) {
-	handled, err := adminsock.Forward(context.Background(), filepath.Join(t.TempDir(), "o.db"), &adminsock.SocketCall{Args: []string{"token", "list"}, Stdout: io.Discard, Stderr: io.Discard})
+	handled, err := adminsock.Forward(context.Background(), filepath.Join(t.TempDir(), "o.db"), &adminsock.Call{Args: []string{"token", "list"}, Stdout: io.Discard, Stderr: io.Discard})
 	if handled || err != nil {
 		t.Errorf("Forward = %v, %v; want not handled", handled, err)
 	}

@@ -53,7 +53,7 @@ func tokenCreate(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return Usagef("token create: %v", err)
 	}
-	if handled, err := env.forward(ctx, *db, adminsock.SocketCall{Args: append([]string{"token", "create"}, args...)}, nil); handled {
+	if handled, err := env.forward(ctx, *db, adminsock.Call{Args: append([]string{"token", "create"}, args...)}, nil); handled {
 		return err
 	}
 	kdb, _, done, err := env.openDB(*db, false)
@@ -89,7 +89,7 @@ func tokenList(ctx context.Context, env *Env, args []string) error {
 	if err := noOperands(fs, operands); err != nil {
 		return err
 	}
-	if handled, err := env.forward(ctx, *db, adminsock.SocketCall{Args: append([]string{"token", "list"}, args...)}, nil); handled {
+	if handled, err := env.forward(ctx, *db, adminsock.Call{Args: append([]string{"token", "list"}, args...)}, nil); handled {
 		return err
 	}
 	kdb, _, done, err := env.openDB(*db, false)
@@ -127,7 +127,7 @@ func tokenRevoke(ctx context.Context, env *Env, args []string) error {
 	if len(operands) != 1 {
 		return Usagef("token revoke: name the token by its id or name (see 'ownsona token list')")
 	}
-	if handled, err := env.forward(ctx, *db, adminsock.SocketCall{Args: append([]string{"token", "revoke"}, args...)}, nil); handled {
+	if handled, err := env.forward(ctx, *db, adminsock.Call{Args: append([]string{"token", "revoke"}, args...)}, nil); handled {
 		return err
 	}
 	kdb, _, done, err := env.openDB(*db, false)
