@@ -14,15 +14,11 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
-	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/ownsona/ownsona/app/adminsock"
 	"github.com/ownsona/ownsona/app/memory"
 	"github.com/ownsona/ownsona/app/ops"
 	"github.com/ownsona/ownsona/kv"
-	"github.com/ownsona/ownsona/kv/kvtest"
 	"github.com/ownsona/ownsona/oauth"
 	"github.com/ownsona/ownsona/oauth/login"
 )
@@ -153,63 +149,24 @@ func newEnvLike(env *ops.Env, stdin string) *ops.Env {
 	return &e
 }
 
-func TestListenSocket(t *testing.T) {
+// TestSocketCommands: the server runs the Socket commands, and refuses the others as usage
+// errors without running them.
+func TestSocketCommands(t *testing.T) {
 	s := MustServe(t)
-	path := adminsock.Path(s.DBPath)
-	t.Run("mode 0600", func(t *testing.T) {
-		fi, err := os.Stat(path)
-		if err != nil || fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != 0o600 {
-			t.Errorf("socket %s: %v, mode %v; want a socket with mode 0600", path, err, fi.Mode())
+	for _, args := range [][]string{{"compact"}, {"restore", "--from", "b.db"}, {"serve"}, {"hash-password"}, {"install-service"}} {
+		_, err := adminsock.Forward(context.Background(), s.DBPath, &adminsock.Call{Args: args, Stdout: io.Discard, Stderr: io.Discard})
+		if !errors.Is(err, adminsock.ErrUsage) || !strings.Contains(err.Error(), "is not a command the server runs") {
+			t.Errorf("%v: err = %v, want a usage error", args, err)
 		}
-	})
-	t.Run("a second server is refused", func(t *testing.T) {
-		if _, err := adminsock.Listen(context.Background(), s.Live.DBPath, adminsock.Config{Commands: ops.SocketCommands(s.Live), Log: zerolog.Nop()}); err == nil || !strings.Contains(err.Error(), "another process answers on it") {
-			t.Errorf("err = %v", err)
-		}
-	})
-	t.Run("not a socket command", func(t *testing.T) {
-		for _, args := range [][]string{{"compact"}, {"serve"}, {"hash-password"}} {
-			_, err := adminsock.Forward(context.Background(), s.DBPath, &adminsock.Call{Args: args, Stdout: io.Discard, Stderr: io.Discard})
-			if !errors.Is(err, adminsock.ErrUsage) || !strings.Contains(err.Error(), "is not a command the server runs") {
-				t.Errorf("%v: err = %v, want a usage error", args, err)
-			}
-		}
-	})
-	t.Run("a request line over 64 KiB gets no answer", func(t *testing.T) {
-		c, err := net.Dial("unix", path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		go c.Write(bytes.Repeat([]byte("a"), 65<<10))
-		c.SetReadDeadline(time.Now().Add(10 * time.Second))
-		// Closed with unread bytes, the connection ends in a reset rather than an EOF.
-		var ne net.Error
-		if n, err := c.Read(make([]byte, 1)); n != 0 || err == nil || (errors.As(err, &ne) && ne.Timeout()) {
-			t.Errorf("read = %d, %v; want the connection closed", n, err)
-		}
-	})
-}
-
-func TestListenSocket_StaleAndClose(t *testing.T) {
-	path := filepath.Join(shortDir(t), "o.db")
-	db := kvtest.OpenFile(t, path, kv.Options{Migrations: memory.Migrations})
-	os.WriteFile(adminsock.Path(path), []byte("stale"), 0o600) // a file nobody answers on
-	closeSocket, err := adminsock.Listen(context.Background(), path, adminsock.Config{Commands: ops.SocketCommands(&ops.Live{DBPath: path, DB: db}), Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatalf("ListenSocket over a stale file: %v", err)
 	}
-	var out bytes.Buffer
-	if handled, err := adminsock.Forward(context.Background(), path, &adminsock.Call{Args: []string{"token", "list"}, Stdout: &out, Stderr: io.Discard}); !handled || err != nil {
-		t.Errorf("Forward = %v, %v", handled, err)
+	socket := map[string]bool{}
+	for name := range ops.SocketCommands(s.Live) {
+		socket[name] = true
 	}
-	closeSocket()
-	closeSocket()
-	if _, err := os.Lstat(adminsock.Path(path)); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("after close: %v, want the socket removed", err)
-	}
-	if handled, _ := adminsock.Forward(context.Background(), path, &adminsock.Call{Args: []string{"token", "list"}, Stdout: io.Discard, Stderr: io.Discard}); handled {
-		t.Error("Forward after close was handled")
+	for _, c := range ops.Commands() {
+		if socket[c.Name] != c.Socket {
+			t.Errorf("%s: served on the socket: %v, want %v", c.Name, socket[c.Name], c.Socket)
+		}
 	}
 }
 
@@ -313,13 +270,6 @@ func writeFrame(w io.Writer, kind byte, b []byte) {
 	hdr := [5]byte{kind}
 	binary.BigEndian.PutUint32(hdr[1:], uint32(len(b)))
 	w.Write(append(hdr[:], b...))
-}
-
-func TestForward_NoServer(t *testing.T) {
-	handled, err := adminsock.Forward(context.Background(), filepath.Join(t.TempDir(), "o.db"), &adminsock.Call{Args: []string{"token", "list"}, Stdout: io.Discard, Stderr: io.Discard})
-	if handled || err != nil {
-		t.Errorf("Forward = %v, %v; want not handled", handled, err)
-	}
 }
 
 // mustVerifyOwnerPassword checks that the owner password stored in db is pw, as the login

@@ -1,4 +1,4 @@
-package ops_test
+package adminsock_test
 
 import (
 	"context"
@@ -17,15 +17,15 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ownsona/ownsona/app/adminsock"
-	"github.com/ownsona/ownsona/app/ops"
 )
 
 // nobody is the user id of the other user in these tests.
 const nobody = 65534
 
-// TestForward_ForeignServer: in a directory other users can write (mode 1777, like /tmp),
-// another user listens on FILE.sock first. The client must not send it a command or an MCP
-// session, nor print what it answers; root may still use the server of the file's owner.
+// TestForward_ForeignServer (SECURITY.md ST-19): in a directory other users can write (mode
+// 1777, like /tmp), another user listens on FILE.sock first. The client must not send it a
+// command or an MCP session, nor print what it answers; root may still use the server of the
+// file's owner. The checks are the socket's owner and the peer's credentials (SO_PEERCRED).
 func TestForward_ForeignServer(t *testing.T) {
 	mustBeRoot(t)
 	tests := []struct {
@@ -84,27 +84,21 @@ func TestForward_ForeignServer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, via := range []string{"token create", "stdio"} {
+			for _, via := range []string{"a command", "stdio"} {
 				dir := shortDir(t)
 				if err := os.Chmod(dir, 0o1777); err != nil {
 					t.Fatal(err)
 				}
-				db := MustCreateDB(t, filepath.Join(dir, "o.db"))
-				s := tt.setup(t, db)
-				var out string
-				var err error
-				switch via {
-				case "token create":
-					out, _, err = run(t, newEnv(db, ""), "token", "create", "--name", "script")
-				case "stdio":
-					var b strings.Builder
-					var handled bool
-					handled, err = adminsock.Forward(context.Background(), db, &adminsock.Call{Args: []string{"stdio"}, Stdin: strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"recall"}}` + "\n"), Stdout: &b, Stderr: io.Discard})
-					out = b.String()
-					if !handled {
-						t.Errorf("%s: not handled, want the socket used or refused", via)
-					}
+				db := filepath.Join(dir, "o.db")
+				if err := os.WriteFile(db, nil, 0o600); err != nil { // whose file it is is what counts
+					t.Fatal(err)
 				}
+				s := tt.setup(t, db)
+				call := adminsock.Call{Args: []string{"token", "create", "--name", "script"}}
+				if via == "stdio" {
+					call = adminsock.Call{Args: []string{"stdio"}, Stdin: strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"recall"}}` + "\n")}
+				}
+				out, _, err := forward(t, db, call) // fails the test unless handled: used or refused
 				heard := s.stop()
 				if tt.wantErr == nil {
 					if err != nil || !strings.Contains(out, "osk_fake") || len(heard) == 0 {
@@ -128,9 +122,9 @@ func TestForward_ForeignServer(t *testing.T) {
 	}
 }
 
-// TestListenSocket_ForeignPath: serve refuses a socket path that another user owns, and
-// leaves it in place, whether or not anyone answers there.
-func TestListenSocket_ForeignPath(t *testing.T) {
+// TestListen_ForeignPath (SECURITY.md ST-19): serve refuses a socket path that another user
+// owns, and leaves it in place, whether or not anyone answers there.
+func TestListen_ForeignPath(t *testing.T) {
 	mustBeRoot(t)
 	tests := []struct {
 		name  string
@@ -155,18 +149,82 @@ func TestListenSocket_ForeignPath(t *testing.T) {
 			db := filepath.Join(dir, "o.db")
 			path := adminsock.Path(db)
 			tt.setup(t, path)
-			closeSocket, err := adminsock.Listen(context.Background(), db, adminsock.Config{Commands: ops.SocketCommands(&ops.Live{DBPath: db}), Log: zerolog.Nop()})
+			closeSocket, err := adminsock.Listen(context.Background(), db, adminsock.Config{Log: zerolog.Nop()})
 			if err == nil {
 				closeSocket()
 			}
 			if !errors.Is(err, adminsock.ErrForeign) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "uid 65534") {
-				t.Errorf("err = %v, want ErrForeignSocket naming %s and uid 65534", err, path)
+				t.Errorf("err = %v, want ErrForeign naming %s and uid 65534", err, path)
 			}
 			if fi, err := os.Lstat(path); err != nil || int(fi.Sys().(*syscall.Stat_t).Uid) != nobody {
 				t.Errorf("after the refusal: %v, want the other user's file left in place", err)
 			}
 		})
 	}
+}
+
+// TestListen_ForeignClient (SECURITY.md ST-19): the server answers only its own user and root
+// (SO_PEERCRED), even where the socket's mode would let another user connect: a client of
+// another user gets no answer and runs nothing.
+func TestListen_ForeignClient(t *testing.T) {
+	mustBeRoot(t)
+	s := mustListen(t)
+	path := adminsock.Path(s.db)
+	// As if the socket's mode, and its folder's, had not held.
+	if err := os.Chmod(filepath.Dir(path), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name   string
+		uid    int
+		answer bool
+	}{
+		{"another user", nobody, false},
+		{"root", 0, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before := s.ran.Load()
+			c := dialAs(t, tt.uid, path)
+			defer c.Close()
+			c.Write([]byte(`{"args":["echo","hi"],"cwd":"/"}` + "\n")) // fails once refused
+			kind, b := readFrame(t, c)
+			if got := kind == 'o'; got != tt.answer {
+				t.Errorf("first frame %q %q; want an answer: %v", kind, b, tt.answer)
+			}
+			if ran := s.ran.Load() > before; ran != tt.answer {
+				t.Errorf("the command ran: %v, want %v", ran, tt.answer)
+			}
+		})
+	}
+}
+
+// dialAs connects to the Unix socket path as the user uid (the test runs as root): the
+// server sees uid in the connection's credentials (SO_PEERCRED). Only the thread that dials
+// takes on uid; it ends with its goroutine, still locked to it.
+func dialAs(t testing.TB, uid int, path string) net.Conn {
+	t.Helper()
+	type result struct {
+		c   net.Conn
+		err error
+	}
+	ch := make(chan result)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the runtime ends the thread with the goroutine
+		if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, ^uintptr(0), uintptr(uid), ^uintptr(0)); e != 0 {
+			ch <- result{err: e}
+			return
+		}
+		c, err := net.Dial("unix", path)
+		ch <- result{c, err}
+	}()
+	r := <-ch
+	if r.err != nil {
+		t.Fatalf("dial %s as uid %d: %v", path, uid, r.err)
+	}
+	return r.c
 }
 
 func mustBeRoot(t testing.TB) {
