@@ -378,7 +378,7 @@ func runDoctor(ctx context.Context, env *ops.Env, args []string) error {
 	}
 	getenv := env.Getenv
 	if file != "" {
-		vars, err := ops.ReadEnvFile(file)
+		vars, err := doctor.ReadEnvFile(file)
 		if err != nil {
 			return usageErr("doctor: --env-file: %v", err)
 		}
