@@ -16,6 +16,9 @@
 // Each finding is one line, "ok", "warn" or "FAIL", what was found, and after " — " what to
 // change. Run returns the number of FAIL lines; warnings do not count.
 //
+// ReadEnvFile reads a service's environment file (KEY=VALUE lines) as systemd does, so that
+// the caller checks the settings the service runs with.
+//
 // # Caveats
 //
 // Doctor sees the network from where it runs. On a home network whose resolver answers
