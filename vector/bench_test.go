@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ownsona/ownsona/vector/internal/annbench/dataset"
+	"github.com/ownsona/ownsona/internal/anndata"
 )
 
 // synthCorpus returns n texts of 8–40 words drawn from a Zipf-distributed vocabulary of 20,000
@@ -241,7 +241,7 @@ func benchFilters(n int, calls *int) []benchFilter {
 //	go test ./vector -run '^$' -bench 'Exact_SearchLazyFilter|HNSW_SearchLazyFilter'
 func BenchmarkExact_SearchLazyFilter(b *testing.B) {
 	const n, dim, k = 100_000, 100, 50
-	set := dataset.Clustered(1, n, 1000, dim, 100)
+	set := anndata.Clustered(1, n, 1000, dim, 100)
 	e := NewExact(dim)
 	for i, v := range set.Base {
 		e.Add(uint64(i), v)

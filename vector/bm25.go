@@ -311,7 +311,7 @@ func (b *BM25) Search(query string, k int, filter Filter) []Scored {
 // ContextLexicalWeight is the discount of a query word found in a document's context in
 // SearchContext: the word scores max(own, ContextLexicalWeight × its best score among the
 // neighbours). Chosen with ContextSoftWeight on the LoCoMo dev split by leave-one-conversation-
-// out cross-validation over a grid (go run ./app/internal/evalsvc): four of the five folds chose
+// out cross-validation over a grid (go run ./cmd/evalsvc): four of the five folds chose
 // 0.5 and 0.8 (the fifth 0.7 and 0.5), and the held-out recall@10 is 0.785 with the builtin
 // embedder (0.789 at these weights on all of dev; 0.684 without context). Lexical search alone
 // chooses 0.5 or 0.6 (recall@10 0.765 at 0.5, 0.640 without context).

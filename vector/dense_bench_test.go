@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ownsona/ownsona/vector/internal/annbench/dataset"
+	"github.com/ownsona/ownsona/internal/anndata"
 )
 
 // The Dense benchmarks compare Dense with the way it worked before, in the same run, on a
@@ -21,13 +21,13 @@ import (
 // each Add inserting into both at once (denseOld), built with every core.
 var denseBenchSize = flag.String("dense.set", "100000x100", "size (NxDIM) of the clustered set the Dense benchmarks run on")
 
-func denseBenchSet(b *testing.B) dataset.Set {
+func denseBenchSet(b *testing.B) anndata.Set {
 	b.Helper()
 	var n, dim int
 	if _, err := fmt.Sscanf(*denseBenchSize, "%dx%d", &n, &dim); err != nil {
 		b.Fatalf("-dense.set: %q is not NxDIM", *denseBenchSize)
 	}
-	return dataset.Clustered(1, n, 1000, dim, 100)
+	return anndata.Clustered(1, n, 1000, dim, 100)
 }
 
 // denseOld is Dense's steady state before the exact copy was dropped and inserts were moved
@@ -38,7 +38,7 @@ type denseOld struct {
 	graph *HNSW
 }
 
-func newDenseOld(b *testing.B, set dataset.Set, cfg HNSWConfig) *denseOld {
+func newDenseOld(b *testing.B, set anndata.Set, cfg HNSWConfig) *denseOld {
 	b.Helper()
 	d := &denseOld{exact: NewExact(set.Dim), graph: NewHNSW(cfg)}
 	ids := make([]uint64, len(set.Base))
@@ -60,7 +60,7 @@ func (d *denseOld) Add(id uint64, v []float32) error {
 }
 
 // newDenseServing returns a Dense whose graph serves set, built as Dense builds it.
-func newDenseServing(b *testing.B, set dataset.Set, cfg HNSWConfig) *Dense {
+func newDenseServing(b *testing.B, set anndata.Set, cfg HNSWConfig) *Dense {
 	b.Helper()
 	d := NewDense(set.Dim, -1, cfg)
 	d.Grow(len(set.Base))

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ownsona/ownsona/vector/internal/annbench/dataset"
+	"github.com/ownsona/ownsona/internal/anndata"
 )
 
 // The HNSW benchmarks run on seeded clustered sets (100 clusters, 1,000 queries). Building
@@ -18,11 +18,11 @@ import (
 //
 //	go test ./vector -run '^$' -bench HNSW -benchtime 1x -timeout 30m
 //
-// For the side-by-side comparison with hnswlib, see vector/internal/annbench.
+// For the side-by-side comparison with hnswlib, see cmd/annbench.
 var hnswBenchSets = flag.String("hnsw.sets", "100000x256,100000x100,20000x768", "sizes (NxDIM, comma-separated) of the clustered sets the HNSW benchmarks run on")
 
 type benchSet struct {
-	set   dataset.Set
+	set   anndata.Set
 	truth [][]Scored // each query's exact 10 nearest
 	ids   []uint64
 	graph *HNSW // built by BenchmarkHNSW_Search on first use
@@ -53,7 +53,7 @@ func loadBenchSet(n, dim int) *benchSet {
 	if bs := benchSetsBy[key]; bs != nil {
 		return bs
 	}
-	bs := &benchSet{set: dataset.Clustered(1, n, 1000, dim, 100)}
+	bs := &benchSet{set: anndata.Clustered(1, n, 1000, dim, 100)}
 	e := NewExact(dim)
 	bs.ids = make([]uint64, n)
 	for i, v := range bs.set.Base {

@@ -9,12 +9,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ownsona/ownsona/vector/internal/annbench/dataset"
+	"github.com/ownsona/ownsona/internal/anndata"
 )
 
 // MustNewHNSW returns an index of set's base vectors under ids 0, 1, … added one by one, and
 // the exact index of the same vectors.
-func MustNewHNSW(tb testing.TB, cfg HNSWConfig, set dataset.Set) (*HNSW, *Exact) {
+func MustNewHNSW(tb testing.TB, cfg HNSWConfig, set anndata.Set) (*HNSW, *Exact) {
 	tb.Helper()
 	h, e := NewHNSW(cfg), NewExact(set.Dim)
 	for i, v := range set.Base {
@@ -107,8 +107,8 @@ func checkRanked(tb testing.TB, results []Scored, n int) {
 // a smaller efConstruction costs no recall: at efSearch 128 random gives 0.979 with 50 and
 // 0.978 with 200, clustered 1.000 with either.)
 var (
-	randomSet    = dataset.Random(1, 5000, 100, 64)
-	clusteredSet = dataset.Clustered(1, 5000, 100, 64, 50)
+	randomSet    = anndata.Random(1, 5000, 100, 64)
+	clusteredSet = anndata.Clustered(1, 5000, 100, 64, 50)
 	testConfig   = HNSWConfig{Seed: 1, EfConstruction: 64}
 
 	graphsMu sync.Mutex
@@ -122,7 +122,7 @@ type testGraph struct {
 
 // sharedGraph returns the graph of set built on first use, by Add one vector at a time
 // (workers 0) or by Build with workers. Tests must not change it.
-func sharedGraph(tb testing.TB, set dataset.Set, workers int) (*HNSW, *Exact) {
+func sharedGraph(tb testing.TB, set anndata.Set, workers int) (*HNSW, *Exact) {
 	tb.Helper()
 	graphsMu.Lock()
 	defer graphsMu.Unlock()
@@ -157,7 +157,7 @@ func TestHNSW_Search(t *testing.T) {
 	// Floors that a correct graph clears with a margin (measured: 0.979 and 1.000) and a
 	// broken one misses by far (without back links, recall falls under 0.5).
 	tests := []struct {
-		set     dataset.Set
+		set     anndata.Set
 		workers int // 0: built by Add, else by Build
 		ef      int
 		floor   float64
@@ -208,7 +208,7 @@ func TestHNSW_Search(t *testing.T) {
 		}
 	})
 	t.Run("same seed and adds give the same graph", func(t *testing.T) {
-		set := dataset.Random(2, 1000, 20, 16)
+		set := anndata.Random(2, 1000, 20, 16)
 		a, _ := MustNewHNSW(t, HNSWConfig{Seed: 7}, set)
 		b, _ := MustNewHNSW(t, HNSWConfig{Seed: 7}, set)
 		if !slices.EqualFunc(a.links0, b.links0, slices.Equal) || a.Stats() != b.Stats() {
@@ -320,7 +320,7 @@ func TestHNSW_Add(t *testing.T) {
 }
 
 func TestHNSW_Remove(t *testing.T) {
-	set := dataset.Clustered(4, 3000, 100, 32, 30)
+	set := anndata.Clustered(4, 3000, 100, 32, 30)
 	h, e := MustNewHNSW(t, testConfig, set)
 	removed := map[uint64]bool{}
 	remove := func(id uint64) {
@@ -413,7 +413,7 @@ func TestHNSW_Build(t *testing.T) {
 	t.Logf("recall@10 at efSearch 64: Build with 2 workers %.3f, sequential Add %.3f", rp, rs)
 
 	t.Run("replaces ids, and the last of a repeated id wins", func(t *testing.T) {
-		h, _ := MustNewHNSW(t, HNSWConfig{}, dataset.Set{Dim: 2, Base: [][]float32{{1, 0}, {0, 1}}})
+		h, _ := MustNewHNSW(t, HNSWConfig{}, anndata.Set{Dim: 2, Base: [][]float32{{1, 0}, {0, 1}}})
 		err := h.Build([]uint64{1, 2, 2}, [][]float32{{1, 0}, {-1, 0}, {0, -1}}, 2)
 		if err != nil {
 			t.Fatal(err)
@@ -444,7 +444,7 @@ func TestHNSW_Build(t *testing.T) {
 // TestHNSW_Concurrent runs searches (some filtered) against one writer that adds, replaces
 // and removes, enough to cross the repair threshold; run it with -race.
 func TestHNSW_Concurrent(t *testing.T) {
-	set := dataset.Clustered(6, 1500, 50, 16, 20)
+	set := anndata.Clustered(6, 1500, 50, 16, 20)
 	h := NewHNSW(HNSWConfig{Seed: 1, M: 8, EfConstruction: 50})
 	var wg sync.WaitGroup
 	done := make(chan struct{})
@@ -499,7 +499,7 @@ func TestHNSW_Concurrent(t *testing.T) {
 // search the scan serves (the filter passes too few for the graph, or fewer than k) answers
 // what Exact answers (sameUpToHalves); the graph finds at least 0.95 of Exact's results.
 func TestHNSW_SearchLazyFilter(t *testing.T) {
-	set := dataset.Random(5, 4000, 30, 16)
+	set := anndata.Random(5, 4000, 30, 16)
 	for i := 0; i < len(set.Base); i += 9 { // exact duplicates: scores that tie
 		set.Base[i] = set.Base[i/9]
 	}

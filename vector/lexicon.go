@@ -1,7 +1,7 @@
 package vector
 
 // The word lists behind the tokenizer's choices, for programs that measure them (the
-// evaluation lab, vector/internal/evalret): one copy, so that what is measured is what runs.
+// evaluation lab, cmd/evalret): one copy, so that what is measured is what runs.
 
 // IsStopword reports whether token, a token of Tokenize, is one of the stopwords BM25 drops and
 // the soft match skips: a common English function word or an apostrophe-less contraction

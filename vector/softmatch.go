@@ -11,7 +11,7 @@ import (
 // BuiltinSoftWeight is the weight of SoftMatch's score, added as it is (in [0, 1]) to the
 // min-max fusion of BM25 and the builtin embedder's cosine (BuiltinLexicalWeight and
 // BuiltinDenseWeight, 0.7 and 0.3). It was chosen on the LoCoMo dev split through the pipeline
-// the app runs (go run ./vector/internal/evalret): recall@10 goes from 0.660 without it to 0.684
+// the app runs (go run ./cmd/evalret): recall@10 goes from 0.660 without it to 0.684
 // (0.682 at 1.2, 0.683 at 2). Fused by FuseN, min-max normalized like the other lists, it
 // measures 0.683, but a min-max of the few candidates of a small store stretches tiny
 // differences to the whole range, so the app adds it as it is.

@@ -93,7 +93,7 @@ type Config struct {
 	// GraphThreshold is the number of vectors from which an HNSW graph serves searches. If
 	// zero, vector.DefaultGraphThreshold.
 	GraphThreshold int
-	// Rank, if set, replaces the ranking's knobs, for measuring them (app/internal/evalsvc).
+	// Rank, if set, replaces the ranking's knobs, for measuring them (cmd/evalsvc).
 	// If nil, rank.Default().
 	Rank *rank.Params
 	// Location is the time zone of the calendar in questions ("yesterday", "last week"). If

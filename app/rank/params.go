@@ -7,7 +7,7 @@ import (
 )
 
 // Params are the ranking's tuned knobs. Default gives the shipped ones; the evaluation
-// (app/internal/evalsvc) measures others and chooses among them by leave-one-conversation-out
+// (cmd/evalsvc) measures others and chooses among them by leave-one-conversation-out
 // cross-validation.
 type Params struct {
 	// ContextLexical is the share of a neighbour's BM25 score credited to a memory, and
@@ -23,7 +23,7 @@ type Params struct {
 	Floor float32
 }
 
-// Default returns the shipped knobs, measured by make eval (app/internal/evalsvc) on LoCoMo's
+// Default returns the shipped knobs, measured by make eval (cmd/evalsvc) on LoCoMo's
 // turns and facts stored today and at the time, and by the golden set of testdata/recall:
 // Who 0.2 leaves recall@10 within ±0.003 of none and lifts the questions about several things
 // (category 1) by 0.02 to 0.03; 0.3 costs 0.01. WhoSelf 0.5 puts "I work as…" above "Colby

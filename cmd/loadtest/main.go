@@ -32,7 +32,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ownsona/ownsona/app/internal/serving"
+	"github.com/ownsona/ownsona/internal/serving"
 )
 
 func main() {

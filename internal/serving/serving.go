@@ -1,5 +1,5 @@
-// Package serving is what the tools that drive a real `ownsona serve` (app/internal/loadtest,
-// app/internal/perfgoals) share: personal access tokens for their clients, and waiting until
+// Package serving is what the tools that drive a real `ownsona serve` (cmd/loadtest,
+// cmd/perfgoals) share: personal access tokens for their clients, and waiting until
 // it serves.
 package serving
 

@@ -41,8 +41,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ownsona/ownsona/app/internal/corpus"
-	"github.com/ownsona/ownsona/app/internal/serving"
+	"github.com/ownsona/ownsona/internal/corpus"
+	"github.com/ownsona/ownsona/internal/serving"
 )
 
 func main() {

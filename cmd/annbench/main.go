@@ -2,7 +2,7 @@
 // (through the npm package hnswlib-node, pinned in testdata/annbench), on identical data in
 // the same run:
 //
-//	go run ./vector/internal/annbench -out /tmp/annbench
+//	go run ./cmd/annbench -out /tmp/annbench
 //
 // For each dataset it writes the base vectors, the queries and their exact 10 nearest
 // neighbours (found by vector.Exact) to DIR in the format that package dataset documents,
@@ -33,8 +33,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ownsona/ownsona/internal/anndata"
 	"github.com/ownsona/ownsona/vector"
-	"github.com/ownsona/ownsona/vector/internal/annbench/dataset"
 )
 
 func main() {
@@ -157,22 +157,22 @@ type report struct {
 func benchSet(ctx context.Context, c config, sp spec, stdout, stderr io.Writer) error {
 	name := sp.String()
 	logf := func(format string, args ...any) { fmt.Fprintf(stderr, name+": "+format+"\n", args...) }
-	var set dataset.Set
+	var set anndata.Set
 	if sp.kind == "clustered" {
-		set = dataset.Clustered(c.seed, sp.n, c.queries, sp.dim, c.clusters)
+		set = anndata.Clustered(c.seed, sp.n, c.queries, sp.dim, c.clusters)
 	} else {
-		set = dataset.Random(c.seed, sp.n, c.queries, sp.dim)
+		set = anndata.Random(c.seed, sp.n, c.queries, sp.dim)
 	}
 	logf("computing the exact neighbours of %d queries", c.queries)
 	truth := exactNeighbors(set, c.k)
 	prefix := filepath.Join(c.out, name)
-	if err := dataset.WriteVectors(prefix+".base.f32", set.Dim, set.Base); err != nil {
+	if err := anndata.WriteVectors(prefix+".base.f32", set.Dim, set.Base); err != nil {
 		return err
 	}
-	if err := dataset.WriteVectors(prefix+".queries.f32", set.Dim, set.Queries); err != nil {
+	if err := anndata.WriteVectors(prefix+".queries.f32", set.Dim, set.Queries); err != nil {
 		return err
 	}
-	if err := dataset.WriteNeighbors(prefix+".truth.u32", c.k, truth); err != nil {
+	if err := anndata.WriteNeighbors(prefix+".truth.u32", c.k, truth); err != nil {
 		return err
 	}
 
@@ -191,7 +191,7 @@ func benchSet(ctx context.Context, c config, sp spec, stdout, stderr io.Writer) 
 }
 
 // exactNeighbors returns each query's k nearest base rows, by vector.Exact on all cores.
-func exactNeighbors(set dataset.Set, k int) [][]uint32 {
+func exactNeighbors(set anndata.Set, k int) [][]uint32 {
 	e := vector.NewExact(set.Dim)
 	for i, v := range set.Base {
 		e.Add(uint64(i), v)
@@ -212,7 +212,7 @@ func exactNeighbors(set dataset.Set, k int) [][]uint32 {
 	return truth
 }
 
-func benchOurs(c config, set dataset.Set, truth [][]uint32) (*report, vector.HNSWStats) {
+func benchOurs(c config, set anndata.Set, truth [][]uint32) (*report, vector.HNSWStats) {
 	ids := make([]uint64, len(set.Base))
 	for i := range ids {
 		ids[i] = uint64(i)
@@ -296,7 +296,7 @@ func runHNSWLib(ctx context.Context, c config, name string, stderr io.Writer) (*
 	return &r, nil
 }
 
-func printTable(w io.Writer, c config, set dataset.Set, stats vector.HNSWStats, ours, theirs *report) error {
+func printTable(w io.Writer, c config, set anndata.Set, stats vector.HNSWStats, ours, theirs *report) error {
 	n := len(set.Base)
 	fmt.Fprintf(w, "\n%s: %d vectors, %d queries, recall@%d, M 16, efConstruction 200, GOMAXPROCS %d\n",
 		set.Name, n, len(set.Queries), c.k, runtime.GOMAXPROCS(0))

@@ -1,4 +1,4 @@
-// Package dataset makes the seeded vector sets that ownsona's approximate-search benchmarks
+// Package anndata makes the seeded vector sets that ownsona's approximate-search benchmarks
 // and tests run on, and reads and writes them in a small binary format that other programs
 // (the hnswlib script in testdata/annbench) load.
 //
@@ -8,7 +8,7 @@
 // little-endian IEEE 754 float32: row i is the floats [i·dim, (i+1)·dim). A neighbour file
 // has the same header, n (queries) then k, followed by n·k little-endian uint32: row i lists
 // the row numbers of query i's k nearest base vectors by dot product, best first.
-package dataset
+package anndata
 
 import (
 	"bufio"

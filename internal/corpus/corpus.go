@@ -1,4 +1,4 @@
-// Package corpus is the text of the stores that the benchmarks measure (app/internal/perfgoals,
+// Package corpus is the text of the stores that the benchmarks measure (cmd/perfgoals,
 // app's benchmarks): the LoCoMo dev turns repeated to any size with the speakers' names varied,
 // read at run time from the evaluation data and never stored, or synthetic sentences without it.
 package corpus
