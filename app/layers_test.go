@@ -12,6 +12,10 @@ import (
 // only what its row allows (its direct imports of this module, and a few standard packages it
 // must never need), and nothing under app/ imports app. A reach across a boundary fails here,
 // in make test, rather than in review.
+// programsOnly are the libraries of the programs in cmd/ (the benchmarks' stores and datasets,
+// driving a real serve), which the product never links.
+var programsOnly = []string{"internal/anndata", "internal/corpus", "internal/serving"}
+
 func TestLayers(t *testing.T) {
 	const mod = "github.com/ownsona/ownsona/"
 	allowed := map[string][]string{
@@ -80,6 +84,12 @@ func TestLayers(t *testing.T) {
 			}
 			if isOurs && (ours == "kv/kvtest" || ours == "internal/httpscenario") {
 				t.Errorf("%s imports %s: only tests may", pkg, ours)
+			}
+			if isOurs && strings.HasPrefix(ours, "cmd/") {
+				t.Errorf("%s imports %s: a program is imported by nothing", pkg, ours)
+			}
+			if isOurs && slices.Contains(programsOnly, ours) && !strings.HasPrefix(pkg, "cmd/") {
+				t.Errorf("%s imports %s: only the programs in cmd/ and tests may", pkg, ours)
 			}
 			if slices.Contains(forbidden[pkg], imp) {
 				t.Errorf("%s imports %s, which is not its job (DESIGN.md, Layout)", pkg, imp)
