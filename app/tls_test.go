@@ -104,6 +104,7 @@ func startServe(t *testing.T, within time.Duration, env map[string]string, args 
 	case u := <-w.urls:
 		return &runningServe{URL: u, Base: strings.TrimSuffix(u, "/mcp"), logs: &w.logs, stop: stop}
 	case err := <-errc:
+		errc <- nil // for stop at cleanup: Run has returned, and this error is reported here
 		t.Fatalf("ownsona %s exited before serving: %v\n%s", strings.Join(args, " "), err, w.logs.String())
 	case <-time.After(within):
 		cancel()
@@ -487,17 +488,19 @@ func startTestDNS(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// freePort finds a loopback port nothing listens on. Pebble must know the ports it validates
-// before the server under test opens them, so there is a short window in which another process
-// could take it.
-func freePort(t *testing.T) int {
+// freePort takes a loopback port nothing listens on and holds it until release (or cleanup).
+// Pebble must know the ports it validates before the server under test opens them: holding
+// them meanwhile keeps this process's own listeners (pebble's API and DNS, on port 0) off them,
+// which once gave pebble's API the port serve was to listen on. Between release and serve's
+// listen another process could still take it.
+func freePort(t *testing.T) (port int, release func()) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	t.Cleanup(func() { ln.Close() })
+	return ln.Addr().(*net.TCPAddr).Port, func() { ln.Close() }
 }
 
 // storedACMECert reads the certificate for name that certmagic keeps in the file's "tls"
@@ -539,7 +542,10 @@ func storedACMECert(t *testing.T, path, name string) *x509.Certificate {
 // new order. A handshake for another name orders nothing (SECURITY.md LA-08).
 func TestTLS_ACME(t *testing.T) {
 	const domain = "mem.ownsona.test"
-	httpPort, httpsPort := freePort(t), freePort(t)
+	// The ports stay taken until serve is about to listen on them, so that pebble's own
+	// listeners (its API, its DNS) cannot be given one of them meanwhile.
+	httpPort, releaseHTTP := freePort(t)
+	httpsPort, releaseHTTPS := freePort(t)
 	p := startTestPebble(t, httpPort, httpsPort)
 	dir := t.TempDir()
 	caRoot := filepath.Join(dir, "pebble-tls.pem")
@@ -554,6 +560,8 @@ func TestTLS_ACME(t *testing.T) {
 		"--acme-ca", p.dirURL, "--acme-ca-root", caRoot, "--acme-email", "owner@ownsona.test",
 		"--addr", "127.0.0.1:" + strconv.Itoa(httpsPort), "--http-addr", "127.0.0.1:" + strconv.Itoa(httpPort), "--log-level", "info"}
 
+	releaseHTTP()
+	releaseHTTPS()
 	srv := startServe(t, 90*time.Second, env, args...)
 	base := "https://" + domain + ":" + strconv.Itoa(httpsPort)
 	if srv.URL != base+"/mcp" {
