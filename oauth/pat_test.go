@@ -308,7 +308,7 @@ func TestPATs_LastUsed(t *testing.T) {
 			}
 			last := stored()
 			if last == nil || !last.Equal(t0.Add(step.want)) || !got.LastUsedAt.Equal(*last) {
-				t.Errorf("at %s: stored last use %v (returned %v), want %s", time.Now().Sub(t0), last, got.LastUsedAt, step.want)
+				t.Errorf("at %s: stored last use %v (returned %v), want %s", time.Since(t0), last, got.LastUsedAt, step.want)
 			}
 		}
 	})
