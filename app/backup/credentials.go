@@ -45,21 +45,22 @@ func LoadCredentials(file string, getenv func(string) string) (Credentials, erro
 		}
 		return c, nil
 	}
+	// Checked before it is opened: opening a FIFO would wait for a writer.
+	fi, err := os.Stat(file)
+	if err != nil {
+		return Credentials{}, fmt.Errorf("s3 credentials: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return Credentials{}, fmt.Errorf("s3 credentials: %s is not a regular file", file)
+	}
+	if perm := fi.Mode().Perm(); runtime.GOOS != "windows" && perm&0o077 != 0 {
+		return Credentials{}, fmt.Errorf("s3 credentials: %s has mode %04o: other users of this machine can read or change it; chmod 600 %s", file, perm, file)
+	}
 	f, err := os.Open(file)
 	if err != nil {
 		return Credentials{}, fmt.Errorf("s3 credentials: %w", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return Credentials{}, fmt.Errorf("s3 credentials: %w", err)
-	}
-	if perm := fi.Mode().Perm(); runtime.GOOS != "windows" && perm&0o077 != 0 {
-		return Credentials{}, fmt.Errorf("s3 credentials: %s has mode %04o: other users of this machine can read or change it; chmod 600 %s", file, perm, file)
-	}
-	if !fi.Mode().IsRegular() {
-		return Credentials{}, fmt.Errorf("s3 credentials: %s is not a regular file", file)
-	}
 	b, err := io.ReadAll(io.LimitReader(f, maxCredentialsFile+1))
 	if err != nil {
 		return Credentials{}, fmt.Errorf("s3 credentials: %w", err)
