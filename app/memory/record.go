@@ -46,29 +46,29 @@ var Migrations = []kv.Migration{
 }
 
 // Memory is one remembered fact: the domain's value, which every operation takes and returns. The
-// store keeps it as a record (JSON in the memories bucket, record.go) and its vector apart; its
-// JSON keys are those of the tools' payloads for now. Times are UTC.
+// store keeps it as a record (JSON in the memories bucket, record.go) and its vector apart;
+// adapters show it in payload types of their own. Times are UTC.
 type Memory struct {
-	ID              uint64     `json:"id"`
-	Text            string     `json:"text"`
-	Tags            []string   `json:"tags"`
-	Importance      float64    `json:"importance"`
-	CreatedAt       time.Time  `json:"created_at"`
-	UpdatedAt       time.Time  `json:"updated_at"`
-	LastConfirmedAt time.Time  `json:"last_confirmed_at"`
-	ExpiresAt       *time.Time `json:"expires_at,omitempty"`
-	SourceProvider  string     `json:"source_provider"`
-	SourceClient    string     `json:"source_client"`
-	CaptureMode     string     `json:"capture_mode"`
-	SessionID       string     `json:"session_id,omitempty"`
-	DeletedAt       *time.Time `json:"deleted_at,omitempty"`
-	ForgetReason    string     `json:"forget_reason,omitempty"`
-	ReplacedByID    *uint64    `json:"replaced_by_id,omitempty"`
+	ID              uint64
+	Text            string
+	Tags            []string
+	Importance      float64
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	LastConfirmedAt time.Time
+	ExpiresAt       *time.Time
+	SourceProvider  string
+	SourceClient    string
+	CaptureMode     string
+	SessionID       string
+	DeletedAt       *time.Time
+	ForgetReason    string
+	ReplacedByID    *uint64
 	// Supersedes are the memories this one corrects (remember's and update_memory's
 	// supersedes), oldest link first; SupersededBy is the memory that corrects this one. Both
 	// directions are stored and kept in step by the store (supersede.go).
-	Supersedes   []uint64 `json:"supersedes,omitempty"`
-	SupersededBy *uint64  `json:"superseded_by,omitempty"`
+	Supersedes   []uint64
+	SupersededBy *uint64
 
 	// superseded caches whether SupersededBy names a memory that is not forgotten: then this
 	// one has left searches and lists. The store keeps it; it is not stored.
